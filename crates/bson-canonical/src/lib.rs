@@ -1,0 +1,2 @@
+//! MongoDB's semantics over BSON: canonical order, key encoding, paths, validation.
+#![forbid(unsafe_code)]

@@ -1,0 +1,45 @@
+//! `cargo xtask`: the project's task runner (tidy, fuzz, e2e, bench, gates).
+//!
+//! Each subcommand lives in its own module; `main` only dispatches.
+
+mod fuzz;
+mod tidy;
+
+use anyhow::{Result, bail};
+use std::path::PathBuf;
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [args]
+
+commands:
+  tidy                 check layering, file sizes, FIXMEs and unsafe rules
+  fuzz <target|all> [--iterations N] [--seed S]
+                       run a fuzz target (see tests/fuzz/src/targets.rs)
+";
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(command) = args.first() else {
+        eprint!("{USAGE}");
+        bail!("no command given");
+    };
+    let rest = &args[1..];
+    match command.as_str() {
+        "tidy" => tidy::run(&workspace_root()),
+        "fuzz" => fuzz::run(&workspace_root(), rest),
+        "help" | "--help" | "-h" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        other => {
+            eprint!("{USAGE}");
+            bail!("unknown command {other:?}")
+        }
+    }
+}
+
+/// The workspace root: the parent of this crate's manifest directory.
+fn workspace_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
