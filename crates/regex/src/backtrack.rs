@@ -10,7 +10,7 @@
 //! parser's group depth limit.
 
 use crate::class::fold;
-use crate::compile::{Inst, Pc, Program};
+use crate::compile::{Branch, Inst, Pc, Program};
 use crate::error::RegexError;
 use crate::pikevm::UNSET;
 
@@ -116,7 +116,8 @@ impl<'a> Backtracker<'a> {
         let mut at = at;
         loop {
             self.step()?;
-            let advanced = match self.program.insts.get(pc) {
+            let program = self.program;
+            let advanced = match program.insts.get(pc) {
                 Some(Inst::Match) => {
                     self.stack.truncate(base);
                     return Ok(Some(at));
@@ -128,7 +129,7 @@ impl<'a> Backtracker<'a> {
                     }
                     None
                 }
-                Some(inst) => self.execute(inst.clone(), pc, at)?,
+                Some(inst) => self.execute(inst, pc, at)?,
                 None => None,
             };
             match advanced {
@@ -177,12 +178,12 @@ impl<'a> Backtracker<'a> {
     /// Executes one instruction; `None` means this path failed.
     fn execute(
         &mut self,
-        inst: Inst,
+        inst: &'a Inst,
         pc: Pc,
         at: usize,
     ) -> Result<Option<(Pc, usize)>, RegexError> {
         let next_char = || self.subject.get(at..).and_then(|s| s.chars().next());
-        Ok(match inst {
+        Ok(match *inst {
             Inst::Char(x) => match next_char() {
                 Some(c) if c == x => Some((pc + 1, at + c.len_utf8())),
                 _ => None,
@@ -248,16 +249,21 @@ impl<'a> Backtracker<'a> {
             Inst::LookAround {
                 ahead,
                 negate,
-                min_back,
-                max_back,
+                ref branches,
                 end,
             } => {
                 let saved = self.slots.clone();
-                let found = if ahead {
-                    self.run(pc + 1, at, None)?.is_some()
-                } else {
-                    self.lookbehind(pc + 1, at, min_back, max_back)?
-                };
+                let mut found = false;
+                for branch in branches.iter() {
+                    found = if ahead {
+                        self.run(branch.start, at, None)?.is_some()
+                    } else {
+                        self.lookbehind(*branch, at)?
+                    };
+                    if found {
+                        break;
+                    }
+                }
                 if found == negate {
                     // A failed assertion leaves no captures behind.
                     self.slots.clone_from(&saved);
@@ -298,19 +304,13 @@ impl<'a> Backtracker<'a> {
 
     /// Tries start points from the farthest back to the nearest, as PCRE2
     /// does for variable-length lookbehind.
-    fn lookbehind(
-        &mut self,
-        body: Pc,
-        at: usize,
-        min_back: u32,
-        max_back: u32,
-    ) -> Result<bool, RegexError> {
+    fn lookbehind(&mut self, branch: Branch, at: usize) -> Result<bool, RegexError> {
         let before = self.subject.get(..at).unwrap_or_default();
         let mut starts = Vec::new();
         let mut start = at;
         let mut chars = before.chars().rev();
-        for back in 0..=max_back {
-            if back >= min_back {
+        for back in 0..=branch.back_max {
+            if back >= branch.back_min {
                 starts.push(start);
             }
             match chars.next() {
@@ -319,7 +319,7 @@ impl<'a> Backtracker<'a> {
             }
         }
         for &start in starts.iter().rev() {
-            if self.run(body, start, Some(at))?.is_some() {
+            if self.run(branch.start, start, Some(at))?.is_some() {
                 return Ok(true);
             }
         }

@@ -14,6 +14,15 @@ use crate::limits::PROGRAM_INSTS_MAX;
 /// An index into [`Program::insts`].
 pub(crate) type Pc = usize;
 
+/// One alternative of a lookaround body: where it starts, and how many
+/// characters back (least, greatest) a lookbehind starts it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Branch {
+    pub(crate) start: Pc,
+    pub(crate) back_min: u32,
+    pub(crate) back_max: u32,
+}
+
 /// One instruction.
 #[derive(Debug, Clone)]
 pub(crate) enum Inst {
@@ -49,14 +58,13 @@ pub(crate) enum Inst {
     Atomic {
         end: Pc,
     },
-    /// A lookaround whose body starts at the next instruction and ends with
-    /// `SubMatch`. Lookbehind tries start points `min_back..=max_back`
-    /// characters back.
+    /// A lookaround. Each branch is a body (ending with `SubMatch`) and, for
+    /// lookbehind, the least and greatest number of characters it spans:
+    /// branches are tried in order, each from the farthest start back.
     LookAround {
         ahead: bool,
         negate: bool,
-        min_back: u32,
-        max_back: u32,
+        branches: Box<[Branch]>,
         end: Pc,
     },
     /// The end of an atomic or lookaround body.
@@ -134,7 +142,7 @@ impl Compiler<'_> {
                     *b = target;
                 }
             }
-            Inst::Atomic { end } | Inst::LookAround { end, .. } => *end = target,
+            Inst::Atomic { end } => *end = target,
             Inst::Repeat { exit, .. } => *exit = target,
             _ => unreachable!("patching a non-jump instruction"),
         }
@@ -219,18 +227,34 @@ impl Compiler<'_> {
                 self.patch(at, end);
             }
             GroupKind::Look { ahead, negate } => {
-                let (lo, hi) = node.width(self.group_widths);
-                let at = self.emit(Inst::LookAround {
+                let at = self.emit(Inst::Jmp(usize::MAX))?;
+                let alternatives: &[Node] = match node {
+                    Node::Alternate(nodes) if !ahead => nodes,
+                    _ => std::slice::from_ref(node),
+                };
+                let mut branches = Vec::with_capacity(alternatives.len());
+                for alternative in alternatives {
+                    let (lo, hi) = alternative.width(self.group_widths);
+                    branches.push(Branch {
+                        start: self.pc(),
+                        back_min: if ahead { 0 } else { lo },
+                        back_max: if ahead { 0 } else { hi.unwrap_or(lo) },
+                    });
+                    self.node(alternative)?;
+                    self.emit(Inst::SubMatch)?;
+                }
+                let end = self.pc();
+                let inst = self
+                    .program
+                    .insts
+                    .get_mut(at)
+                    .expect("lookaround instruction was emitted");
+                *inst = Inst::LookAround {
                     ahead,
                     negate,
-                    min_back: lo,
-                    max_back: hi.unwrap_or(lo),
-                    end: usize::MAX,
-                })?;
-                self.node(node)?;
-                self.emit(Inst::SubMatch)?;
-                let end = self.pc();
-                self.patch(at, end);
+                    branches: branches.into_boxed_slice(),
+                    end,
+                };
             }
         }
         Ok(())

@@ -28,6 +28,7 @@ mod ast;
 mod backtrack;
 mod class;
 mod compile;
+mod dfa;
 pub mod error;
 pub mod limits;
 mod literal;
@@ -93,6 +94,9 @@ pub struct Regex {
     names: Vec<(String, u32)>,
     step_limit: u64,
     caches: Mutex<Vec<pikevm::Cache>>,
+    /// Whether `is_match` may use the lazy DFA.
+    dfa: bool,
+    dfa_caches: Mutex<Vec<dfa::Cache>>,
 }
 
 /// A match: a byte range of the subject.
@@ -171,7 +175,10 @@ impl Regex {
         } else {
             Engine::PikeVm
         };
+        let dfa = matches!(engine, Engine::PikeVm) && dfa::supports(&program);
         Ok(Regex {
+            dfa,
+            dfa_caches: Mutex::new(Vec::new()),
             pattern: pattern.to_string(),
             program,
             engine,
@@ -226,6 +233,14 @@ impl Regex {
         if let Engine::Literal(text) = &self.engine {
             return Ok(subject.contains(text.as_str()));
         }
+        if self.anchored_start && !subject.starts_with(self.prefix.as_str()) {
+            return Ok(false);
+        }
+        if self.dfa
+            && let Some(found) = self.dfa_is_match(subject)
+        {
+            return Ok(found);
+        }
         Ok(self.run(subject, 0, true)?.is_some())
     }
 
@@ -261,6 +276,39 @@ impl Regex {
         }))
     }
 
+    /// `is_match` on the lazy DFA; `None` when it ran out of states.
+    fn dfa_is_match(&self, subject: &str) -> Option<bool> {
+        let mut cache = self
+            .dfa_caches
+            .lock()
+            .ok()
+            .and_then(|mut caches| caches.pop())
+            .unwrap_or_default();
+        let found = if cache.gave_up >= DFA_GIVE_UPS_MAX {
+            None
+        } else {
+            match dfa::is_match(
+                &self.program,
+                &mut cache,
+                subject,
+                self.anchored_start,
+                &self.prefix,
+            ) {
+                dfa::Outcome::Match => Some(true),
+                dfa::Outcome::NoMatch => Some(false),
+                dfa::Outcome::GaveUp => {
+                    cache.gave_up += 1;
+                    cache.clear();
+                    None
+                }
+            }
+        };
+        if let Ok(mut caches) = self.dfa_caches.lock() {
+            caches.push(cache);
+        }
+        found
+    }
+
     /// Runs the automaton or the backtracker, tracking `slot_count` slots.
     fn run(
         &self,
@@ -294,6 +342,10 @@ impl Regex {
         Ok(found.then_some(slots))
     }
 }
+
+/// After this many searches of one cache run out of DFA states, `is_match`
+/// uses the Pike VM directly.
+const DFA_GIVE_UPS_MAX: u32 = 3;
 
 fn group(slots: &[usize], index: usize) -> Option<Match> {
     let start = *slots.get(2 * index)?;

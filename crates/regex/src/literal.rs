@@ -36,6 +36,8 @@ fn collect(node: &Node, out: &mut String, at_start: bool) -> bool {
         }
         Node::Empty => true,
         Node::Assert(Look::TextStart) => at_start && out.is_empty(),
+        // Other assertions consume nothing: what follows still starts the match.
+        Node::Assert(_) => true,
         Node::Concat(nodes) => {
             for n in nodes {
                 if !collect(n, out, at_start) {

@@ -6,7 +6,10 @@ use regex::{Regex, RegexError};
 /// Checks our leftmost match span, and that PCRE2 agrees with it.
 fn check(pattern: &str, options: &str, subject: &str, expected: Option<(usize, usize)>) {
     let re = Regex::new(pattern, options).unwrap_or_else(|e| panic!("{pattern:?}: {e}"));
-    let found = re.find(subject).expect("no step limit here").map(|m| (m.start, m.end));
+    let found = re
+        .find(subject)
+        .expect("no step limit here")
+        .map(|m| (m.start, m.end));
     assert_eq!(found, expected, "{pattern:?} /{options} on {subject:?}");
     let oracle = pcre2_regex(pattern, options);
     let groups = if re.captures_may_differ_from_pcre() {

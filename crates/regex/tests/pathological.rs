@@ -65,3 +65,24 @@ fn huge_repetition_is_rejected_not_allocated() {
         Err(RegexError::NestingTooDeep { .. })
     ));
 }
+
+#[test]
+fn dfa_state_blowup_falls_back_to_the_pike_vm() {
+    // (a|b)*a(a|b){12} needs 2^13 DFA states: more than the cache holds.
+    let re = Regex::new("(a|b)*a(a|b){12}c", "").unwrap();
+    let mut x: u64 = 12345;
+    let subject: String = (0..20_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x.is_multiple_of(2) { 'a' } else { 'b' }
+        })
+        .collect();
+    for _ in 0..5 {
+        assert!(!quick(|| re.is_match(&subject)).unwrap());
+    }
+    let hit = format!("{subject}abbbbbbbbbbbbc");
+    assert!(quick(|| re.is_match(&hit)).unwrap());
+    assert_eq!(re.find(&hit).unwrap().map(|m| m.end), Some(hit.len()));
+}
