@@ -15,11 +15,18 @@ pub struct Target {
 }
 
 /// Every fuzz target of the workspace.
-pub const TARGETS: &[Target] = &[Target {
-    name: "bson-validate",
-    seeds: bson_seeds,
-    run: bson_validate,
-}];
+pub const TARGETS: &[Target] = &[
+    Target {
+        name: "bson-validate",
+        seeds: bson_seeds,
+        run: bson_validate,
+    },
+    Target {
+        name: "regex",
+        seeds: regex_seeds,
+        run: regex_run,
+    },
+];
 
 fn bson_seeds() -> Vec<Vec<u8>> {
     let docs = [
@@ -61,4 +68,59 @@ fn check_document(data: &[u8]) {
     let _ = bson_canonical::encode(whole);
     let _ = bson_canonical::path::values(doc, "a.b.0.c");
     let _ = bson_canonical::validate_for_storage(data);
+}
+
+/// Splits `regex` input at the first two `0x00` bytes: pattern, options, subject.
+fn regex_split(input: &[u8]) -> (&[u8], &[u8], &[u8]) {
+    let mut parts = input.splitn(3, |&b| b == 0);
+    let pattern = parts.next().unwrap_or_default();
+    let options = parts.next().unwrap_or_default();
+    let subject = parts.next().unwrap_or_default();
+    (pattern, options, subject)
+}
+
+fn regex_seeds() -> Vec<Vec<u8>> {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            r"^(?<user>[a-z0-9._%+-]+)@[a-z]+\.com$",
+            "i",
+            "Ann.Lee@example.com",
+        ),
+        (r"(a|aa)+$", "", "aaaaaaaaaaaaaaaaaaaaaaaaab"),
+        (r"^(a+)+\1$", "", "aaaaaaaaaaaaaaaaaaaaaaaab"),
+        (r"(?<=\$)\d+(?!\.)|\bfoo\B", "m", "cost $42 foobar\n"),
+        (r"(?>a+)b|a*+c|x{2,5}?", "s", "aaab aac xxxxxx"),
+        (
+            r"[[:alpha:]\d-]+(?i)straße\x{263A}\Qa.b\E",
+            "x",
+            "abc-1STRASSE",
+        ),
+        (r"(?:(a)|b)\1*(?(1)x)", "", "aab"),
+        (r"\w+\s*=\s*'[^']*'", "", "key = 'value'"),
+    ];
+    cases
+        .iter()
+        .map(|(p, o, s)| [p.as_bytes(), &[0], o.as_bytes(), &[0], s.as_bytes()].concat())
+        .collect()
+}
+
+/// Compiles and matches; any `Err` is fine, a panic or a hang is a bug.
+fn regex_run(input: &[u8]) {
+    let (pattern, options, subject) = regex_split(input);
+    let pattern = String::from_utf8_lossy(pattern);
+    let options = String::from_utf8_lossy(options);
+    let subject = String::from_utf8_lossy(subject);
+    // A smaller step budget keeps each fuzz iteration fast.
+    let Ok(re) = regex::Regex::new(&pattern, &options) else {
+        return;
+    };
+    let re = re.with_step_limit(100_000);
+    let is_match = re.is_match(&subject);
+    let found = re.find(&subject);
+    let caps = re.captures(&subject);
+    if let (Ok(is_match), Ok(found), Ok(caps)) = (is_match, found, caps) {
+        assert_eq!(is_match, found.is_some());
+        assert_eq!(found, caps.and_then(|c| c.get(0)));
+    }
+    let _ = re.literal_prefix();
 }

@@ -1,0 +1,354 @@
+//! PCRE-compatible regular expressions for MongoDB's `$regex`: an automaton first, a bounded backtracker only when needed.
+//!
+//! MongoDB matches `$regex` with PCRE2 in UTF mode, so PCRE2's syntax and
+//! semantics are the specification. The pipeline is
+//! [`parse`](crate::parse) (pattern to syntax tree, errors with byte offsets)
+//! → [`compile`](crate::compile) (tree to a Thompson-NFA program) → one of
+//! three matchers:
+//!
+//! 1. a pure literal pattern is a substring search;
+//! 2. a regular pattern runs on the Pike VM ([`pikevm`]), linear in the
+//!    subject, with literal-prefix skipping and start anchoring;
+//! 3. a pattern with backreferences, lookaround, atomic groups or possessive
+//!    quantifiers runs on the backtracker ([`backtrack`]), which has a step
+//!    budget: a pathological pattern returns
+//!    [`RegexError::StepLimitExceeded`] instead of hanging the server.
+//!
+//! ```
+//! use regex::Regex;
+//! let re = Regex::new(r"^(?<user>[a-z]+)@example\.com$", "i").unwrap();
+//! assert!(re.is_match("Ann@Example.com").unwrap());
+//! let caps = re.captures("bob@example.com").unwrap().unwrap();
+//! assert_eq!(caps.name("user").map(|m| m.range()), Some(0..3));
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod ast;
+mod backtrack;
+mod class;
+mod compile;
+mod dfa;
+pub mod error;
+pub mod limits;
+mod literal;
+mod parse;
+mod pikevm;
+
+use std::sync::Mutex;
+
+use crate::compile::Program;
+pub use crate::error::RegexError;
+use crate::parse::Mode;
+
+/// Compile options: MongoDB's `$options` letters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Flags {
+    /// `i`: case-insensitive (ASCII and simple Unicode case folding).
+    pub caseless: bool,
+    /// `m`: `^` and `$` match at line starts and ends.
+    pub multiline: bool,
+    /// `s`: `.` matches `\n` too.
+    pub dotall: bool,
+    /// `x`: whitespace and `#` comments in the pattern are ignored.
+    pub extended: bool,
+}
+
+impl Flags {
+    /// Parses MongoDB `$options` letters (`i`, `m`, `s`, `x`, `u`; `u` is
+    /// accepted and redundant, as patterns are always UTF-8).
+    pub fn from_options(options: &str) -> Result<Flags, RegexError> {
+        let mut flags = Flags::default();
+        for c in options.chars() {
+            match c {
+                'i' => flags.caseless = true,
+                'm' => flags.multiline = true,
+                's' => flags.dotall = true,
+                'x' => flags.extended = true,
+                'u' => {}
+                other => return Err(RegexError::UnknownOption(other)),
+            }
+        }
+        Ok(flags)
+    }
+}
+
+/// The matcher a pattern runs on.
+#[derive(Debug)]
+enum Engine {
+    /// The whole pattern is this literal text.
+    Literal(String),
+    PikeVm,
+    Backtrack,
+}
+
+/// A compiled regular expression. Shareable between threads; matching takes
+/// `&self`.
+#[derive(Debug)]
+pub struct Regex {
+    pattern: String,
+    program: Program,
+    engine: Engine,
+    anchored_start: bool,
+    prefix: String,
+    names: Vec<(String, u32)>,
+    step_limit: u64,
+    caches: Mutex<Vec<pikevm::Cache>>,
+    /// Whether `is_match` may use the lazy DFA.
+    dfa: bool,
+    dfa_caches: Mutex<Vec<dfa::Cache>>,
+}
+
+/// A match: a byte range of the subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Match {
+    /// Byte offset where the match starts.
+    pub start: usize,
+    /// Byte offset just past the match.
+    pub end: usize,
+}
+
+impl Match {
+    /// `start..end`.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start..self.end
+    }
+}
+
+/// The groups of one match: group 0 is the whole match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Captures {
+    groups: Vec<Option<Match>>,
+    names: Vec<(String, u32)>,
+}
+
+impl Captures {
+    /// Group `index` (0 is the whole match), if it took part in the match.
+    pub fn get(&self, index: usize) -> Option<Match> {
+        self.groups.get(index).copied().flatten()
+    }
+
+    /// The group named `name`, if it exists and took part in the match.
+    pub fn name(&self, name: &str) -> Option<Match> {
+        let (_, index) = self.names.iter().find(|(n, _)| n == name)?;
+        self.get(*index as usize)
+    }
+
+    /// Number of groups, the whole match included.
+    pub fn len(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Always false: group 0 exists.
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+}
+
+impl Regex {
+    /// Compiles `pattern` with MongoDB `$options` letters.
+    pub fn new(pattern: &str, options: &str) -> Result<Regex, RegexError> {
+        Regex::with_flags(pattern, Flags::from_options(options)?)
+    }
+
+    /// Compiles `pattern` with `flags`.
+    pub fn with_flags(pattern: &str, flags: Flags) -> Result<Regex, RegexError> {
+        if pattern.len() > limits::PATTERN_LEN_MAX {
+            return Err(RegexError::PatternTooLong {
+                len: pattern.len(),
+                max: limits::PATTERN_LEN_MAX,
+            });
+        }
+        let mode = Mode {
+            caseless: flags.caseless,
+            multiline: flags.multiline,
+            dotall: flags.dotall,
+            extended: flags.extended,
+            ..Mode::default()
+        };
+        let parsed = parse::parse(pattern, mode)?;
+        let program = compile::compile(&parsed.node, parsed.group_count, &parsed.group_widths)?;
+        let engine = if parsed.node.needs_backtracking() {
+            Engine::Backtrack
+        } else if let Some(text) = literal::pure_literal(&parsed.node) {
+            Engine::Literal(text)
+        } else {
+            Engine::PikeVm
+        };
+        let dfa = matches!(engine, Engine::PikeVm) && dfa::supports(&program);
+        Ok(Regex {
+            dfa,
+            dfa_caches: Mutex::new(Vec::new()),
+            pattern: pattern.to_string(),
+            program,
+            engine,
+            anchored_start: literal::is_anchored_start(&parsed.node),
+            prefix: literal::prefix(&parsed.node),
+            names: parsed.names,
+            step_limit: limits::BACKTRACK_STEPS_MAX,
+            caches: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Replaces the backtracking step budget (default
+    /// [`limits::BACKTRACK_STEPS_MAX`]).
+    pub fn with_step_limit(mut self, steps: u64) -> Regex {
+        self.step_limit = steps;
+        self
+    }
+
+    /// The pattern text.
+    pub fn as_str(&self) -> &str {
+        &self.pattern
+    }
+
+    /// Whether every match must start at the start of the subject.
+    pub fn is_anchored_start(&self) -> bool {
+        self.anchored_start
+    }
+
+    /// For a start-anchored pattern, the literal text every matching subject
+    /// begins with (case-sensitive), for index range bounds.
+    pub fn literal_prefix(&self) -> Option<&str> {
+        (self.anchored_start && !self.prefix.is_empty()).then_some(self.prefix.as_str())
+    }
+
+    /// Whether [`Regex::captures`] may report different group spans from
+    /// PCRE2: the pattern runs on the Pike VM and has a loop whose body can
+    /// match empty, where PCRE records one final empty iteration (see the
+    /// crate documentation). Spans of the whole match never differ.
+    #[doc(hidden)]
+    pub fn captures_may_differ_from_pcre(&self) -> bool {
+        matches!(self.engine, Engine::PikeVm) && self.program.register_count > 0
+    }
+
+    /// Number of groups, the whole match included.
+    pub fn captures_len(&self) -> usize {
+        self.program.slot_count / 2
+    }
+
+    /// Whether the pattern matches anywhere in `subject`. Errs only when the
+    /// backtracker's step budget runs out.
+    pub fn is_match(&self, subject: &str) -> Result<bool, RegexError> {
+        if let Engine::Literal(text) = &self.engine {
+            return Ok(subject.contains(text.as_str()));
+        }
+        if self.anchored_start && !subject.starts_with(self.prefix.as_str()) {
+            return Ok(false);
+        }
+        if self.dfa
+            && let Some(found) = self.dfa_is_match(subject)
+        {
+            return Ok(found);
+        }
+        Ok(self.run(subject, 0, true)?.is_some())
+    }
+
+    /// The leftmost match (PCRE's leftmost-first choice among alternatives).
+    pub fn find(&self, subject: &str) -> Result<Option<Match>, RegexError> {
+        if let Engine::Literal(text) = &self.engine {
+            return Ok(subject.find(text.as_str()).map(|start| Match {
+                start,
+                end: start + text.len(),
+            }));
+        }
+        Ok(self
+            .run(subject, 2, false)?
+            .and_then(|slots| group(&slots, 0)))
+    }
+
+    /// The leftmost match with every group.
+    pub fn captures(&self, subject: &str) -> Result<Option<Captures>, RegexError> {
+        let slots = match &self.engine {
+            Engine::Literal(text) => match subject.find(text.as_str()) {
+                Some(start) => vec![start, start + text.len()],
+                None => return Ok(None),
+            },
+            _ => match self.run(subject, self.program.slot_count, false)? {
+                Some(slots) => slots,
+                None => return Ok(None),
+            },
+        };
+        let groups = (0..self.captures_len()).map(|g| group(&slots, g)).collect();
+        Ok(Some(Captures {
+            groups,
+            names: self.names.clone(),
+        }))
+    }
+
+    /// `is_match` on the lazy DFA; `None` when it ran out of states.
+    fn dfa_is_match(&self, subject: &str) -> Option<bool> {
+        let mut cache = self
+            .dfa_caches
+            .lock()
+            .ok()
+            .and_then(|mut caches| caches.pop())
+            .unwrap_or_default();
+        let found = if cache.gave_up >= DFA_GIVE_UPS_MAX {
+            None
+        } else {
+            match dfa::is_match(
+                &self.program,
+                &mut cache,
+                subject,
+                self.anchored_start,
+                &self.prefix,
+            ) {
+                dfa::Outcome::Match => Some(true),
+                dfa::Outcome::NoMatch => Some(false),
+                dfa::Outcome::GaveUp => {
+                    cache.gave_up += 1;
+                    cache.clear();
+                    None
+                }
+            }
+        };
+        if let Ok(mut caches) = self.dfa_caches.lock() {
+            caches.push(cache);
+        }
+        found
+    }
+
+    /// Runs the automaton or the backtracker, tracking `slot_count` slots.
+    fn run(
+        &self,
+        subject: &str,
+        slot_count: usize,
+        earliest: bool,
+    ) -> Result<Option<Vec<usize>>, RegexError> {
+        if let Engine::Backtrack = self.engine {
+            let mut backtracker =
+                backtrack::Backtracker::new(&self.program, subject, self.step_limit);
+            let found = backtracker.search(self.anchored_start, &self.prefix)?;
+            return Ok(found.map(|slots| slots.to_vec()));
+        }
+        let mut cache = self
+            .caches
+            .lock()
+            .ok()
+            .and_then(|mut caches| caches.pop())
+            .unwrap_or_default();
+        let mut slots = vec![pikevm::UNSET; slot_count];
+        let search = pikevm::Search {
+            subject,
+            anchored: self.anchored_start,
+            earliest,
+            prefix: &self.prefix,
+        };
+        let found = pikevm::search(&self.program, &mut cache, &search, &mut slots);
+        if let Ok(mut caches) = self.caches.lock() {
+            caches.push(cache);
+        }
+        Ok(found.then_some(slots))
+    }
+}
+
+/// After this many searches of one cache run out of DFA states, `is_match`
+/// uses the Pike VM directly.
+const DFA_GIVE_UPS_MAX: u32 = 3;
+
+fn group(slots: &[usize], index: usize) -> Option<Match> {
+    let start = *slots.get(2 * index)?;
+    let end = *slots.get(2 * index + 1)?;
+    (start != pikevm::UNSET && end != pikevm::UNSET).then_some(Match { start, end })
+}
