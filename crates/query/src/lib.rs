@@ -26,6 +26,7 @@ mod expr;
 mod filter;
 pub mod limits;
 mod projection;
+mod raw;
 mod schema;
 mod sort;
 mod value;
@@ -35,3 +36,12 @@ pub use expr::{Expression, Value};
 pub use filter::Filter;
 pub use projection::Projection;
 pub use sort::{Direction, SortKey, SortSpec, top_k};
+
+// Compiled plans are shared between the threads that run queries.
+const _: fn() = || {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Filter>();
+    shareable::<Expression>();
+    shareable::<SortSpec>();
+    shareable::<Projection>();
+};

@@ -170,6 +170,7 @@ fn arithmetic_follows_mongodb_type_rules() {
         Bson::Double(1.5),
     );
     fails(d(), Bson::Document(doc! {"$mod": [7, 0]}), 16610);
+    fails(d(), Bson::Document(doc! {"$mod": [7, 0.0]}), 16610);
     fails(d(), Bson::Document(doc! {"$mod": ["$s", 2]}), 16611);
     is(d(), Bson::Document(doc! {"$abs": -3}), Bson::Int32(3));
     is(
@@ -546,6 +547,11 @@ fn arrays_and_types() {
         Bson::Array(vec![2.into()]),
     );
     fails(d(), Bson::Document(doc! {"$slice": ["$s", 1]}), 28724);
+    is(
+        d(),
+        Bson::Document(doc! {"$slice": ["$arr", i64::MIN]}),
+        Bson::Array(vec![1.into(), 2.into(), 3.into()]),
+    );
     is(
         d(),
         Bson::Document(doc! {"$concatArrays": ["$arr", [4]]}),

@@ -854,3 +854,74 @@ fn run_time_errors_fail_the_match() {
     let e = match_error(doc! {"$expr": {"$divide": [1, "$x"]}}, doc! {"x": 0});
     assert_eq!(e.code(), 16608);
 }
+
+#[test]
+fn other_type_brackets() {
+    let oid = bson::oid::ObjectId::from_bytes([7; 12]);
+    let d = vec![
+        doc! {"_id": 1, "v": true},
+        doc! {"_id": 2, "v": false},
+        doc! {"_id": 3, "v": bson::DateTime::from_millis(1000)},
+        doc! {"_id": 4, "v": bson::DateTime::from_millis(2000)},
+        doc! {"_id": 5, "v": oid},
+        doc! {"_id": 6, "v": bson::Timestamp { time: 1, increment: 1 }},
+        doc! {"_id": 7, "v": Bson::MinKey},
+        doc! {"_id": 8, "v": Bson::MaxKey},
+        doc! {"_id": 9, "v": 0},
+        doc! {"_id": 10, "v": bin(&[1])},
+    ];
+    check(&d, doc! {"v": true}, &[1]);
+    check(&d, doc! {"v": {"$gt": false}}, &[1]);
+    check(&d, doc! {"v": {"$gte": false}}, &[1, 2]);
+    // Booleans are not numbers: {v: 1} does not match true.
+    check(&d, doc! {"v": 1}, &[]);
+    check(&d, doc! {"v": 0}, &[9]);
+    check(
+        &d,
+        doc! {"v": {"$gt": bson::DateTime::from_millis(1500)}},
+        &[4],
+    );
+    check(
+        &d,
+        doc! {"v": {"$lt": bson::DateTime::from_millis(1500)}},
+        &[3],
+    );
+    check(&d, doc! {"v": {"$type": "date"}}, &[3, 4]);
+    check(&d, doc! {"v": {"$type": "bool"}}, &[1, 2]);
+    check(&d, doc! {"v": {"$type": "timestamp"}}, &[6]);
+    check(&d, doc! {"v": {"$type": "minKey"}}, &[7]);
+    check(&d, doc! {"v": {"$type": 127}}, &[8]);
+    check(&d, doc! {"v": {"$type": -1}}, &[7]);
+    check(&d, doc! {"v": {"$type": "objectId"}}, &[5]);
+    check(&d, doc! {"v": {"$type": "binData"}}, &[10]);
+    check(&d, doc! {"v": Bson::MinKey}, &[7]);
+    check(&d, doc! {"v": oid}, &[5]);
+    check(
+        &d,
+        doc! {"v": {"$gt": bson::Timestamp { time: 0, increment: 0 }}},
+        &[6],
+    );
+    check(
+        &d,
+        doc! {"v": {"$lt": Bson::MaxKey}},
+        &[1, 2, 3, 4, 5, 6, 7, 9, 10],
+    );
+    check(
+        &d,
+        doc! {"v": {"$gt": Bson::MinKey}},
+        &[1, 2, 3, 4, 5, 6, 8, 9, 10],
+    );
+    check(
+        &d,
+        doc! {"v": {"$gte": Bson::MinKey}},
+        &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    );
+    check(&d, doc! {"v": {"$gt": bin(&[0])}}, &[10]);
+    check(&d, doc! {"v": {"$in": [true, 0]}}, &[1, 9]);
+    check(
+        &d,
+        doc! {"v": {"$exists": true, "$ne": false}},
+        &[1, 3, 4, 5, 6, 7, 8, 9, 10],
+    );
+    check(&d, doc! {"v": {"$bitsAllSet": [0]}}, &[10]);
+}

@@ -22,6 +22,11 @@ pub const TARGETS: &[Target] = &[
         run: bson_validate,
     },
     Target {
+        name: "query-parse",
+        seeds: query_seeds,
+        run: query_parse,
+    },
+    Target {
         name: "regex",
         seeds: regex_seeds,
         run: regex_run,
@@ -123,4 +128,59 @@ fn regex_run(input: &[u8]) {
         assert_eq!(found, caps.and_then(|c| c.get(0)));
     }
     let _ = re.literal_prefix();
+}
+
+fn query_seeds() -> Vec<Vec<u8>> {
+    let filters = [
+        bson::rawdoc! {"a": 1, "b.c": {"$gt": 2, "$lt": [1]}},
+        bson::rawdoc! {"$or": [{"a": {"$in": [1, "x", null]}}, {"a": {"$exists": false}}]},
+        bson::rawdoc! {"a": {"$elemMatch": {"b": {"$regex": "^x", "$options": "i"}}}},
+        bson::rawdoc! {"a": {"$not": {"$size": 2}}, "n": {"$mod": [3, 1]}, "f": {"$bitsAllSet": [1, 5]}},
+        bson::rawdoc! {"$expr": {"$gt": [{"$add": ["$a", 1]}, {"$size": "$b"}]}},
+        bson::rawdoc! {"$jsonSchema": {"required": ["a"], "properties": {"a": {"bsonType": "int", "minimum": 0}}}},
+        bson::rawdoc! {"a": {"$all": [{"$elemMatch": {"$gt": 1}}]}, "t": {"$type": ["string", 16]}},
+    ];
+    filters.iter().map(|d| d.as_bytes().to_vec()).collect()
+}
+
+/// Filter parsing must never panic, and neither may matching what parses.
+fn query_parse(data: &[u8]) {
+    query_parse_document(data);
+    // As for `bson-validate`: also try the bytes with the outer length repaired.
+    if data.len() >= 5 {
+        let mut repaired = data.to_vec();
+        let length = u32::try_from(data.len()).unwrap_or(u32::MAX);
+        repaired[..4].copy_from_slice(&length.to_le_bytes());
+        query_parse_document(&repaired);
+    }
+}
+
+fn query_parse_document(data: &[u8]) {
+    let depth = bson_canonical::limits::WIRE_NESTING_DEPTH_MAX;
+    if bson_canonical::validate_bson(data, depth).is_err() {
+        return;
+    }
+    let Ok(filter_doc) = bson::RawDocument::from_bytes(data) else {
+        return;
+    };
+    let Ok(filter) = query::Filter::parse(filter_doc) else {
+        return;
+    };
+    let docs = [
+        bson::rawdoc! {"_id": 1, "a": 1, "b": {"c": [1, 2.5, "x"]}},
+        bson::rawdoc! {"a": [{"b": 1}, {"c": null}, [1, 2]], "n": -7, "t": "text"},
+        bson::rawdoc! {"a": {"b": {"$x": 1}}, "f": 54_i64, "s": [], "n": f64::NAN},
+        bson::rawdoc! {},
+    ];
+    for doc in &docs {
+        let _ = filter.try_matches(doc);
+    }
+    let _ = query::Expression::parse(bson::RawBsonRef::Document(filter_doc))
+        .map(|e| docs.iter().map(|d| e.evaluate(d).is_ok()).count());
+    let _ = query::SortSpec::parse(filter_doc);
+    if let Ok(projection) = query::Projection::parse(filter_doc) {
+        for doc in &docs {
+            let _ = projection.apply(doc, Some(&filter));
+        }
+    }
 }

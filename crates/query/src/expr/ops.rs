@@ -520,7 +520,7 @@ fn modulo([a, b]: [Value; 2]) -> Result<Value> {
             ),
         ));
     };
-    if y.to_f64() == 0.0 && !matches!(y, Number::Double(_)) {
+    if y.to_f64() == 0.0 {
         return Err(QueryError::location(16610, "can't $mod by zero"));
     }
     Ok(Some(x.combine(y, i64::checked_rem, |p, q| p % q).to_bson()))

@@ -326,7 +326,7 @@ pub(crate) fn slice_items(items: &[Bson], numbers: &[i64]) -> Result<Vec<Bson>> 
     let len = i64::try_from(items.len()).unwrap_or(i64::MAX);
     let (start, count) = match numbers {
         [n] if *n >= 0 => (0, *n),
-        [n] => ((len + n).max(0), -n),
+        [n] => ((len + n).max(0), n.saturating_neg()),
         [skip, n] => {
             if *n <= 0 {
                 return Err(QueryError::location(

@@ -10,12 +10,13 @@
 
 use super::{BitTest, Comparison, InItem, Node, Pattern, Pred};
 use crate::error::QueryError;
+use crate::raw::get_field;
 use crate::value::{as_whole_i64, is_nan};
 use bson::raw::{RawArray, RawDocument};
 use bson::{RawBson, RawBsonRef};
 use bson_canonical::compare::{array_values, type_bracket};
 use bson_canonical::compare_values;
-use bson_canonical::path::{array_position, get_field};
+use bson_canonical::path::array_position;
 use std::cmp::Ordering;
 use std::ops::ControlFlow;
 
