@@ -1,0 +1,2 @@
+//! Benchmarks: placeholder until the ratio harness lands.
+fn main() {}
