@@ -46,6 +46,11 @@ impl OsDir {
     pub fn new(path: impl Into<PathBuf>) -> Self {
         OsDir { path: path.into() }
     }
+
+    /// The directory's path.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
 }
 
 impl Dir for OsDir {
