@@ -8,6 +8,8 @@
 //! - A block's payload decodes to exactly `record_count` records filling `len_raw`.
 //! - Decoding outside bytes never panics; every defect is a `&'static str` reason.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::Lsn;
 use crate::limits::{
     BLOCK_ALIGN, BLOCK_HEADER_LEN, BLOCK_LEN_RAW_MAX, FILE_HEADER_LEN, RECORD_HEADER_LEN,
@@ -67,6 +69,10 @@ pub struct FileHeader {
 
 impl FileHeader {
     /// The 512-byte header region.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "constant ranges into a buffer of FILE_HEADER_LEN bytes"
+    )]
     pub fn encode(&self) -> Vec<u8> {
         let mut bytes = vec![0u8; FILE_HEADER_LEN as usize];
         bytes[0..8].copy_from_slice(&FILE_MAGIC);
@@ -86,11 +92,11 @@ impl FileHeader {
         let Some(bytes) = bytes.get(..FILE_HEADER_USED) else {
             return Err("file shorter than its header");
         };
-        if bytes[0..8] != FILE_MAGIC {
+        if bytes.get(0..8) != Some(&FILE_MAGIC[..]) {
             return Err("bad file magic");
         }
         let stored = read_u64(bytes, FILE_CHECKSUM_AT);
-        if stored != xxh3_64(&bytes[..FILE_CHECKSUM_AT]) {
+        if Some(stored) != bytes.get(..FILE_CHECKSUM_AT).map(xxh3_64) {
             return Err("file header checksum mismatch");
         }
         if read_u32(bytes, 8) != FORMAT_VERSION {
@@ -153,13 +159,17 @@ impl BlockHeader {
         let Some(bytes) = bytes.get(..BLOCK_HEADER_LEN) else {
             return Err("short block header");
         };
-        if bytes[0..4] != BLOCK_MAGIC {
+        if bytes.get(0..4) != Some(&BLOCK_MAGIC[..]) {
             return Err("bad block magic");
         }
-        if bytes[37..40] != [0, 0, 0] {
+        if bytes.get(37..40) != Some(&[0u8, 0, 0][..]) {
             return Err("reserved block header bytes not zero");
         }
-        let codec = Codec::from_byte(bytes[36]).ok_or("unknown block codec")?;
+        let codec = bytes
+            .get(36)
+            .copied()
+            .and_then(Codec::from_byte)
+            .ok_or("unknown block codec")?;
         let header = BlockHeader {
             len_stored: read_u32(bytes, 4),
             len_raw: read_u32(bytes, 8),
@@ -217,6 +227,10 @@ pub struct BlockMeta {
 
 /// Appends one encoded block (header, payload, zero padding) to `out`, which must end on
 /// a `BLOCK_ALIGN` boundary; `raw` is the framed records.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "ranges into `out` after resizing it to cover them"
+)]
 pub fn encode_block(out: &mut Vec<u8>, raw: &[u8], meta: &BlockMeta) {
     assert!(
         (out.len() as u64).is_multiple_of(BLOCK_ALIGN),
@@ -357,7 +371,7 @@ impl<'a> Iterator for Records<'a> {
             self.rest = &[];
             return Some(Err("record runs past its block"));
         };
-        self.rest = &self.rest[RECORD_HEADER_LEN + len..];
+        self.rest = self.rest.get(RECORD_HEADER_LEN + len..).unwrap_or_default();
         Some(Ok(record))
     }
 }
@@ -378,7 +392,9 @@ pub fn push_record(raw: &mut Vec<u8>, payload: &[u8]) {
 pub fn decode_block(bytes: &[u8], salt: u64) -> Result<(BlockHeader, Vec<Vec<u8>>), &'static str> {
     let header = BlockHeader::decode(bytes)?;
     verify_block(&header, bytes, salt)?;
-    let payload = &bytes[BLOCK_HEADER_LEN..BLOCK_HEADER_LEN + header.len_stored as usize];
+    let payload = bytes
+        .get(BLOCK_HEADER_LEN..BLOCK_HEADER_LEN + header.len_stored as usize)
+        .ok_or("block shorter than its length")?;
     let mut raw = Vec::new();
     decode_payload(&header, payload, &mut raw)?;
     let records = Records::new(&raw)
@@ -392,19 +408,26 @@ pub fn align_up(offset: u64) -> u64 {
     offset.div_ceil(BLOCK_ALIGN) * BLOCK_ALIGN
 }
 
+/// A little-endian `u32` field; callers have checked that `bytes` covers it.
 fn read_u32(bytes: &[u8], at: usize) -> u32 {
-    let mut word = [0u8; 4];
-    word.copy_from_slice(&bytes[at..at + 4]);
+    let word = bytes
+        .get(at..at + 4)
+        .and_then(|word| <[u8; 4]>::try_from(word).ok())
+        .expect("field lies inside a length-checked header");
     u32::from_le_bytes(word)
 }
 
+/// A little-endian `u64` field; callers have checked that `bytes` covers it.
 fn read_u64(bytes: &[u8], at: usize) -> u64 {
-    let mut word = [0u8; 8];
-    word.copy_from_slice(&bytes[at..at + 8]);
+    let word = bytes
+        .get(at..at + 8)
+        .and_then(|word| <[u8; 8]>::try_from(word).ok())
+        .expect("field lies inside a length-checked header");
     u64::from_le_bytes(word)
 }
 
 #[cfg(test)]
+#[expect(clippy::indexing_slicing, reason = "tests index buffers they built")]
 mod tests {
     use super::*;
 

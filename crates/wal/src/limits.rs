@@ -25,6 +25,9 @@ pub const FILE_HEADER_LEN: u64 = 512;
 /// Size of a block header.
 pub const BLOCK_HEADER_LEN: usize = 48;
 
+/// Sealed, unwritten block bytes at which `append` waits for the writer to catch up.
+pub const SEALED_BACKLOG_MAX: usize = 64 * 1024 * 1024;
+
 /// Default preallocation step of the log file.
 pub const PREALLOCATE_CHUNK_DEFAULT: u64 = 16 * 1024 * 1024;
 

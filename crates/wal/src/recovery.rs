@@ -17,6 +17,8 @@
 //!   clean end). Never a silent skip, never a panic.
 //! - A checksum-valid block whose payload does not decode is corruption, wherever it is.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::Lsn;
 use crate::error::{Result, WalError};
 use crate::format::{self, BlockHeader, FileHeader};
@@ -85,7 +87,11 @@ impl<'a> Reader<'a> {
             self.window_at = offset;
         }
         let start = (offset - self.window_at) as usize;
-        Ok(Some(&self.window[start..start + len]))
+        let bytes = self
+            .window
+            .get(start..start + len)
+            .expect("the window was just filled to cover the range");
+        Ok(Some(bytes))
     }
 }
 
@@ -117,7 +123,8 @@ fn probe(reader: &mut Reader<'_>, offset: u64, salt: u64) -> Result<Probe> {
     if let Err(reason) = format::verify_block(&header, block, salt) {
         return Ok(Probe::Damaged(reason));
     }
-    Ok(Probe::Block(header, block[BLOCK_HEADER_LEN..].to_vec()))
+    let payload = block.get(BLOCK_HEADER_LEN..).unwrap_or_default();
+    Ok(Probe::Block(header, payload.to_vec()))
 }
 
 /// Reads the file header and walks the log, calling `sink` for every record with an LSN

@@ -28,7 +28,7 @@ use crate::error::{Result, WalError};
 use crate::format::{self, BlockMeta, Codec, FileHeader};
 use crate::limits::{
     BLOCK_ALIGN, BLOCK_LEN_RAW_MAX, BLOCK_LEN_TARGET, FILE_HEADER_LEN, PREALLOCATE_CHUNK_DEFAULT,
-    RECORD_HEADER_LEN, RECORD_LEN_MAX,
+    RECORD_HEADER_LEN, RECORD_LEN_MAX, SEALED_BACKLOG_MAX,
 };
 use crate::recovery::{self, TornTail};
 use crate::storage::{Dir, OsDir, Storage};
@@ -109,6 +109,8 @@ struct Io {
 }
 
 /// The write-ahead log. `Send + Sync`: share it behind an `Arc`.
+///
+/// Dropping it writes nothing: records appended but not committed may be lost.
 #[derive(Debug)]
 pub struct Wal {
     dir: Arc<dyn Dir>,
@@ -222,8 +224,20 @@ impl Wal {
         format::push_record(&mut state.open.raw, payload);
         state.open.record_count += 1;
         state.lsn_next = Lsn(lsn.0 + 1);
-        if state.sealed_len >= self.options.flush_threshold && !state.io_busy {
-            drop(self.write_out(state, false)?);
+        // Write sealed blocks out (without a sync) once enough are queued; when another
+        // thread holds the I/O token and the queue is far too long, wait for it.
+        while state.sealed_len >= self.options.flush_threshold {
+            if state.poisoned {
+                return Err(WalError::Poisoned);
+            }
+            if !state.io_busy {
+                drop(self.write_out(state, false)?);
+                break;
+            }
+            if state.sealed_len < SEALED_BACKLOG_MAX {
+                break;
+            }
+            self.changed.wait(&mut state);
         }
         Ok(lsn)
     }

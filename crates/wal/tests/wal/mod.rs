@@ -4,6 +4,7 @@ mod basic;
 mod corruption;
 mod crash;
 mod faults;
+mod fixture;
 mod group_commit;
 
 use std::sync::Arc;
