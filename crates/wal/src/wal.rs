@@ -152,10 +152,15 @@ impl Wal {
         let scan = recovery::recover(storage.as_ref(), Lsn(0), None, &mut |lsn, record| {
             records.push((lsn, record.to_vec()));
         })?;
+        let allocated_len = storage.len()?;
+        if scan.torn_tail.is_some() {
+            // Clear what the crash left past the end, so no later open can mistake it for
+            // log (the session check guards against that too).
+            write_zeros(storage.as_ref(), scan.end, allocated_len)?;
+        }
         // What recovery read may sit only in the page cache (a process exit without a
         // sync); make it durable before new blocks claim it was.
         storage.sync()?;
-        let allocated_len = storage.len()?;
         let io = Io {
             storage,
             header: scan.header,
@@ -403,9 +408,18 @@ impl Wal {
         }
         let end = io.write_offset + io.encoded.len() as u64;
         if end > io.allocated_len {
-            let target = end.next_multiple_of(self.options.preallocate_chunk);
-            write_zeros(io.storage.as_ref(), io.allocated_len, target)?;
-            io.allocated_len = target;
+            if sync {
+                // A commit about to fdatasync: grow by a chunk of real zeros, so the next
+                // commits overwrite allocated space and their fdatasync needs no journal
+                // commit for a size change.
+                let target = end.next_multiple_of(self.options.preallocate_chunk);
+                write_zeros(io.storage.as_ref(), io.allocated_len, target)?;
+                io.allocated_len = target;
+            } else {
+                // A bulk write without a sync: the data itself grows the file; zeros
+                // written first would only double the bytes written.
+                io.allocated_len = end;
+            }
         }
         io.storage.write_all_at(&io.encoded, io.write_offset)?;
         io.write_offset = end;

@@ -93,7 +93,7 @@ proptest! {
 #[test]
 fn stale_block_from_a_crashed_session_is_not_resurrected() {
     use wal::limits::FILE_HEADER_LEN;
-    use wal::{Codec, Dir, MemStorage, Wal, WalOptions};
+    use wal::{Codec, Dir, MemStorage, Storage, Wal, WalOptions};
     let options = WalOptions {
         codec: Codec::Raw,
         ..super::options_small()
@@ -111,8 +111,8 @@ fn stale_block_from_a_crashed_session_is_not_resurrected() {
     wal.commit_all().expect("commit");
     drop(wal);
     // The crash: block 2 (LSN 2) torn to zeros, block 3 (LSN 3) intact.
-    let file = dir.file(NAME).expect("file");
-    let mut bytes = file.snapshot();
+    let original = dir.file(NAME).expect("file").snapshot();
+    let mut bytes = original.clone();
     bytes[first_end..first_end + 1024].fill(0);
     let dir = super::mem_dir_with(bytes);
     let (wal, recovery) = open_raw(&dir);
@@ -122,6 +122,12 @@ fn stale_block_from_a_crashed_session_is_not_resurrected() {
     assert_eq!(wal.append(&fresh).expect("append"), Lsn(2));
     wal.commit_all().expect("commit");
     drop(wal);
+    // Recovery zeroed the stale block; put it back, as if that write had been lost, so
+    // that only the session check stands between it and the log.
+    let file = dir.file(NAME).expect("file");
+    let stale = &original[first_end + 1024..first_end + 2048];
+    file.write_all_at(stale, (first_end + 1024) as u64)
+        .expect("restore");
     let (_, recovery) = open_raw(&dir);
     assert_eq!(recovery.lsn_next, Lsn(3), "stale record 3 came back");
     assert_eq!(recovery.records[1], (Lsn(2), fresh));
