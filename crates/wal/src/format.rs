@@ -109,9 +109,13 @@ impl FileHeader {
             .ok()
             .and_then(Codec::from_byte)
             .ok_or("unknown file codec")?;
+        let lsn_start = Lsn(read_u64(bytes, 16));
+        if lsn_start.0 == 0 {
+            return Err("lsn_start is zero");
+        }
         Ok(FileHeader {
             codec,
-            lsn_start: Lsn(read_u64(bytes, 16)),
+            lsn_start,
             salt: read_u64(bytes, 24),
             block_len_target: read_u32(bytes, 32),
         })

@@ -222,13 +222,19 @@ impl Wal {
             seal(&mut state);
         }
         let lsn = state.lsn_next;
+        let Some(lsn_after) = lsn.0.checked_add(1) else {
+            return Err(WalError::LsnOutOfRange {
+                lsn,
+                reason: "the lsn space is exhausted",
+            });
+        };
         if state.open.raw.capacity() == 0 {
             let spare = state.spare.pop().unwrap_or_default();
             state.open.raw = spare;
         }
         format::push_record(&mut state.open.raw, payload);
         state.open.record_count += 1;
-        state.lsn_next = Lsn(lsn.0 + 1);
+        state.lsn_next = Lsn(lsn_after);
         // Write sealed blocks out (without a sync) once enough are queued; when another
         // thread holds the I/O token and the queue is far too long, wait for it.
         while state.sealed_len >= self.options.flush_threshold {
