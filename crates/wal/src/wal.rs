@@ -121,6 +121,12 @@ pub struct Wal {
     io: Mutex<Io>,
 }
 
+/// `Wal` is shared between threads.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Wal>();
+};
+
 impl Wal {
     /// Opens (or creates) the log `name` in the OS directory `dir`.
     pub fn open_path(dir: &Path, name: &str, options: WalOptions) -> Result<(Wal, Recovery)> {
