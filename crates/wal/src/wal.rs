@@ -138,14 +138,16 @@ impl Wal {
     /// A torn tail is cut off (reported in `Recovery::torn_tail`); damage before the tail
     /// fails with `WalError::Corrupt`.
     pub fn open(dir: Arc<dyn Dir>, name: &str, options: WalOptions) -> Result<(Wal, Recovery)> {
+        assert!(options.block_len_target > 0, "block_len_target is zero");
         assert!(
-            options.block_len_target > 0 && options.block_len_target <= BLOCK_LEN_RAW_MAX,
-            "block_len_target {} out of range",
+            options.block_len_target <= BLOCK_LEN_RAW_MAX,
+            "block_len_target {} above {BLOCK_LEN_RAW_MAX}",
             options.block_len_target
         );
+        assert!(options.preallocate_chunk > 0, "preallocate_chunk is zero");
         assert!(
-            options.preallocate_chunk > 0 && options.preallocate_chunk.is_multiple_of(BLOCK_ALIGN),
-            "preallocate_chunk {} must be a positive multiple of 512",
+            options.preallocate_chunk.is_multiple_of(BLOCK_ALIGN),
+            "preallocate_chunk {} is not a multiple of {BLOCK_ALIGN}",
             options.preallocate_chunk
         );
         let temp = temp_name(name);
@@ -418,6 +420,8 @@ impl Wal {
             };
             format::encode_block(&mut io.encoded, &block.raw, &meta);
         }
+        #[cfg(debug_assertions)]
+        check_encoded(&io.encoded, io.header.salt, blocks);
         let end = io.write_offset + io.encoded.len() as u64;
         if end > io.allocated_len {
             if sync {
@@ -477,6 +481,25 @@ impl Wal {
         io.synced_end = end;
         Ok(())
     }
+}
+
+/// Debug builds re-read every block just before it is written: it must verify and hold
+/// the records it was made from.
+#[cfg(debug_assertions)]
+fn check_encoded(encoded: &[u8], salt: u64, blocks: &[RawBlock]) {
+    let mut rest = encoded;
+    for block in blocks {
+        let (header, records) = format::decode_block(rest, salt).expect("encoded block decodes");
+        assert_eq!(header.lsn_first, block.lsn_first, "encoded block lsn");
+        assert_eq!(
+            records.len() as u32,
+            block.record_count,
+            "encoded record count"
+        );
+        let len = header.len_on_disk() as usize;
+        rest = rest.get(len..).expect("encoded blocks are whole");
+    }
+    assert!(rest.is_empty(), "{} stray encoded bytes", rest.len());
 }
 
 /// Closes the open block and queues it for writing.
