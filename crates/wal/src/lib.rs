@@ -22,7 +22,10 @@
 //!
 //! - [`Wal::open`] recovers: every intact record is returned; a block torn by a crash at
 //!   the tail is cut off ([`Recovery::torn_tail`]); damage to bytes that had been made
-//!   durable is [`WalError::Corrupt`] naming the offset and LSN.
+//!   durable is [`WalError::Corrupt`] naming the offset and LSN. "Had been made durable"
+//!   is decided from the disk alone: every block records how far the log was synced when
+//!   it was written, so damage followed by an intact block claiming a sync past it is
+//!   corruption, and damage that no later block vouches for is a torn tail.
 //! - [`Wal::append`] buffers and returns the record's LSN; it never syncs.
 //! - [`Wal::commit`] blocks until every record up to an LSN is durable. Concurrent
 //!   committers share one write and one fdatasync (leader/follower group commit).
