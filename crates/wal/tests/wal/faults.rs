@@ -218,3 +218,56 @@ fn read_error_during_open_is_reported() {
     assert!(recovery.records.is_empty());
     let _ = file.len();
 }
+
+/// Faults in the new file generation written by `truncate_before`: the call fails, the
+/// log is poisoned, and a reopen finds the old generation intact.
+#[test]
+fn fault_while_writing_the_new_generation_keeps_the_old_log() {
+    use parking_lot::Mutex;
+    for (op, nth, kind) in [
+        (Op::Write, 0, FaultKind::Io),
+        (Op::Write, 1, FaultKind::NoSpace),
+        (Op::Write, 0, FaultKind::ShortWrite),
+        (Op::Sync, 0, FaultKind::Io),
+    ] {
+        let plan: Arc<Mutex<Option<Fault>>> = Arc::new(Mutex::new(None));
+        let factory_plan = Arc::clone(&plan);
+        let dir = Arc::new(MemDir::with_factory(move || {
+            let file = FaultyStorage::new(MemStorage::new());
+            if let Some(fault) = *factory_plan.lock() {
+                file.inject(fault);
+            }
+            file
+        }));
+        let (wal, _) = open(&dir);
+        let mut model = vec![Vec::new()];
+        for i in 0..30u64 {
+            let record = payload(i, 400);
+            wal.append(&record).expect("append");
+            model.push(record);
+        }
+        wal.commit_all().expect("commit");
+        *plan.lock() = Some(Fault {
+            op,
+            nth,
+            kind,
+            sticky: false,
+        });
+        let result = wal.truncate_before(Lsn(20));
+        if kind == FaultKind::ShortWrite {
+            result.expect("short writes are retried");
+        } else {
+            assert!(
+                matches!(result, Err(WalError::Io(_))),
+                "{op:?} {kind:?}: {result:?}"
+            );
+            assert_poisoned(&wal);
+        }
+        drop(wal);
+        *plan.lock() = None;
+        let (_, recovery) = open(&dir);
+        check_prefix(&recovery, &model, Lsn(30));
+        let start = if kind == FaultKind::ShortWrite { 20 } else { 1 };
+        assert_eq!(recovery.lsn_start, Lsn(start), "{op:?} {kind:?}");
+    }
+}
