@@ -15,50 +15,154 @@ pub struct Target {
 }
 
 /// Every fuzz target of the workspace.
-pub const TARGETS: &[Target] = &[Target {
-    name: "bson-validate",
-    seeds: bson_seeds,
-    run: bson_validate,
-}];
+pub const TARGETS: &[Target] = &[
+    Target {
+        name: "bson-validate",
+        seeds: bson_targets::seeds,
+        run: bson_targets::validate,
+    },
+    Target {
+        name: "wal_block",
+        seeds: wal_targets::block_seeds,
+        run: wal_targets::block,
+    },
+    Target {
+        name: "wal_recovery",
+        seeds: wal_targets::log_seeds,
+        run: wal_targets::recovery,
+    },
+];
 
-fn bson_seeds() -> Vec<Vec<u8>> {
-    let docs = [
-        bson::rawdoc! {"_id": 1, "a": "text", "b": {"c": [1, 2.5, {"d": true}]}},
-        bson::rawdoc! {"bin": bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: vec![1, 2] }},
-        bson::rawdoc! {"r": bson::Regex { pattern: "a.*".try_into().expect("cstr"), options: "i".try_into().expect("cstr") }},
-        bson::rawdoc! {"n": bson::RawBson::Null, "t": bson::Timestamp { time: 1, increment: 2 }},
-    ];
-    docs.iter().map(|d| d.as_bytes().to_vec()).collect()
-}
+/// Targets of the `bson-canonical` crate: validation and what runs on validated bytes.
+mod bson_targets {
+    pub fn seeds() -> Vec<Vec<u8>> {
+        let docs = [
+            bson::rawdoc! {"_id": 1, "a": "text", "b": {"c": [1, 2.5, {"d": true}]}},
+            bson::rawdoc! {"bin": bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: vec![1, 2] }},
+            bson::rawdoc! {"r": bson::Regex { pattern: "a.*".try_into().expect("cstr"), options: "i".try_into().expect("cstr") }},
+            bson::rawdoc! {"n": bson::RawBson::Null, "t": bson::Timestamp { time: 1, increment: 2 }},
+        ];
+        docs.iter().map(|d| d.as_bytes().to_vec()).collect()
+    }
 
-/// Validation must never panic; whatever it accepts, the order functions, the
-/// key encoding and path lookup must handle without panicking either.
-fn bson_validate(data: &[u8]) {
-    check_document(data);
-    // Most mutations break the outer length first; also try the bytes with it
-    // repaired, so the walk reaches the nested elements.
-    if data.len() >= 5 {
-        let mut repaired = data.to_vec();
-        let length = u32::try_from(data.len()).unwrap_or(u32::MAX);
-        repaired[..4].copy_from_slice(&length.to_le_bytes());
-        check_document(&repaired);
+    /// Validation must never panic; whatever it accepts, the order functions, the
+    /// key encoding and path lookup must handle without panicking either.
+    pub fn validate(data: &[u8]) {
+        check_document(data);
+        // Most mutations break the outer length first; also try the bytes with it
+        // repaired, so the walk reaches the nested elements.
+        if data.len() >= 5 {
+            let mut repaired = data.to_vec();
+            let length = u32::try_from(data.len()).unwrap_or(u32::MAX);
+            repaired[..4].copy_from_slice(&length.to_le_bytes());
+            check_document(&repaired);
+        }
+    }
+
+    fn check_document(data: &[u8]) {
+        let depth = bson_canonical::limits::WIRE_NESTING_DEPTH_MAX;
+        if bson_canonical::validate_bson(data, depth).is_err() {
+            return;
+        }
+        let Ok(doc) = bson::RawDocument::from_bytes(data) else {
+            panic!("validated bytes are not a raw document");
+        };
+        let whole = bson::RawBsonRef::Document(doc);
+        assert_eq!(
+            bson_canonical::compare_values(whole, whole),
+            std::cmp::Ordering::Equal
+        );
+        let _ = bson_canonical::encode(whole);
+        let _ = bson_canonical::path::values(doc, "a.b.0.c");
+        let _ = bson_canonical::validate_for_storage(data);
     }
 }
 
-fn check_document(data: &[u8]) {
-    let depth = bson_canonical::limits::WIRE_NESTING_DEPTH_MAX;
-    if bson_canonical::validate_bson(data, depth).is_err() {
-        return;
+/// Targets of the `wal` crate: the block decoder and recovery over a whole file.
+mod wal_targets {
+    use std::sync::Arc;
+    use wal::format::{self, BlockMeta, Codec};
+    use wal::limits::BLOCK_HEADER_LEN;
+    use wal::{Dir, Lsn, MemDir, MemStorage, Wal, WalOptions};
+
+    const SALT: u64 = 0x5a17;
+
+    fn meta(codec: Codec, count: u32) -> BlockMeta {
+        BlockMeta {
+            lsn_first: Lsn(1),
+            record_count: count,
+            synced_end: 512,
+            session: 1,
+            codec,
+            salt: SALT,
+        }
     }
-    let Ok(doc) = bson::RawDocument::from_bytes(data) else {
-        panic!("validated bytes are not a raw document");
-    };
-    let whole = bson::RawBsonRef::Document(doc);
-    assert_eq!(
-        bson_canonical::compare_values(whole, whole),
-        std::cmp::Ordering::Equal
-    );
-    let _ = bson_canonical::encode(whole);
-    let _ = bson_canonical::path::values(doc, "a.b.0.c");
-    let _ = bson_canonical::validate_for_storage(data);
+
+    /// Encoded blocks: compressible and raw, one and several records.
+    pub fn block_seeds() -> Vec<Vec<u8>> {
+        let mut seeds = Vec::new();
+        for codec in [Codec::Lz4, Codec::Raw] {
+            let mut raw = Vec::new();
+            format::push_record(&mut raw, b"hello hello hello hello hello");
+            format::push_record(&mut raw, b"");
+            format::push_record(&mut raw, &[7u8; 300]);
+            let mut out = Vec::new();
+            format::encode_block(&mut out, &raw, &meta(codec, 3));
+            seeds.push(out);
+        }
+        seeds
+    }
+
+    /// Decodes the bytes as a block; then again with the checksum recomputed, so the
+    /// decompressor and the record framing see arbitrary (checksum-valid) bytes too.
+    pub fn block(input: &[u8]) {
+        let _ = format::decode_block(input, SALT);
+        if input.len() >= BLOCK_HEADER_LEN {
+            let mut fixed = input.to_vec();
+            let len_stored = u32::from_le_bytes([fixed[4], fixed[5], fixed[6], fixed[7]]);
+            let end = (BLOCK_HEADER_LEN + len_stored as usize).min(fixed.len());
+            let checksum =
+                format::block_checksum(SALT, &fixed[..40], &fixed[BLOCK_HEADER_LEN..end]);
+            fixed[40..48].copy_from_slice(&checksum.to_le_bytes());
+            if let Ok((header, records)) = format::decode_block(&fixed, SALT) {
+                assert_eq!(records.len(), header.record_count as usize);
+            }
+        }
+    }
+
+    fn options() -> WalOptions {
+        WalOptions {
+            codec: Codec::Lz4,
+            block_len_target: 512,
+            preallocate_chunk: 4096,
+            flush_threshold: 1024,
+        }
+    }
+
+    /// A small log file of a few blocks.
+    pub fn log_seeds() -> Vec<Vec<u8>> {
+        let dir = Arc::new(MemDir::<MemStorage>::new());
+        let Ok((wal, _)) = Wal::open(Arc::clone(&dir) as Arc<dyn Dir>, "wal", options()) else {
+            return Vec::new();
+        };
+        for i in 0..8u8 {
+            let _ = wal.append(&[i; 100]).and_then(|lsn| wal.commit(lsn));
+        }
+        drop(wal);
+        let bytes = dir.file("wal").map(|f| f.snapshot()).unwrap_or_default();
+        // Keep the log region, not all of the zero preallocation.
+        vec![bytes[..bytes.len().min(4096)].to_vec()]
+    }
+
+    /// Opens the bytes as a log file: any result but a panic is fine, and what opens
+    /// must have dense LSNs.
+    pub fn recovery(input: &[u8]) {
+        let dir = Arc::new(MemDir::<MemStorage>::new());
+        dir.insert("wal", MemStorage::from_bytes(input.to_vec()));
+        if let Ok((_, recovery)) = Wal::open(dir as Arc<dyn Dir>, "wal", options()) {
+            for (i, (lsn, _)) in recovery.records.iter().enumerate() {
+                assert_eq!(lsn.0, recovery.lsn_start.0 + i as u64);
+            }
+        }
+    }
 }
