@@ -26,8 +26,8 @@ pub const EXTENT_PAGES_MAX: u32 = 16 * 1024;
 /// The largest page number plus one (u32 page numbers; 16 TiB at 4 KiB pages).
 pub const FILE_PAGES_MAX: u64 = u32::MAX as u64;
 
-/// The file grows by at least this many pages at a time (1 MiB).
-pub const GROW_PAGES_MIN: u64 = 256;
+/// The file grows by at least this many pages at a time (64 KiB).
+pub const GROW_PAGES_MIN: u64 = 16;
 
 /// ...and by at most this many pages beyond what is needed (64 MiB), so a preallocated tail
 /// stays a small share of a large file.

@@ -187,6 +187,16 @@ impl Pager {
         self.writer.lock().checkpoint_lsn
     }
 
+    /// Whether a checkpoint is due for space reasons: pages freed since the last checkpoint
+    /// (which cannot be reused until the next one) exceed 1/16 of the file. Copy-on-write
+    /// keeps the file near `live × (1 + freed-per-checkpoint share)`, so an engine that
+    /// checkpoints when this says so keeps churn near 1.1x to 1.3x the live pages.
+    pub fn checkpoint_due(&self) -> bool {
+        let w = self.writer.lock();
+        let pending: u64 = w.pending.iter().map(|f| u64::from(f.extent.pages)).sum();
+        pending * 16 >= u64::from(w.page_count)
+    }
+
     /// Current counters.
     pub fn stats(&self) -> Result<Stats> {
         let w = self.writer.lock();

@@ -5,8 +5,8 @@
 //! same `wal::Storage` trait, so swapping it is a one-line change.
 
 use super::Rng;
-use parking_lot::Mutex;
 use std::io;
+use std::sync::{Mutex, MutexGuard};
 use wal::Storage;
 
 const SECTOR: usize = 512;
@@ -35,19 +35,23 @@ fn put(file: &mut Vec<u8>, at: usize, bytes: &[u8]) {
 }
 
 impl CrashStorage {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().expect("crash storage lock")
+    }
+
     pub fn new() -> CrashStorage {
         CrashStorage::default()
     }
 
     /// Makes every write after the next `n` fail with an I/O error.
     pub fn fail_writes_after(&self, n: u64) {
-        let mut state = self.state.lock();
+        let mut state = self.lock();
         state.fail_writes_after = Some(state.writes + n);
     }
 
     /// Simulates power loss: returns the bytes a restarted machine would find.
     pub fn crash(&self, rng: &mut Rng) -> Vec<u8> {
-        let state = self.state.lock();
+        let state = self.lock();
         let mut file = state.durable.clone();
         for (at, bytes) in &state.unsynced {
             for (i, chunk) in bytes.chunks(CHUNK).enumerate() {
@@ -69,7 +73,7 @@ impl CrashStorage {
 
 impl Storage for CrashStorage {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        let state = self.state.lock();
+        let state = self.lock();
         let at = offset as usize;
         if at >= state.volatile.len() {
             return Ok(0);
@@ -80,7 +84,7 @@ impl Storage for CrashStorage {
     }
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
-        let mut state = self.state.lock();
+        let mut state = self.lock();
         state.writes += 1;
         if state.fail_writes_after.is_some_and(|n| state.writes > n) {
             return Err(io::Error::other("injected write failure"));
@@ -91,18 +95,18 @@ impl Storage for CrashStorage {
     }
 
     fn sync(&self) -> io::Result<()> {
-        let mut state = self.state.lock();
+        let mut state = self.lock();
         state.durable = state.volatile.clone();
         state.unsynced.clear();
         Ok(())
     }
 
     fn len(&self) -> io::Result<u64> {
-        Ok(self.state.lock().volatile.len() as u64)
+        Ok(self.lock().volatile.len() as u64)
     }
 
     fn set_len(&self, len: u64) -> io::Result<()> {
-        let mut state = self.state.lock();
+        let mut state = self.lock();
         state.volatile.resize(len as usize, 0);
         Ok(())
     }
