@@ -15,4 +15,15 @@ pub struct Target {
 }
 
 /// Every fuzz target of the workspace.
-pub const TARGETS: &[Target] = &[];
+pub const TARGETS: &[Target] = &[
+    Target {
+        name: "pager_open",
+        seeds: crate::storage_targets::data_file_seeds,
+        run: crate::storage_targets::open_damaged_data_file,
+    },
+    Target {
+        name: "btree_node",
+        seeds: crate::storage_targets::node_seeds,
+        run: crate::storage_targets::read_damaged_node,
+    },
+];
