@@ -7,7 +7,7 @@
 //!   requests use single-page holes and do not shave the large extents overflow needs.
 
 use crate::page::{Extent, PageId};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// A set of free page runs.
 #[derive(Debug, Default, Clone)]
@@ -102,6 +102,76 @@ impl FreeSpace {
             assert_eq!(self.by_start.len(), self.by_size.len(), "free index sizes");
             let total: u64 = self.by_start.values().map(|&p| u64::from(p)).sum();
             assert_eq!(total, self.pages, "free page total");
+        }
+    }
+}
+
+/// A page freed by a commit, waiting until no reader and no durable checkpoint needs it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Freed {
+    /// The commit that freed it: readers of snapshots before this one may still read it.
+    pub(crate) seq: u64,
+    pub(crate) extent: Extent,
+    /// Whether the durable checkpoint references it.
+    pub(crate) durable: bool,
+}
+
+/// Frees waiting for readers (a queue in commit order) or for a checkpoint (a list in
+/// commit order). Both release from the front, so each release costs only what it frees.
+#[derive(Debug, Default)]
+pub(crate) struct PendingFrees {
+    readers: VecDeque<Freed>,
+    checkpoint: VecDeque<Freed>,
+    pages: u64,
+}
+
+impl PendingFrees {
+    pub(crate) fn push(&mut self, freed: Freed) {
+        self.pages += u64::from(freed.extent.pages);
+        if freed.durable {
+            self.checkpoint.push_back(freed);
+        } else {
+            self.readers.push_back(freed);
+        }
+    }
+
+    /// Pages waiting in total.
+    pub(crate) fn pages(&self) -> u64 {
+        self.pages
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Freed> + '_ {
+        self.readers.iter().chain(&self.checkpoint)
+    }
+
+    /// Moves to `free` every extent freed at or before `oldest_reader` (no registered
+    /// reader can see it) and, if the durable checkpoint referenced it, at or before
+    /// `checkpoint_seq` (a newer checkpoint is durable).
+    pub(crate) fn release(
+        &mut self,
+        oldest_reader: u64,
+        checkpoint_seq: u64,
+        free: &mut FreeSpace,
+    ) {
+        while self
+            .checkpoint
+            .front()
+            .is_some_and(|f| f.seq <= checkpoint_seq)
+        {
+            let freed = self.checkpoint.pop_front().expect("front exists");
+            self.readers.push_back(freed);
+        }
+        // Commit order makes seqs non-decreasing in each queue; entries moved over from the
+        // checkpoint queue can only be older, which delays them, never frees them early.
+        while self.readers.front().is_some_and(|f| f.seq <= oldest_reader) {
+            let freed = self.readers.pop_front().expect("front exists");
+            assert!(
+                !freed.durable || freed.seq <= checkpoint_seq,
+                "checkpoint gate"
+            );
+            free.insert(freed.extent)
+                .expect("a freed extent is not already free");
+            self.pages -= u64::from(freed.extent.pages);
         }
     }
 }

@@ -17,7 +17,7 @@
 //!   reachable from the latest commit partition `0..page_count` (checked by `verify`).
 //! - After a failed write or sync every call fails with `PreviousIo`; nothing retries a sync.
 
-use crate::alloc::FreeSpace;
+use crate::alloc::{FreeSpace, PendingFrees};
 use crate::error::{Error, Result, corrupt};
 use crate::header::HeaderSlot;
 use crate::limits::{
@@ -50,19 +50,11 @@ impl Default for Options {
     }
 }
 
-/// A page freed by a commit, waiting until no reader and no durable checkpoint needs it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Freed {
-    pub(crate) seq: u64,
-    pub(crate) extent: Extent,
-    pub(crate) durable: bool,
-}
-
 /// State owned by the single writer (and by checkpoints, which take the same lock).
 #[derive(Debug)]
 pub(crate) struct Writer {
     pub(crate) free: FreeSpace,
-    pub(crate) pending: Vec<Freed>,
+    pub(crate) pending: PendingFrees,
     /// Extent starts written since the last checkpoint (not referenced by it).
     pub(crate) fresh: HashSet<u32>,
     /// The extent holding the durable checkpoint's free list.
@@ -143,7 +135,7 @@ impl Pager {
         });
         let writer = Writer {
             free,
-            pending: Vec::new(),
+            pending: PendingFrees::default(),
             fresh: HashSet::new(),
             free_list: header.free_list,
             page_count: header.page_count,
@@ -193,14 +185,13 @@ impl Pager {
     /// checkpoints when this says so keeps churn near 1.1x to 1.3x the live pages.
     pub fn checkpoint_due(&self) -> bool {
         let w = self.writer.lock();
-        let pending: u64 = w.pending.iter().map(|f| u64::from(f.extent.pages)).sum();
-        pending * 16 >= u64::from(w.page_count)
+        w.pending.pages() * 16 >= u64::from(w.page_count)
     }
 
     /// Current counters.
     pub fn stats(&self) -> Result<Stats> {
         let w = self.writer.lock();
-        let pending_pages = w.pending.iter().map(|f| u64::from(f.extent.pages)).sum();
+        let pending_pages = w.pending.pages();
         Ok(Stats {
             page_count: w.page_count,
             file_bytes: self.storage.len()?,
@@ -282,15 +273,7 @@ impl Pager {
         };
         let checkpoint_seq = w.checkpoint_seq;
         let Writer { pending, free, .. } = w;
-        pending.retain(|freed| {
-            let readers_done = freed.seq <= oldest;
-            let checkpoint_done = !freed.durable || freed.seq <= checkpoint_seq;
-            if readers_done && checkpoint_done {
-                free.insert(freed.extent).expect("freed extent is disjoint");
-                return false;
-            }
-            true
-        });
+        pending.release(oldest, checkpoint_seq, free);
     }
 
     /// Grows the file so it holds `pages_needed` pages, writing real zeros into the new

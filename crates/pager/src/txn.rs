@@ -13,10 +13,11 @@
 //! - Dirty pages over `dirty_bytes_max` spill to their own (unpublished) file locations,
 //!   so a write transaction's memory is bounded.
 
+use crate::alloc::Freed;
 use crate::error::Result;
 use crate::limits::{EXTENT_PAGES_MAX, PAGE_HEADER_SIZE, PAGE_SIZE, ROOT_SLOTS};
 use crate::page::{self, Extent, KIND_USER_MIN, PageId};
-use crate::pager::{Freed, Pager, Writer, grow};
+use crate::pager::{Pager, Writer, grow};
 use crate::view::{Snapshot, payload, read_extent};
 use parking_lot::MutexGuard;
 use std::borrow::Cow;

@@ -76,7 +76,7 @@ impl Pager {
         for extent in w.free.iter() {
             report.free_pages += claim(&mut owners, extent, Owner::Free)?;
         }
-        for freed in &w.pending {
+        for freed in w.pending.iter() {
             report.pending_pages += claim(&mut owners, freed.extent, Owner::Pending)?;
         }
         for &extent in reachable {
