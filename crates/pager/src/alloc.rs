@@ -198,13 +198,17 @@ mod tests {
     #[test]
     fn best_fit_keeps_large_extents_whole() {
         let mut free = FreeSpace::default();
-        free.insert(ext(100, 64)).expect("fresh");
-        free.insert(ext(10, 1)).expect("fresh");
-        free.insert(ext(20, 3)).expect("fresh");
-        assert_eq!(free.take(1), Some(PageId(10)));
-        assert_eq!(free.take(1), Some(PageId(20)));
+        free.insert(ext(10, 64)).expect("fresh");
+        free.insert(ext(100, 1)).expect("fresh");
+        free.insert(ext(200, 3)).expect("fresh");
+        assert_eq!(
+            free.take(1),
+            Some(PageId(100)),
+            "the one-page hole, not the first fit"
+        );
+        assert_eq!(free.take(2), Some(PageId(200)));
         assert_eq!(free.take(65), None);
-        assert_eq!(free.take(60), Some(PageId(100)));
-        assert_eq!(free.pages(), 2 + 4);
+        assert_eq!(free.take(60), Some(PageId(10)));
+        assert_eq!(free.pages(), 1 + 4);
     }
 }

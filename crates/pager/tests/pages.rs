@@ -108,8 +108,9 @@ fn freed_durable_page_waits_for_the_next_checkpoint() {
 fn best_fit_keeps_a_freed_extent_for_a_large_request() {
     let (_storage, pager) = mem_pager();
     let mut txn = pager.begin_write().expect("write");
-    let small = txn.allocate(KIND, 1).expect("allocate");
     let big = txn.allocate(KIND, 32).expect("allocate");
+    let middle = txn.allocate(KIND, 1).expect("allocate");
+    let small = txn.allocate(KIND, 1).expect("allocate");
     let guard = txn.allocate(KIND, 1).expect("allocate");
     txn.commit().expect("commit");
     let mut txn = pager.begin_write().expect("write");
@@ -118,13 +119,17 @@ fn best_fit_keeps_a_freed_extent_for_a_large_request() {
     txn.commit().expect("commit");
     let mut txn = pager.begin_write().expect("write");
     let one = txn.allocate(KIND, 1).expect("allocate");
-    assert_eq!(one, small, "one page comes from the one-page hole");
+    assert_eq!(
+        one, small,
+        "one page comes from the one-page hole, not the first fit"
+    );
     let again = txn.allocate(KIND, 32).expect("allocate");
     assert_eq!(again, big, "the 32-page extent stayed whole");
     txn.commit().expect("commit");
     let owned = [
         Extent::new(one, 1),
         Extent::new(again, 32),
+        Extent::new(middle, 1),
         Extent::new(guard, 1),
     ];
     pager.verify(&owned).expect("verify");

@@ -19,6 +19,8 @@ struct State {
     unsynced: Vec<(usize, Vec<u8>)>,
     fail_writes_after: Option<u64>,
     writes: u64,
+    syncs_until_crash: Option<u64>,
+    crashed: bool,
 }
 
 /// An in-memory file that remembers what a crash could lose.
@@ -47,6 +49,17 @@ impl CrashStorage {
     pub fn fail_writes_after(&self, n: u64) {
         let mut state = self.lock();
         state.fail_writes_after = Some(state.writes + n);
+    }
+
+    /// Power fails during the `n`-th sync from now (0 = the next): that sync and every
+    /// later call fail, and `crash` shows what the disk kept.
+    pub fn crash_at_sync(&self, n: u64) {
+        self.lock().syncs_until_crash = Some(n);
+    }
+
+    /// Whether the simulated power failure has happened.
+    pub fn crashed(&self) -> bool {
+        self.lock().crashed
     }
 
     /// Simulates power loss: returns the bytes a restarted machine would find.
@@ -85,6 +98,9 @@ impl Storage for CrashStorage {
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
         let mut state = self.lock();
+        if state.crashed {
+            return Err(io::Error::other("power failed"));
+        }
         state.writes += 1;
         if state.fail_writes_after.is_some_and(|n| state.writes > n) {
             return Err(io::Error::other("injected write failure"));
@@ -96,6 +112,15 @@ impl Storage for CrashStorage {
 
     fn sync(&self) -> io::Result<()> {
         let mut state = self.lock();
+        match state.syncs_until_crash {
+            _ if state.crashed => return Err(io::Error::other("power failed")),
+            Some(0) => {
+                state.crashed = true;
+                return Err(io::Error::other("power failed during sync"));
+            }
+            Some(n) => state.syncs_until_crash = Some(n - 1),
+            None => {}
+        }
         state.durable = state.volatile.clone();
         state.unsynced.clear();
         Ok(())
