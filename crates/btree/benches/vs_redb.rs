@@ -1,7 +1,8 @@
 //! Side-by-side benchmark against redb on the same keys, printed as a table with ratios.
 //!
 //! Run: `cargo bench -p btree --features bench-redb --bench vs_redb` (release profile).
-//! `MFDB_BENCH_KEYS` (default 1,000,000) and `MFDB_BENCH_COMMITS` (default 100,000) size it.
+//! `MFDB_BENCH_KEYS` (default 1,000,000), `MFDB_BENCH_COMMITS` (default 100,000) and
+//! `MFDB_BENCH_DURABLE` (default 200 durable single-key commits) size it.
 //! Each row is the best of `MFDB_BENCH_REPS` (default 3) runs on fresh files in the temp
 //! directory. Durability is matched per row: bulk insert and the durable-commit row sync
 //! both engines (our commit + checkpoint; redb `Durability::Immediate`); the single-key
@@ -237,7 +238,7 @@ fn main() {
     let n = env("MFDB_BENCH_KEYS", 1_000_000);
     let commits = env("MFDB_BENCH_COMMITS", 100_000);
     let reps = env("MFDB_BENCH_REPS", 3);
-    let durable = 1_000usize.min(n as usize);
+    let durable = (env("MFDB_BENCH_DURABLE", 200) as usize).min(n as usize);
     let data = keys(n, 1);
     let probes = shuffled(&data, 2);
     let extra = keys(commits, 3);
