@@ -159,15 +159,15 @@ impl<'a> Node<'a> {
         Ok((cell, next + 4 - at))
     }
 
-    /// The key part of cell `i` (leaf or branch).
+    /// The key part of cell `i` (leaf or branch), without decoding the rest of the cell:
+    /// this is the comparison in every binary search.
     pub(crate) fn key(&self, i: usize) -> Result<(Part, usize)> {
-        if self.is_leaf() {
-            let (cell, _) = self.leaf_cell(i)?;
-            Ok((cell.key, cell.key_len))
-        } else {
-            let (cell, _) = self.branch_cell(i)?;
-            Ok((cell.key, cell.key_len))
-        }
+        let at = self.cell_at(i)?;
+        let flags = self.bytes[at];
+        let key_len = u32_at(self.bytes, at + 1).ok_or_else(|| self.err("cell past the page"))?;
+        let key_at = if self.is_leaf() { at + 9 } else { at + 5 };
+        let (part, _) = self.part(key_at, key_len as usize, flags & FLAG_KEY_OVERFLOW != 0)?;
+        Ok((part, key_len as usize))
     }
 
     /// Child `i` of a branch (0 = leftmost, `i` = right of key `i - 1`).
