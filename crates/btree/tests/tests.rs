@@ -5,6 +5,7 @@ mod support;
 
 mod common;
 mod crash;
+mod fixture;
 mod model;
 mod stress;
 mod tree;
