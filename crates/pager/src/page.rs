@@ -168,6 +168,21 @@ mod tests {
     }
 
     #[test]
+    fn checksum_depends_on_the_page_number_and_the_id_field() {
+        let mut image = vec![0u8; PAGE_SIZE];
+        init(&mut image, KIND_USER_MIN);
+        image[8..12].copy_from_slice(&7u32.to_le_bytes());
+        let at_seven = checksum(&image, PageId(7));
+        assert_ne!(
+            at_seven,
+            checksum(&image, PageId(8)),
+            "seeded with the page number"
+        );
+        image[8..12].copy_from_slice(&8u32.to_le_bytes());
+        assert_ne!(at_seven, checksum(&image, PageId(7)), "covers the id field");
+    }
+
+    #[test]
     fn extent_header_covers_every_page() {
         let mut image = vec![0u8; 3 * PAGE_SIZE];
         init(&mut image, KIND_USER_MIN);
