@@ -131,3 +131,59 @@ fn crash_during_a_checkpoint_keeps_the_previous_one() {
         verify_all(&reopened);
     }
 }
+
+/// A small deterministic run, crashed at every sync point in turn (and once after the end).
+#[test]
+fn crash_at_every_sync_point_of_a_small_run() {
+    let workload: Vec<Txn> = {
+        let mut rng = Rng(99);
+        (0..24).map(|_| random_txn(&mut rng)).collect()
+    };
+    let run = |crash_at: Option<u64>, rng: &mut Rng| {
+        let storage = Arc::new(CrashStorage::new());
+        let pager = Pager::open(storage.clone(), Options::default()).expect("open");
+        if let Some(k) = crash_at {
+            storage.crash_at_sync(k);
+        }
+        let mut logged = 0;
+        for (i, txn) in workload.iter().enumerate() {
+            if storage.crashed() {
+                break;
+            }
+            logged = i + 1;
+            apply(&pager, txn);
+            if i % 3 == 2 {
+                let _ = pager.checkpoint(logged as u64);
+            }
+        }
+        (storage.crash(rng), logged, storage.crashed())
+    };
+    let mut rng = Rng(1234);
+    for k in 0.. {
+        let (image, logged, crashed) = run(Some(k), &mut rng);
+        let reopened = Pager::open(Arc::new(MemStorage::from_bytes(image)), Options::default())
+            .unwrap_or_else(|e| panic!("sync point {k}: crashed file must open: {e}"));
+        let lsn = reopened.checkpoint_lsn() as usize;
+        let mut model = BTreeMap::new();
+        for txn in &workload[..lsn] {
+            apply_model(&mut model, txn);
+        }
+        assert_eq!(
+            contents(&reopened),
+            model,
+            "sync point {k}: state at lsn {lsn}"
+        );
+        verify_all(&reopened);
+        for txn in &workload[lsn..logged] {
+            apply(&reopened, txn);
+            apply_model(&mut model, txn);
+        }
+        assert_eq!(contents(&reopened), model, "sync point {k}: after replay");
+        verify_all(&reopened);
+        if !crashed {
+            // Every sync point of the run has been a crash point: 8 checkpoints, 2 syncs each.
+            assert_eq!(k, 16, "sync points in the run");
+            break;
+        }
+    }
+}

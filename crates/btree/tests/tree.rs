@@ -181,3 +181,59 @@ fn damaged_files_give_errors_not_wrong_answers() {
     }
     assert_eq!(contents(&pager).len(), 300);
 }
+
+#[test]
+fn mapped_readers_survive_growth_checkpoints_and_page_reuse() {
+    let path = crate::support::TempPath::new("mapped-readers");
+    let storage = Arc::new(wal::OsStorage::open(&path.0).expect("file"));
+    let pager = Pager::open(storage, Options::default()).expect("open");
+    let mut txn = pager.begin_write().expect("write");
+    for i in 0..3000u32 {
+        TREE.insert(&mut txn, &i.to_be_bytes(), &[0; 64])
+            .expect("insert");
+    }
+    txn.commit().expect("commit");
+    std::thread::scope(|scope| {
+        for reader in 0..2 {
+            let pager = &pager;
+            scope.spawn(move || {
+                for _ in 0..25 {
+                    let read = pager.begin_read().expect("read");
+                    // Hold borrowed slices into the map across the writer's growth.
+                    let held: Vec<_> = TREE
+                        .iter(&read)
+                        .expect("iter")
+                        .map(|e| e.expect("entry"))
+                        .collect();
+                    assert!(
+                        held.iter()
+                            .all(|(_, v)| matches!(v, std::borrow::Cow::Borrowed(_)))
+                    );
+                    std::thread::yield_now();
+                    let first = held[0].1[0];
+                    assert!(
+                        held.iter().all(|(_, v)| v[0] == first),
+                        "reader {reader}: torn"
+                    );
+                    assert!(held.len() >= 3000);
+                }
+            });
+        }
+        for round in 1..=30u8 {
+            let mut txn = pager.begin_write().expect("write");
+            for i in 0..3000u32 {
+                TREE.insert(&mut txn, &i.to_be_bytes(), &[round; 64])
+                    .expect("insert");
+            }
+            // Grow the file: new keys with large values.
+            let key = (10_000 + u32::from(round)).to_be_bytes();
+            TREE.insert(&mut txn, &key, &vec![round; 200_000])
+                .expect("insert");
+            txn.commit().expect("commit");
+            if round % 5 == 0 {
+                pager.checkpoint(u64::from(round)).expect("checkpoint");
+            }
+        }
+    });
+    verify_all(&pager);
+}
