@@ -31,6 +31,16 @@ pub const TARGETS: &[Target] = &[
         seeds: wal_targets::log_seeds,
         run: wal_targets::recovery,
     },
+    Target {
+        name: "pager_open",
+        seeds: crate::storage_targets::data_file_seeds,
+        run: crate::storage_targets::open_damaged_data_file,
+    },
+    Target {
+        name: "btree_node",
+        seeds: crate::storage_targets::node_seeds,
+        run: crate::storage_targets::read_damaged_node,
+    },
 ];
 
 /// Targets of the `bson-canonical` crate: validation and what runs on validated bytes.
