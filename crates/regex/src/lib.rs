@@ -2,17 +2,57 @@
 //!
 //! MongoDB matches `$regex` with PCRE2 in UTF mode, so PCRE2's syntax and
 //! semantics are the specification. The pipeline is
-//! [`parse`](crate::parse) (pattern to syntax tree, errors with byte offsets)
-//! → [`compile`](crate::compile) (tree to a Thompson-NFA program) → one of
+//! `parse` (pattern to syntax tree, errors with byte offsets)
+//! → `compile` (tree to a Thompson-NFA program) → one of
 //! three matchers:
 //!
 //! 1. a pure literal pattern is a substring search;
-//! 2. a regular pattern runs on the Pike VM ([`pikevm`]), linear in the
+//! 2. a regular pattern runs on the Pike VM (`pikevm`), linear in the
 //!    subject, with literal-prefix skipping and start anchoring;
 //! 3. a pattern with backreferences, lookaround, atomic groups or possessive
-//!    quantifiers runs on the backtracker ([`backtrack`]), which has a step
+//!    quantifiers runs on the backtracker (`backtrack`), which has a step
 //!    budget: a pathological pattern returns
 //!    [`RegexError::StepLimitExceeded`] instead of hanging the server.
+//!
+//! `is_match` on a regular pattern first tries a lazy DFA (`dfa`) built from
+//! the same program, which costs one table lookup per ASCII byte once warm.
+//!
+//! # Supported syntax
+//!
+//! Options `i`, `m`, `s`, `x` (and `u`, accepted and redundant); inline
+//! `(?imsxnU-imsxnU)` and `(?flags:...)`; literals and escapes (`\t \n \r \f
+//! \e \a \0oo \ooo \o{..} \xhh \x{..} \cX \Q..\E`); `.`; classes with ranges,
+//! negation and POSIX classes `[[:alpha:]]`, `[[:^digit:]]`; `\d \D \w \W \s \S
+//! \h \H \v \V \N \R`; anchors `^ $ \A \z \Z` and `\b \B`; groups: capturing,
+//! `(?:..)`, named `(?<n>..)`, `(?'n'..)`, `(?P<n>..)`, atomic `(?>..)`,
+//! comments `(?#..)`; alternation; `* + ? {n} {n,} {n,m} {,m}` each greedy,
+//! lazy (`?`) or possessive (`+`); backreferences `\1`, `\g{n}`, `\g{-n}`,
+//! `\k<n>`, `\k'n'`, `\k{n}`, `(?P=n)`; lookahead and lookbehind (bounded
+//! length up to 255 characters, alternatives of different lengths allowed).
+//!
+//! # Differences from PCRE2 (10.46, UTF mode, no UCP)
+//!
+//! - Not implemented (a compile error saying so): `\p`/`\P`/`\X` Unicode
+//!   properties, `\G`, `\K`, `\C`, recursion and subroutine calls, conditional
+//!   groups, branch reset `(?|..)`, backtracking verbs and leading `(*OPTION)`
+//!   settings, callouts.
+//! - Case-insensitive matching uses simple one-to-one case folding
+//!   (lowercase of uppercase) plus closure: `k`, `K` and KELVIN SIGN are one
+//!   class, as are `s`, `S` and LONG S. Dotted and dotless i (U+0130,
+//!   U+0131) fold only to themselves; PCRE2 lets `ı` match `I` one way.
+//! - [`Regex::captures`] on a regular pattern with a loop whose body can
+//!   match empty (`(a*)*`, `(a|)+`) may report a different span for a group
+//!   inside the loop: PCRE2 records one final empty iteration, the Pike VM
+//!   keeps the last non-empty one. The whole-match span is always the same.
+//!   ([`Regex::captures_may_differ_from_pcre`] says when this can happen.)
+//! - Counted repetition is expanded, so `(a{1000}){1000}` is rejected with
+//!   [`RegexError::ProgramTooLarge`] where PCRE2 compiles it.
+//! - A search that needs the backtracker gives up with
+//!   [`RegexError::StepLimitExceeded`] after [`limits::BACKTRACK_STEPS_MAX`]
+//!   steps, where PCRE2's match limit is larger (and MongoDB's can hang).
+//! - PCRE2's auto-possessification mis-handles some possessive optional
+//!   groups before `\b` (`A*(?:a)?+\bA+` on `Ab`: PCRE2 finds no match). We
+//!   follow the semantics, i.e. PCRE2 with `(*NO_AUTO_POSSESS)`.
 //!
 //! ```
 //! use regex::Regex;

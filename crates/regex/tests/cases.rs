@@ -185,3 +185,19 @@ fn literal_prefix_for_the_planner() {
     assert!(Regex::new("^a|^b", "").unwrap().is_anchored_start());
     assert!(!Regex::new("^a|b", "").unwrap().is_anchored_start());
 }
+
+#[test]
+fn regex_is_shareable_between_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Regex>();
+    let re = std::sync::Arc::new(Regex::new(r"\d+", "").unwrap());
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let re = re.clone();
+            std::thread::spawn(move || re.is_match(&format!("x{i}")).unwrap())
+        })
+        .collect();
+    for h in handles {
+        assert!(h.join().unwrap());
+    }
+}
