@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use crate::ast::Look;
 use crate::class::is_word;
 use crate::compile::{Inst, Pc, Program};
+use crate::prefilter::Prefilter;
 
 /// Most states one cache may hold before the DFA gives up.
 const STATES_MAX: usize = 4096;
@@ -88,6 +89,7 @@ pub(crate) fn is_match(
     subject: &str,
     anchored: bool,
     prefix: &str,
+    prefilter: Option<&Prefilter>,
 ) -> Outcome {
     let bytes = subject.as_bytes();
     let len = bytes.len();
@@ -106,10 +108,20 @@ pub(crate) fn is_match(
     while at < len {
         let Some(&byte) = bytes.get(at) else { break };
         // Nothing in progress: jump to the next place a match can start.
-        if !prefix.is_empty() && idle.is_some() && cache.is_idle(state) {
-            match subject.get(at..).and_then(|s| s.find(prefix)) {
-                Some(offset) if offset > 0 => {
-                    at += offset;
+        if idle.is_some() && cache.is_idle(state) {
+            let next = if !prefix.is_empty() {
+                subject
+                    .get(at..)
+                    .and_then(|s| s.find(prefix))
+                    .map(|i| at + i)
+            } else if let Some(prefilter) = prefilter {
+                prefilter.find(bytes, at)
+            } else {
+                Some(at)
+            };
+            match next {
+                Some(next) if next > at => {
+                    at = next;
                     let context = context_before(subject, at);
                     let Some(s) = cache.intern(vec![0], context) else {
                         return Outcome::GaveUp;

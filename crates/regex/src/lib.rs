@@ -74,6 +74,7 @@ pub mod limits;
 mod literal;
 mod parse;
 mod pikevm;
+mod prefilter;
 
 use std::sync::Mutex;
 
@@ -134,6 +135,8 @@ pub struct Regex {
     names: Vec<(String, u32)>,
     step_limit: u64,
     caches: Mutex<Vec<pikevm::Cache>>,
+    /// The bytes a match can start with (unanchored patterns only).
+    prefilter: Option<prefilter::Prefilter>,
     /// Whether `is_match` may use the lazy DFA.
     dfa: bool,
     dfa_caches: Mutex<Vec<dfa::Cache>>,
@@ -216,13 +219,20 @@ impl Regex {
             Engine::PikeVm
         };
         let dfa = matches!(engine, Engine::PikeVm) && dfa::supports(&program);
+        let anchored_start = literal::is_anchored_start(&parsed.node);
+        let prefilter = if anchored_start {
+            None
+        } else {
+            prefilter::Prefilter::new(&program)
+        };
         Ok(Regex {
+            prefilter,
             dfa,
             dfa_caches: Mutex::new(Vec::new()),
             pattern: pattern.to_string(),
             program,
             engine,
-            anchored_start: literal::is_anchored_start(&parsed.node),
+            anchored_start,
             prefix: literal::prefix(&parsed.node),
             names: parsed.names,
             step_limit: limits::BACKTRACK_STEPS_MAX,
@@ -333,6 +343,7 @@ impl Regex {
                 subject,
                 self.anchored_start,
                 &self.prefix,
+                self.prefilter.as_ref(),
             ) {
                 dfa::Outcome::Match => Some(true),
                 dfa::Outcome::NoMatch => Some(false),
@@ -359,7 +370,8 @@ impl Regex {
         if let Engine::Backtrack = self.engine {
             let mut backtracker =
                 backtrack::Backtracker::new(&self.program, subject, self.step_limit);
-            let found = backtracker.search(self.anchored_start, &self.prefix)?;
+            let found =
+                backtracker.search(self.anchored_start, &self.prefix, self.prefilter.as_ref())?;
             return Ok(found.map(|slots| slots.to_vec()));
         }
         let mut cache = self
@@ -374,6 +386,7 @@ impl Regex {
             anchored: self.anchored_start,
             earliest,
             prefix: &self.prefix,
+            prefilter: self.prefilter.as_ref(),
         };
         let found = pikevm::search(&self.program, &mut cache, &search, &mut slots);
         if let Ok(mut caches) = self.caches.lock() {
