@@ -40,11 +40,13 @@
 //!   (lowercase of uppercase) plus closure: `k`, `K` and KELVIN SIGN are one
 //!   class, as are `s`, `S` and LONG S. Dotted and dotless i (U+0130,
 //!   U+0131) fold only to themselves; PCRE2 lets `ı` match `I` one way.
-//! - [`Regex::captures`] on a regular pattern with a loop whose body can
-//!   match empty (`(a*)*`, `(a|)+`) may report a different span for a group
-//!   inside the loop: PCRE2 records one final empty iteration, the Pike VM
-//!   keeps the last non-empty one. The whole-match span is always the same.
-//!   ([`Regex::captures_may_differ_from_pcre`] says when this can happen.)
+//! - `find` and `captures` on a regular pattern with a loop whose body can
+//!   match empty (`(a|)+`, `(?:\\D*?| )+`) follow PCRE's rule that an empty
+//!   iteration ends the loop by running the backtracker with a budget of
+//!   [`limits::NULLABLE_LOOP_STEPS_MAX`] steps; past it the Pike VM answers,
+//!   whose match starts at the same place but may end elsewhere, and whose
+//!   groups inside such loops keep the last non-empty iteration. `is_match`
+//!   is unaffected (the rule changes priorities, never whether a match exists).
 //! - Counted repetition is expanded, so `(a{1000}){1000}` is rejected with
 //!   [`RegexError::ProgramTooLarge`] where PCRE2 compiles it.
 //! - A search that needs the backtracker gives up with
@@ -263,15 +265,6 @@ impl Regex {
         (self.anchored_start && !self.prefix.is_empty()).then_some(self.prefix.as_str())
     }
 
-    /// Whether [`Regex::captures`] may report different group spans from
-    /// PCRE2: the pattern runs on the Pike VM and has a loop whose body can
-    /// match empty, where PCRE records one final empty iteration (see the
-    /// crate documentation). Spans of the whole match never differ.
-    #[doc(hidden)]
-    pub fn captures_may_differ_from_pcre(&self) -> bool {
-        matches!(self.engine, Engine::PikeVm) && self.program.register_count > 0
-    }
-
     /// Number of groups, the whole match included.
     pub fn captures_len(&self) -> usize {
         self.program.slot_count / 2
@@ -373,6 +366,19 @@ impl Regex {
             let found =
                 backtracker.search(self.anchored_start, &self.prefix, self.prefilter.as_ref())?;
             return Ok(found.map(|slots| slots.to_vec()));
+        }
+        if !earliest && self.program.register_count > 0 {
+            // A loop whose body can match empty: PCRE's spans come from its
+            // backtracking order, which the backtracker reproduces; past a
+            // small budget, fall back to the Pike VM (same match or not, and
+            // the same start; the end can differ in rare cases).
+            let budget = self.step_limit.min(limits::NULLABLE_LOOP_STEPS_MAX);
+            let mut backtracker = backtrack::Backtracker::new(&self.program, subject, budget);
+            if let Ok(found) =
+                backtracker.search(self.anchored_start, &self.prefix, self.prefilter.as_ref())
+            {
+                return Ok(found.map(|slots| slots.to_vec()));
+            }
         }
         let mut cache = self
             .caches
