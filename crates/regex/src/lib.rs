@@ -52,6 +52,9 @@
 //! - A search that needs the backtracker gives up with
 //!   [`RegexError::StepLimitExceeded`] after [`limits::BACKTRACK_STEPS_MAX`]
 //!   steps, where PCRE2's match limit is larger (and MongoDB's can hang).
+//! - A lookbehind that refers, through a backreference, to a group that
+//!   contains the lookbehind itself (a cycle such as `((?<!\\2)a)(\\1b)`) is
+//!   accepted when every group has a bounded length; PCRE2 rejects it.
 //! - PCRE2's auto-possessification mis-handles some possessive optional
 //!   groups before `\b` (`A*(?:a)?+\bA+` on `Ab`: PCRE2 finds no match). We
 //!   follow the semantics, i.e. PCRE2 with `(*NO_AUTO_POSSESS)`.
@@ -136,12 +139,20 @@ pub struct Regex {
     prefix: String,
     names: Vec<(String, u32)>,
     step_limit: u64,
-    caches: Mutex<Vec<pikevm::Cache>>,
+    #[expect(
+        clippy::vec_box,
+        reason = "caches move out of and back into the pool on every search; boxed, that is a pointer copy"
+    )]
+    caches: Mutex<Vec<Box<pikevm::Cache>>>,
     /// The bytes a match can start with (unanchored patterns only).
     prefilter: Option<prefilter::Prefilter>,
     /// Whether `is_match` may use the lazy DFA.
     dfa: bool,
-    dfa_caches: Mutex<Vec<dfa::Cache>>,
+    #[expect(
+        clippy::vec_box,
+        reason = "caches move out of and back into the pool on every search; boxed, that is a pointer copy"
+    )]
+    dfa_caches: Mutex<Vec<Box<dfa::Cache>>>,
 }
 
 /// A match: a byte range of the subject.
