@@ -11,6 +11,10 @@ use crate::compile::{Inst, Program};
 /// Byte sets larger than this are not worth scanning for.
 const TABLE_BYTES_MAX: usize = 64;
 
+/// Bytes so frequent in typical field values (English text, spaces) that
+/// scanning for them does not pay.
+const COMMON_BYTES: &[u8] = b" eEtaoinsrhl";
+
 /// Chunk width of the vectorisable scan.
 const CHUNK: usize = 32;
 
@@ -29,6 +33,11 @@ impl Prefilter {
     pub(crate) fn new(program: &Program) -> Option<Prefilter> {
         let table = first_bytes(program)?;
         let bytes: Vec<u8> = (0..=255u8).filter(|&b| table[usize::from(b)]).collect();
+        if bytes.iter().any(|b| COMMON_BYTES.contains(b)) {
+            // Candidates would turn up every few bytes in typical text, and
+            // stopping at each costs more than the DFA stepping through.
+            return None;
+        }
         match bytes.len() {
             0 => None,
             1..=3 => Some(Prefilter::Bytes(bytes)),
@@ -150,11 +159,18 @@ mod tests {
 
     #[test]
     fn caseless_word_scans_for_two_bytes() {
-        let p = prefilter("(?i)error").expect("prefilter");
-        assert!(matches!(&p, Prefilter::Bytes(b) if b == b"Ee"));
-        let hay = format!("{}ERROR", "x".repeat(100));
+        let p = prefilter("(?i)quota").expect("prefilter");
+        assert!(matches!(&p, Prefilter::Bytes(b) if b == b"Qq"));
+        let hay = format!("{}QUOTA", "x".repeat(100));
         assert_eq!(p.find(hay.as_bytes(), 0), Some(100));
         assert_eq!(p.find(b"xxxx", 0), None);
+    }
+
+    #[test]
+    fn common_first_bytes_get_no_prefilter() {
+        assert!(prefilter("(?i)error").is_none());
+        assert!(prefilter("apple|banana").is_none());
+        assert!(prefilter(r"\d{3}").is_some());
     }
 
     #[test]

@@ -197,3 +197,25 @@ fn regex_is_shareable_between_threads() {
         assert!(h.join().unwrap());
     }
 }
+
+/// Cases the differential corpus found, each with the bug it caught.
+#[test]
+fn regressions_from_the_differential_corpus() {
+    // An empty iteration ends a loop (PCRE), so `c?` matching empty wins over `a`.
+    check("(?<n0>c?|a)+", "m", "caAabé", Some((0, 1)));
+    check("(|[[:alpha:]]?)*a", "", "BaaBa", Some((0, 2)));
+    check(r"(?:\D*?| )+b", "im", "AÉabbA", Some((0, 5)));
+    // Lookbehind alternatives run in order, each from its farthest start.
+    check(r"\w(?<=[a-c]a|[É]?(|\B-?[[:alpha:]]){,1})\z", "m", "Bbc", Some((2, 3)));
+    // A failed negative lookahead leaves no captures behind.
+    check(
+        r"([b-]{1,2}(?!\1a|(c{,1}?\2?)(?i:\2)?+)*(?:.(?:bAé?)a)?)",
+        "i",
+        "bca1abÉ",
+        Some((0, 1)),
+    );
+    // A backreference inside a repeated group sees the previous iteration.
+    check(r"([b-]\1*){2}.++", "is", "ÉB-BBbÉÉ-", Some((2, 12)));
+    // x mode skips whitespace before a lazy or possessive suffix.
+    check("aA+ ?é", "x", "aAAé", Some((0, 5)));
+}
