@@ -41,6 +41,11 @@ pub const TARGETS: &[Target] = &[
         seeds: crate::storage_targets::node_seeds,
         run: crate::storage_targets::read_damaged_node,
     },
+    Target {
+        name: "regex",
+        seeds: regex_targets::seeds,
+        run: regex_targets::run,
+    },
 ];
 
 /// Targets of the `bson-canonical` crate: validation and what runs on validated bytes.
@@ -174,5 +179,63 @@ mod wal_targets {
                 assert_eq!(lsn.0, recovery.lsn_start.0 + i as u64);
             }
         }
+    }
+}
+
+/// Targets of the `regex` crate: compile and match arbitrary patterns.
+mod regex_targets {
+    /// Splits `regex` input at the first two `0x00` bytes: pattern, options, subject.
+    fn regex_split(input: &[u8]) -> (&[u8], &[u8], &[u8]) {
+        let mut parts = input.splitn(3, |&b| b == 0);
+        let pattern = parts.next().unwrap_or_default();
+        let options = parts.next().unwrap_or_default();
+        let subject = parts.next().unwrap_or_default();
+        (pattern, options, subject)
+    }
+
+    pub fn seeds() -> Vec<Vec<u8>> {
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                r"^(?<user>[a-z0-9._%+-]+)@[a-z]+\.com$",
+                "i",
+                "Ann.Lee@example.com",
+            ),
+            (r"(a|aa)+$", "", "aaaaaaaaaaaaaaaaaaaaaaaaab"),
+            (r"^(a+)+\1$", "", "aaaaaaaaaaaaaaaaaaaaaaaab"),
+            (r"(?<=\$)\d+(?!\.)|\bfoo\B", "m", "cost $42 foobar\n"),
+            (r"(?>a+)b|a*+c|x{2,5}?", "s", "aaab aac xxxxxx"),
+            (
+                r"[[:alpha:]\d-]+(?i)straße\x{263A}\Qa.b\E",
+                "x",
+                "abc-1STRASSE",
+            ),
+            (r"(?:(a)|b)\1*(?(1)x)", "", "aab"),
+            (r"\w+\s*=\s*'[^']*'", "", "key = 'value'"),
+        ];
+        cases
+            .iter()
+            .map(|(p, o, s)| [p.as_bytes(), &[0], o.as_bytes(), &[0], s.as_bytes()].concat())
+            .collect()
+    }
+
+    /// Compiles and matches; any `Err` is fine, a panic or a hang is a bug.
+    pub fn run(input: &[u8]) {
+        let (pattern, options, subject) = regex_split(input);
+        let pattern = String::from_utf8_lossy(pattern);
+        let options = String::from_utf8_lossy(options);
+        let subject = String::from_utf8_lossy(subject);
+        // A smaller step budget keeps each fuzz iteration fast.
+        let Ok(re) = regex::Regex::new(&pattern, &options) else {
+            return;
+        };
+        let re = re.with_step_limit(100_000);
+        let is_match = re.is_match(&subject);
+        let found = re.find(&subject);
+        let caps = re.captures(&subject);
+        if let (Ok(is_match), Ok(found), Ok(caps)) = (is_match, found, caps) {
+            assert_eq!(is_match, found.is_some());
+            assert_eq!(found, caps.and_then(|c| c.get(0)));
+        }
+        let _ = re.literal_prefix();
     }
 }
