@@ -14,7 +14,10 @@
 //! whose LSN is not durable takes the token if it is free (it becomes the leader), seals
 //! every buffered record into blocks, writes them in one call and fdatasyncs once; the
 //! others wait on the condition variable and find their LSN durable when the leader
-//! finishes, or lead the next round with everything appended meanwhile.
+//! finishes, or lead the next round with everything appended meanwhile. When other
+//! threads are inside `commit`, a would-be leader first yields the CPU once, so that the
+//! threads the previous sync released can append their next record into this round
+//! (without it, rounds alternate between two halves of the committers).
 //!
 //! Invariants:
 //! - `lsn_durable_end <= lsn_written_end <= lsn_next`; all three only grow.
