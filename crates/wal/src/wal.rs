@@ -14,7 +14,10 @@
 //! whose LSN is not durable takes the token if it is free (it becomes the leader), seals
 //! every buffered record into blocks, writes them in one call and fdatasyncs once; the
 //! others wait on the condition variable and find their LSN durable when the leader
-//! finishes, or lead the next round with everything appended meanwhile.
+//! finishes, or lead the next round with everything appended meanwhile. When other
+//! threads are inside `commit`, a would-be leader first yields the CPU once, so that the
+//! threads the previous sync released can append their next record into this round
+//! (without it, rounds alternate between two halves of the committers).
 //!
 //! Invariants:
 //! - `lsn_durable_end <= lsn_written_end <= lsn_next`; all three only grow.
@@ -86,6 +89,8 @@ struct RawBlock {
 #[derive(Debug)]
 struct State {
     poisoned: bool,
+    /// Threads inside `commit`.
+    committers: usize,
     io_busy: bool,
     lsn_next: Lsn,
     lsn_written_end: Lsn,
@@ -180,6 +185,7 @@ impl Wal {
         };
         let state = State {
             poisoned: false,
+            committers: 0,
             io_busy: false,
             lsn_next: scan.lsn_next,
             lsn_written_end: scan.lsn_next,
@@ -271,18 +277,42 @@ impl Wal {
                 reason: "not appended yet",
             });
         }
+        state.committers += 1;
+        let (mut state, result) = self.commit_wait(state, lsn);
+        state.committers -= 1;
+        result
+    }
+
+    /// The group commit loop: wait for the leader, or lead.
+    fn commit_wait<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+        lsn: Lsn,
+    ) -> (MutexGuard<'a, State>, Result<()>) {
+        let mut yielded = false;
         loop {
             if state.poisoned {
-                return Err(WalError::Poisoned);
+                return (state, Err(WalError::Poisoned));
             }
             if lsn < state.lsn_durable_end {
-                return Ok(());
+                return (state, Ok(()));
             }
             if state.io_busy {
                 self.changed.wait(&mut state);
                 continue;
             }
-            state = self.write_out(state, true)?;
+            if state.committers > 1 && !yielded {
+                // Other committers are about, and the ones the last sync released are
+                // likely about to append again: let them, once, so this sync carries
+                // their records too.
+                yielded = true;
+                MutexGuard::unlocked(&mut state, std::thread::yield_now);
+                continue;
+            }
+            state = match self.write_out(state, true) {
+                Ok(state) => state,
+                Err(error) => return (self.state.lock(), Err(error)),
+            };
         }
     }
 
