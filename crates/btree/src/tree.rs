@@ -514,9 +514,10 @@ fn split_point(cells: &[Vec<u8>], appending: bool, leaf: bool) -> usize {
 }
 
 /// A leaf under a quarter full after a delete merges with a neighbour (the one to its left,
-/// else to its right) when both fit in half a page (room for inserts before a re-split); the right one is freed and
-/// its separator removed from the parent `id`. Branches are not merged: they are a small
-/// share of the pages, and a branch with a single child is legal.
+/// else to its right) when both fit in half a page, leaving room for inserts before a
+/// re-split; the right one is freed and its separator removed from the parent `id`.
+/// Branches are not merged: they are a small share of the pages, and a branch with a
+/// single child is legal.
 fn merge_leaf(txn: &mut WriteTxn<'_>, id: PageId, index: usize, child: PageId) -> Result<()> {
     let quarter = PAGE_PAYLOAD_SIZE / 4;
     let (sibling_index, left_index) = if index > 0 {
