@@ -268,7 +268,8 @@ pub(crate) fn remove_cell(b: &mut [u8], i: usize, size: usize) {
     set_u16(b, 2, count - 1);
 }
 
-/// Rewrites the heap without garbage.
+/// Rewrites the heap without garbage, cells in ascending key order from `heap_start` so a
+/// forward scan reads the page front to back.
 fn compact(b: &mut [u8]) {
     let count = u16_at(b, 2);
     let cells: Vec<Vec<u8>> = {
@@ -277,22 +278,28 @@ fn compact(b: &mut [u8]) {
             .map(|i| node.cell_bytes(i).expect("valid cell").to_vec())
             .collect()
     };
-    let mut at = b.len();
-    for (i, cell) in cells.iter().enumerate() {
-        at -= cell.len();
-        b[at..at + cell.len()].copy_from_slice(cell);
-        set_u16(b, NODE_HEADER_SIZE + 2 * i, at);
-    }
-    set_u16(b, 4, at);
-    set_u16(b, 6, 0);
+    place_ascending(b, &cells);
 }
 
-/// Rebuilds a node of `level` from `cells` (all must fit).
+fn place_ascending(b: &mut [u8], cells: &[Vec<u8>]) {
+    let total: usize = cells.iter().map(Vec::len).sum();
+    let mut at = b.len() - total;
+    set_u16(b, 4, at);
+    set_u16(b, 6, 0);
+    for (i, cell) in cells.iter().enumerate() {
+        b[at..at + cell.len()].copy_from_slice(cell);
+        set_u16(b, NODE_HEADER_SIZE + 2 * i, at);
+        at += cell.len();
+    }
+    set_u16(b, 2, cells.len());
+}
+
+/// Rebuilds a node of `level` from `cells` (all must fit), laid out in key order.
 pub(crate) fn rebuild(b: &mut [u8], level: u8, child0: PageId, cells: &[Vec<u8>]) {
     init(b, level, child0);
-    for (i, cell) in cells.iter().enumerate() {
-        assert!(insert_cell(b, i, cell), "rebuilt cell {i} fits");
-    }
+    let needed = NODE_HEADER_SIZE + cells_size(cells);
+    assert!(needed <= b.len(), "rebuilt node needs {needed} bytes");
+    place_ascending(b, cells);
 }
 
 /// Bytes `cells` take in a node, slots included.

@@ -10,7 +10,8 @@
 //! - For separator `k_i` of a branch, keys in child `i` are `< k_i <= ` keys in child `i + 1`.
 //! - A non-root leaf holds at least one entry: a leaf emptied by delete is freed and its
 //!   pointer removed; a branch left with no child is freed too; a root branch with one child
-//!   is replaced by that child. (Underfull but non-empty nodes are kept; see PLAN.md.)
+//!   is replaced by that child. A leaf under a quarter full merges with a neighbour when
+//!   both fit in half a page; underfull branches are kept.
 //! - Each overflow extent is owned by exactly one cell; removing or replacing the cell frees it.
 
 use crate::error::{Error, Result, corrupt};
@@ -512,6 +513,56 @@ fn split_point(cells: &[Vec<u8>], appending: bool, leaf: bool) -> usize {
     at
 }
 
+/// A leaf under a quarter full after a delete merges with a neighbour (the one to its left,
+/// else to its right) when both fit in half a page, leaving room for inserts before a
+/// re-split; the right one is freed and its separator removed from the parent `id`.
+/// Branches are not merged: they are a small share of the pages, and a branch with a
+/// single child is legal.
+fn merge_leaf(txn: &mut WriteTxn<'_>, id: PageId, index: usize, child: PageId) -> Result<()> {
+    let quarter = PAGE_PAYLOAD_SIZE / 4;
+    let (sibling_index, left_index) = if index > 0 {
+        (index - 1, index - 1)
+    } else {
+        (1, 0)
+    };
+    let sibling = {
+        let page = txn.page(child)?;
+        let node = Node::parse(&page, child)?;
+        if !node.is_leaf() || node.used_bytes() >= quarter {
+            return Ok(());
+        }
+        let parent = txn.page(id)?;
+        Node::parse(&parent, id)?.child(sibling_index)?
+    };
+    let (left, right) = if index > 0 {
+        (sibling, child)
+    } else {
+        (child, sibling)
+    };
+    let cells = {
+        let mut cells = Vec::new();
+        for leaf in [left, right] {
+            let page = txn.page(leaf)?;
+            let node = Node::parse(&page, leaf)?;
+            if !node.is_leaf() {
+                return Err(corrupt(leaf.0, "leaf sibling is not a leaf"));
+            }
+            for i in 0..node.count() {
+                cells.push(node.cell_bytes(i)?.to_vec());
+            }
+        }
+        cells
+    };
+    if crate::limits::NODE_HEADER_SIZE + node::cells_size(&cells) > 2 * quarter {
+        return Ok(());
+    }
+    let left_copy = edit(txn, left)?;
+    node::rebuild(txn.page_mut(left_copy)?, 0, PageId(0), &cells);
+    node::set_child(txn.page_mut(id)?, left_index, left_copy)?;
+    txn.free(Extent::new(right, 1));
+    remove_branch_cell(txn, id, left_index)
+}
+
 fn remove_at(txn: &mut WriteTxn<'_>, id: PageId, key: &[u8], depth: usize) -> Result<Removed> {
     if depth >= HEIGHT_MAX {
         return Err(corrupt(id.0, "tree deeper than HEIGHT_MAX"));
@@ -546,6 +597,9 @@ fn remove_at(txn: &mut WriteTxn<'_>, id: PageId, key: &[u8], depth: usize) -> Re
         Removed::Kept(new_child) => {
             if new_child != child {
                 node::set_child(txn.page_mut(id)?, index, new_child)?;
+            }
+            if count > 0 {
+                merge_leaf(txn, id, index, new_child)?;
             }
         }
         Removed::Empty if count == 0 => {

@@ -237,3 +237,39 @@ fn mapped_readers_survive_growth_checkpoints_and_page_reuse() {
     });
     verify_all(&pager);
 }
+
+#[test]
+fn deleting_most_keys_merges_leaves_and_returns_their_pages() {
+    let (_storage, pager) = mem();
+    let mut txn = pager.begin_write().expect("write");
+    for i in 0..20_000u32 {
+        TREE.insert(
+            &mut txn,
+            &i.wrapping_mul(2_654_435_761).to_be_bytes(),
+            &[7; 60],
+        )
+        .expect("insert");
+    }
+    txn.commit().expect("commit");
+    let full = verify_all(&pager).leaf_pages;
+    let mut rng = Rng(8);
+    let mut txn = pager.begin_write().expect("write");
+    for i in 0..20_000u32 {
+        if rng.below(20) != 0 {
+            TREE.remove(&mut txn, &i.wrapping_mul(2_654_435_761).to_be_bytes())
+                .expect("remove");
+        }
+    }
+    txn.commit().expect("commit");
+    let report = verify_all(&pager);
+    assert!(
+        report.entries < 1_300 && report.entries > 700,
+        "{}",
+        report.entries
+    );
+    assert!(
+        report.leaf_pages * 6 < full,
+        "{} leaves left of {full} for 5% of the keys",
+        report.leaf_pages
+    );
+}

@@ -282,3 +282,55 @@ fn failed_write_makes_every_later_call_fail() {
     assert!(matches!(pager.begin_write(), Err(Error::PreviousIo)));
     assert!(matches!(pager.checkpoint(5), Err(Error::PreviousIo)));
 }
+
+/// A real file that refuses to grow past a byte limit, as a full disk does (ENOSPC).
+#[derive(Debug)]
+struct FullDisk {
+    file: OsStorage,
+    limit: u64,
+}
+
+impl Storage for FullDisk {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        self.file.read_at(buf, offset)
+    }
+    fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<usize> {
+        if offset + buf.len() as u64 > self.limit {
+            return Err(std::io::ErrorKind::StorageFull.into());
+        }
+        self.file.write_at(buf, offset)
+    }
+    fn sync(&self) -> std::io::Result<()> {
+        self.file.sync()
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        self.file.len()
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.file.set_len(len)
+    }
+    fn os_file(&self) -> Option<&std::fs::File> {
+        self.file.os_file()
+    }
+}
+
+#[test]
+fn full_disk_is_an_error_and_the_mapped_state_stays_readable() {
+    let path = TempPath::new("full");
+    let storage = Arc::new(FullDisk {
+        file: OsStorage::open(&path.0).expect("file"),
+        limit: 1 << 20,
+    });
+    let pager = Pager::open(storage, Options::default()).expect("open");
+    let id = write_page(&pager, 0, 3);
+    pager.checkpoint(1).expect("checkpoint");
+    let reader = pager.begin_read().expect("read");
+    let mut txn = pager.begin_write().expect("write");
+    txn.allocate(KIND, 1024)
+        .expect("allocation is in memory only");
+    let error = txn.commit().expect_err("the file cannot grow by 4 MiB");
+    assert!(matches!(&error, Error::Io(e) if e.kind() == std::io::ErrorKind::StorageFull));
+    assert!(matches!(pager.begin_write(), Err(Error::PreviousIo)));
+    // Nothing was mapped past the end of the file: the old snapshot still reads.
+    assert_eq!(&reader.page(id).expect("page")[..4], &[3, 3, 3, 3]);
+}
