@@ -10,6 +10,14 @@
 //! - After `sync` fails, the state of unsynced bytes is unknown; callers must
 //!   not retry the sync as if nothing happened (they stop and recover).
 
+mod crash;
+mod dir;
+mod faulty;
+
+pub use crash::CrashStorage;
+pub use dir::{Dir, MemDir, OsDir};
+pub use faulty::{Fault, FaultKind, FaultyStorage, Op};
+
 use parking_lot::Mutex;
 use std::fs::File;
 use std::io;

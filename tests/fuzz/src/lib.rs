@@ -9,4 +9,5 @@
 //! list, [`targets::TARGETS`], and `cargo test -p mfdb-fuzz` runs each in smoke mode.
 
 pub mod driver;
+pub mod storage_targets;
 pub mod targets;

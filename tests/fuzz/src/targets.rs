@@ -18,169 +18,287 @@ pub struct Target {
 pub const TARGETS: &[Target] = &[
     Target {
         name: "bson-validate",
-        seeds: bson_seeds,
-        run: bson_validate,
+        seeds: bson_targets::seeds,
+        run: bson_targets::validate,
     },
     Target {
-        name: "query-parse",
-        seeds: query_seeds,
-        run: query_parse,
+        name: "wal_block",
+        seeds: wal_targets::block_seeds,
+        run: wal_targets::block,
+    },
+    Target {
+        name: "wal_recovery",
+        seeds: wal_targets::log_seeds,
+        run: wal_targets::recovery,
+    },
+    Target {
+        name: "pager_open",
+        seeds: crate::storage_targets::data_file_seeds,
+        run: crate::storage_targets::open_damaged_data_file,
+    },
+    Target {
+        name: "btree_node",
+        seeds: crate::storage_targets::node_seeds,
+        run: crate::storage_targets::read_damaged_node,
     },
     Target {
         name: "regex",
-        seeds: regex_seeds,
-        run: regex_run,
+        seeds: regex_targets::seeds,
+        run: regex_targets::run,
+    },
+    Target {
+        name: "query-parse",
+        seeds: query_targets::seeds,
+        run: query_targets::parse,
     },
 ];
 
-fn bson_seeds() -> Vec<Vec<u8>> {
-    let docs = [
-        bson::rawdoc! {"_id": 1, "a": "text", "b": {"c": [1, 2.5, {"d": true}]}},
-        bson::rawdoc! {"bin": bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: vec![1, 2] }},
-        bson::rawdoc! {"r": bson::Regex { pattern: "a.*".try_into().expect("cstr"), options: "i".try_into().expect("cstr") }},
-        bson::rawdoc! {"n": bson::RawBson::Null, "t": bson::Timestamp { time: 1, increment: 2 }},
-    ];
-    docs.iter().map(|d| d.as_bytes().to_vec()).collect()
-}
+/// Targets of the `bson-canonical` crate: validation and what runs on validated bytes.
+mod bson_targets {
+    pub fn seeds() -> Vec<Vec<u8>> {
+        let docs = [
+            bson::rawdoc! {"_id": 1, "a": "text", "b": {"c": [1, 2.5, {"d": true}]}},
+            bson::rawdoc! {"bin": bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: vec![1, 2] }},
+            bson::rawdoc! {"r": bson::Regex { pattern: "a.*".try_into().expect("cstr"), options: "i".try_into().expect("cstr") }},
+            bson::rawdoc! {"n": bson::RawBson::Null, "t": bson::Timestamp { time: 1, increment: 2 }},
+        ];
+        docs.iter().map(|d| d.as_bytes().to_vec()).collect()
+    }
 
-/// Validation must never panic; whatever it accepts, the order functions, the
-/// key encoding and path lookup must handle without panicking either.
-fn bson_validate(data: &[u8]) {
-    check_document(data);
-    // Most mutations break the outer length first; also try the bytes with it
-    // repaired, so the walk reaches the nested elements.
-    if data.len() >= 5 {
-        let mut repaired = data.to_vec();
-        let length = u32::try_from(data.len()).unwrap_or(u32::MAX);
-        repaired[..4].copy_from_slice(&length.to_le_bytes());
-        check_document(&repaired);
+    /// Validation must never panic; whatever it accepts, the order functions, the
+    /// key encoding and path lookup must handle without panicking either.
+    pub fn validate(data: &[u8]) {
+        check_document(data);
+        // Most mutations break the outer length first; also try the bytes with it
+        // repaired, so the walk reaches the nested elements.
+        if data.len() >= 5 {
+            let mut repaired = data.to_vec();
+            let length = u32::try_from(data.len()).unwrap_or(u32::MAX);
+            repaired[..4].copy_from_slice(&length.to_le_bytes());
+            check_document(&repaired);
+        }
+    }
+
+    fn check_document(data: &[u8]) {
+        let depth = bson_canonical::limits::WIRE_NESTING_DEPTH_MAX;
+        if bson_canonical::validate_bson(data, depth).is_err() {
+            return;
+        }
+        let Ok(doc) = bson::RawDocument::from_bytes(data) else {
+            panic!("validated bytes are not a raw document");
+        };
+        let whole = bson::RawBsonRef::Document(doc);
+        assert_eq!(
+            bson_canonical::compare_values(whole, whole),
+            std::cmp::Ordering::Equal
+        );
+        let _ = bson_canonical::encode(whole);
+        let _ = bson_canonical::path::values(doc, "a.b.0.c");
+        let _ = bson_canonical::validate_for_storage(data);
     }
 }
 
-fn check_document(data: &[u8]) {
-    let depth = bson_canonical::limits::WIRE_NESTING_DEPTH_MAX;
-    if bson_canonical::validate_bson(data, depth).is_err() {
-        return;
+/// Targets of the `wal` crate: the block decoder and recovery over a whole file.
+mod wal_targets {
+    use std::sync::Arc;
+    use wal::format::{self, BlockMeta, Codec};
+    use wal::limits::BLOCK_HEADER_LEN;
+    use wal::{Dir, Lsn, MemDir, MemStorage, Wal, WalOptions};
+
+    const SALT: u64 = 0x5a17;
+
+    fn meta(codec: Codec, count: u32) -> BlockMeta {
+        BlockMeta {
+            lsn_first: Lsn(1),
+            record_count: count,
+            synced_end: 512,
+            session: 1,
+            codec,
+            salt: SALT,
+        }
     }
-    let Ok(doc) = bson::RawDocument::from_bytes(data) else {
-        panic!("validated bytes are not a raw document");
-    };
-    let whole = bson::RawBsonRef::Document(doc);
-    assert_eq!(
-        bson_canonical::compare_values(whole, whole),
-        std::cmp::Ordering::Equal
-    );
-    let _ = bson_canonical::encode(whole);
-    let _ = bson_canonical::path::values(doc, "a.b.0.c");
-    let _ = bson_canonical::validate_for_storage(data);
-}
 
-/// Splits `regex` input at the first two `0x00` bytes: pattern, options, subject.
-fn regex_split(input: &[u8]) -> (&[u8], &[u8], &[u8]) {
-    let mut parts = input.splitn(3, |&b| b == 0);
-    let pattern = parts.next().unwrap_or_default();
-    let options = parts.next().unwrap_or_default();
-    let subject = parts.next().unwrap_or_default();
-    (pattern, options, subject)
-}
-
-fn regex_seeds() -> Vec<Vec<u8>> {
-    let cases: &[(&str, &str, &str)] = &[
-        (
-            r"^(?<user>[a-z0-9._%+-]+)@[a-z]+\.com$",
-            "i",
-            "Ann.Lee@example.com",
-        ),
-        (r"(a|aa)+$", "", "aaaaaaaaaaaaaaaaaaaaaaaaab"),
-        (r"^(a+)+\1$", "", "aaaaaaaaaaaaaaaaaaaaaaaab"),
-        (r"(?<=\$)\d+(?!\.)|\bfoo\B", "m", "cost $42 foobar\n"),
-        (r"(?>a+)b|a*+c|x{2,5}?", "s", "aaab aac xxxxxx"),
-        (
-            r"[[:alpha:]\d-]+(?i)straße\x{263A}\Qa.b\E",
-            "x",
-            "abc-1STRASSE",
-        ),
-        (r"(?:(a)|b)\1*(?(1)x)", "", "aab"),
-        (r"\w+\s*=\s*'[^']*'", "", "key = 'value'"),
-    ];
-    cases
-        .iter()
-        .map(|(p, o, s)| [p.as_bytes(), &[0], o.as_bytes(), &[0], s.as_bytes()].concat())
-        .collect()
-}
-
-/// Compiles and matches; any `Err` is fine, a panic or a hang is a bug.
-fn regex_run(input: &[u8]) {
-    let (pattern, options, subject) = regex_split(input);
-    let pattern = String::from_utf8_lossy(pattern);
-    let options = String::from_utf8_lossy(options);
-    let subject = String::from_utf8_lossy(subject);
-    // A smaller step budget keeps each fuzz iteration fast.
-    let Ok(re) = regex::Regex::new(&pattern, &options) else {
-        return;
-    };
-    let re = re.with_step_limit(100_000);
-    let is_match = re.is_match(&subject);
-    let found = re.find(&subject);
-    let caps = re.captures(&subject);
-    if let (Ok(is_match), Ok(found), Ok(caps)) = (is_match, found, caps) {
-        assert_eq!(is_match, found.is_some());
-        assert_eq!(found, caps.and_then(|c| c.get(0)));
+    /// Encoded blocks: compressible and raw, one and several records.
+    pub fn block_seeds() -> Vec<Vec<u8>> {
+        let mut seeds = Vec::new();
+        for codec in [Codec::Lz4, Codec::Raw] {
+            let mut raw = Vec::new();
+            format::push_record(&mut raw, b"hello hello hello hello hello");
+            format::push_record(&mut raw, b"");
+            format::push_record(&mut raw, &[7u8; 300]);
+            let mut out = Vec::new();
+            format::encode_block(&mut out, &raw, &meta(codec, 3));
+            seeds.push(out);
+        }
+        seeds
     }
-    let _ = re.literal_prefix();
-}
 
-fn query_seeds() -> Vec<Vec<u8>> {
-    let filters = [
-        bson::rawdoc! {"a": 1, "b.c": {"$gt": 2, "$lt": [1]}},
-        bson::rawdoc! {"$or": [{"a": {"$in": [1, "x", null]}}, {"a": {"$exists": false}}]},
-        bson::rawdoc! {"a": {"$elemMatch": {"b": {"$regex": "^x", "$options": "i"}}}},
-        bson::rawdoc! {"a": {"$not": {"$size": 2}}, "n": {"$mod": [3, 1]}, "f": {"$bitsAllSet": [1, 5]}},
-        bson::rawdoc! {"$expr": {"$gt": [{"$add": ["$a", 1]}, {"$size": "$b"}]}},
-        bson::rawdoc! {"$jsonSchema": {"required": ["a"], "properties": {"a": {"bsonType": "int", "minimum": 0}}}},
-        bson::rawdoc! {"a": {"$all": [{"$elemMatch": {"$gt": 1}}]}, "t": {"$type": ["string", 16]}},
-    ];
-    filters.iter().map(|d| d.as_bytes().to_vec()).collect()
-}
+    /// Decodes the bytes as a block; then again with the checksum recomputed, so the
+    /// decompressor and the record framing see arbitrary (checksum-valid) bytes too.
+    pub fn block(input: &[u8]) {
+        let _ = format::decode_block(input, SALT);
+        if input.len() >= BLOCK_HEADER_LEN {
+            let mut fixed = input.to_vec();
+            let len_stored = u32::from_le_bytes([fixed[4], fixed[5], fixed[6], fixed[7]]);
+            let end = (BLOCK_HEADER_LEN + len_stored as usize).min(fixed.len());
+            let checksum =
+                format::block_checksum(SALT, &fixed[..40], &fixed[BLOCK_HEADER_LEN..end]);
+            fixed[40..48].copy_from_slice(&checksum.to_le_bytes());
+            if let Ok((header, records)) = format::decode_block(&fixed, SALT) {
+                assert_eq!(records.len(), header.record_count as usize);
+            }
+        }
+    }
 
-/// Filter parsing must never panic, and neither may matching what parses.
-fn query_parse(data: &[u8]) {
-    query_parse_document(data);
-    // As for `bson-validate`: also try the bytes with the outer length repaired.
-    if data.len() >= 5 {
-        let mut repaired = data.to_vec();
-        let length = u32::try_from(data.len()).unwrap_or(u32::MAX);
-        repaired[..4].copy_from_slice(&length.to_le_bytes());
-        query_parse_document(&repaired);
+    fn options() -> WalOptions {
+        WalOptions {
+            codec: Codec::Lz4,
+            block_len_target: 512,
+            preallocate_chunk: 4096,
+            flush_threshold: 1024,
+        }
+    }
+
+    /// A small log file of a few blocks.
+    pub fn log_seeds() -> Vec<Vec<u8>> {
+        let dir = Arc::new(MemDir::<MemStorage>::new());
+        let Ok((wal, _)) = Wal::open(Arc::clone(&dir) as Arc<dyn Dir>, "wal", options()) else {
+            return Vec::new();
+        };
+        for i in 0..8u8 {
+            let _ = wal.append(&[i; 100]).and_then(|lsn| wal.commit(lsn));
+        }
+        drop(wal);
+        let bytes = dir.file("wal").map(|f| f.snapshot()).unwrap_or_default();
+        // Keep the log region, not all of the zero preallocation.
+        vec![bytes[..bytes.len().min(4096)].to_vec()]
+    }
+
+    /// Opens the bytes as a log file: any result but a panic is fine, and what opens
+    /// must have dense LSNs.
+    pub fn recovery(input: &[u8]) {
+        let dir = Arc::new(MemDir::<MemStorage>::new());
+        dir.insert("wal", MemStorage::from_bytes(input.to_vec()));
+        if let Ok((_, recovery)) = Wal::open(dir as Arc<dyn Dir>, "wal", options()) {
+            for (i, (lsn, _)) in recovery.records.iter().enumerate() {
+                assert_eq!(lsn.0, recovery.lsn_start.0 + i as u64);
+            }
+        }
     }
 }
 
-fn query_parse_document(data: &[u8]) {
-    let depth = bson_canonical::limits::WIRE_NESTING_DEPTH_MAX;
-    if bson_canonical::validate_bson(data, depth).is_err() {
-        return;
+/// Targets of the `regex` crate: compile and match arbitrary patterns.
+mod regex_targets {
+    /// Splits `regex` input at the first two `0x00` bytes: pattern, options, subject.
+    fn regex_split(input: &[u8]) -> (&[u8], &[u8], &[u8]) {
+        let mut parts = input.splitn(3, |&b| b == 0);
+        let pattern = parts.next().unwrap_or_default();
+        let options = parts.next().unwrap_or_default();
+        let subject = parts.next().unwrap_or_default();
+        (pattern, options, subject)
     }
-    let Ok(filter_doc) = bson::RawDocument::from_bytes(data) else {
-        return;
-    };
-    let Ok(filter) = query::Filter::parse(filter_doc) else {
-        return;
-    };
-    let docs = [
-        bson::rawdoc! {"_id": 1, "a": 1, "b": {"c": [1, 2.5, "x"]}},
-        bson::rawdoc! {"a": [{"b": 1}, {"c": null}, [1, 2]], "n": -7, "t": "text"},
-        bson::rawdoc! {"a": {"b": {"$x": 1}}, "f": 54_i64, "s": [], "n": f64::NAN},
-        bson::rawdoc! {},
-    ];
-    for doc in &docs {
-        let _ = filter.try_matches(doc);
+
+    pub fn seeds() -> Vec<Vec<u8>> {
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                r"^(?<user>[a-z0-9._%+-]+)@[a-z]+\.com$",
+                "i",
+                "Ann.Lee@example.com",
+            ),
+            (r"(a|aa)+$", "", "aaaaaaaaaaaaaaaaaaaaaaaaab"),
+            (r"^(a+)+\1$", "", "aaaaaaaaaaaaaaaaaaaaaaaab"),
+            (r"(?<=\$)\d+(?!\.)|\bfoo\B", "m", "cost $42 foobar\n"),
+            (r"(?>a+)b|a*+c|x{2,5}?", "s", "aaab aac xxxxxx"),
+            (
+                r"[[:alpha:]\d-]+(?i)straße\x{263A}\Qa.b\E",
+                "x",
+                "abc-1STRASSE",
+            ),
+            (r"(?:(a)|b)\1*(?(1)x)", "", "aab"),
+            (r"\w+\s*=\s*'[^']*'", "", "key = 'value'"),
+        ];
+        cases
+            .iter()
+            .map(|(p, o, s)| [p.as_bytes(), &[0], o.as_bytes(), &[0], s.as_bytes()].concat())
+            .collect()
     }
-    let _ = query::Expression::parse(bson::RawBsonRef::Document(filter_doc))
-        .map(|e| docs.iter().map(|d| e.evaluate(d).is_ok()).count());
-    let _ = query::SortSpec::parse(filter_doc);
-    if let Ok(projection) = query::Projection::parse(filter_doc) {
+
+    /// Compiles and matches; any `Err` is fine, a panic or a hang is a bug.
+    pub fn run(input: &[u8]) {
+        let (pattern, options, subject) = regex_split(input);
+        let pattern = String::from_utf8_lossy(pattern);
+        let options = String::from_utf8_lossy(options);
+        let subject = String::from_utf8_lossy(subject);
+        // A smaller step budget keeps each fuzz iteration fast.
+        let Ok(re) = regex::Regex::new(&pattern, &options) else {
+            return;
+        };
+        let re = re.with_step_limit(100_000);
+        let is_match = re.is_match(&subject);
+        let found = re.find(&subject);
+        let caps = re.captures(&subject);
+        if let (Ok(is_match), Ok(found), Ok(caps)) = (is_match, found, caps) {
+            assert_eq!(is_match, found.is_some());
+            assert_eq!(found, caps.and_then(|c| c.get(0)));
+        }
+        let _ = re.literal_prefix();
+    }
+}
+
+/// Targets of the `query` crate: filter parsing and matching.
+mod query_targets {
+    pub fn seeds() -> Vec<Vec<u8>> {
+        let filters = [
+            bson::rawdoc! {"a": 1, "b.c": {"$gt": 2, "$lt": [1]}},
+            bson::rawdoc! {"$or": [{"a": {"$in": [1, "x", null]}}, {"a": {"$exists": false}}]},
+            bson::rawdoc! {"a": {"$elemMatch": {"b": {"$regex": "^x", "$options": "i"}}}},
+            bson::rawdoc! {"a": {"$not": {"$size": 2}}, "n": {"$mod": [3, 1]}, "f": {"$bitsAllSet": [1, 5]}},
+            bson::rawdoc! {"$expr": {"$gt": [{"$add": ["$a", 1]}, {"$size": "$b"}]}},
+            bson::rawdoc! {"$jsonSchema": {"required": ["a"], "properties": {"a": {"bsonType": "int", "minimum": 0}}}},
+            bson::rawdoc! {"a": {"$all": [{"$elemMatch": {"$gt": 1}}]}, "t": {"$type": ["string", 16]}},
+        ];
+        filters.iter().map(|d| d.as_bytes().to_vec()).collect()
+    }
+
+    /// Filter parsing must never panic, and neither may matching what parses.
+    pub fn parse(data: &[u8]) {
+        query_parse_document(data);
+        // As for `bson-validate`: also try the bytes with the outer length repaired.
+        if data.len() >= 5 {
+            let mut repaired = data.to_vec();
+            let length = u32::try_from(data.len()).unwrap_or(u32::MAX);
+            repaired[..4].copy_from_slice(&length.to_le_bytes());
+            query_parse_document(&repaired);
+        }
+    }
+
+    fn query_parse_document(data: &[u8]) {
+        let depth = bson_canonical::limits::WIRE_NESTING_DEPTH_MAX;
+        if bson_canonical::validate_bson(data, depth).is_err() {
+            return;
+        }
+        let Ok(filter_doc) = bson::RawDocument::from_bytes(data) else {
+            return;
+        };
+        let Ok(filter) = query::Filter::parse(filter_doc) else {
+            return;
+        };
+        let docs = [
+            bson::rawdoc! {"_id": 1, "a": 1, "b": {"c": [1, 2.5, "x"]}},
+            bson::rawdoc! {"a": [{"b": 1}, {"c": null}, [1, 2]], "n": -7, "t": "text"},
+            bson::rawdoc! {"a": {"b": {"$x": 1}}, "f": 54_i64, "s": [], "n": f64::NAN},
+            bson::rawdoc! {},
+        ];
         for doc in &docs {
-            let _ = projection.apply(doc, Some(&filter));
+            let _ = filter.try_matches(doc);
+        }
+        let _ = query::Expression::parse(bson::RawBsonRef::Document(filter_doc))
+            .map(|e| docs.iter().map(|d| e.evaluate(d).is_ok()).count());
+        let _ = query::SortSpec::parse(filter_doc);
+        if let Ok(projection) = query::Projection::parse(filter_doc) {
+            for doc in &docs {
+                let _ = projection.apply(doc, Some(&filter));
+            }
         }
     }
 }

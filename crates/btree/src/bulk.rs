@@ -1,0 +1,166 @@
+//! Bulk loading from sorted input: leaves packed left to right, then each branch level
+//! built bottom-up from the level below (for index builds).
+//!
+//! Invariants:
+//! - Input keys must be strictly increasing; the first violation is an `Unsorted` error.
+//! - Nodes are filled to `BULK_FILL_BYTES` (not to the brim), so the first inserts after a
+//!   load do not split every node.
+//! - Separators between neighbouring nodes are the shortest keys between them, the same
+//!   rule `insert` uses.
+
+use crate::error::{Error, Result};
+use crate::limits::{BULK_FILL_BYTES, KEY_LEN_MAX, NODE_HEADER_SIZE, VALUE_LEN_MAX};
+use crate::node;
+use crate::tree::{Btree, KIND_BRANCH, KIND_LEAF, encode_branch_key, encode_leaf_cell, separator};
+use pager::{PageId, WriteTxn};
+
+/// A finished node of the level being built: its page and the key range below it.
+struct Built {
+    id: PageId,
+    first: Vec<u8>,
+    last: Vec<u8>,
+}
+
+/// Accumulates cells for one node at a time.
+struct Pending {
+    cells: Vec<Vec<u8>>,
+    bytes: usize,
+    first: Vec<u8>,
+    last: Vec<u8>,
+    child0: PageId,
+}
+
+impl Pending {
+    fn new() -> Pending {
+        Pending {
+            cells: Vec::new(),
+            bytes: NODE_HEADER_SIZE,
+            first: Vec::new(),
+            last: Vec::new(),
+            child0: PageId(0),
+        }
+    }
+
+    fn fits(&self, cell: &[u8]) -> bool {
+        self.bytes + cell.len() + 2 <= BULK_FILL_BYTES
+    }
+
+    fn flush(&mut self, txn: &mut WriteTxn<'_>, level: u8, out: &mut Vec<Built>) -> Result<()> {
+        let kind = if level == 0 { KIND_LEAF } else { KIND_BRANCH };
+        let id = txn.allocate(kind, 1)?;
+        node::rebuild(txn.page_mut(id)?, level, self.child0, &self.cells);
+        out.push(Built {
+            id,
+            first: std::mem::take(&mut self.first),
+            last: std::mem::take(&mut self.last),
+        });
+        *self = Pending::new();
+        Ok(())
+    }
+}
+
+impl Btree {
+    /// Loads `entries` (strictly increasing keys) into this empty tree; returns how many.
+    pub fn bulk_load<K, V, I>(&self, txn: &mut WriteTxn<'_>, entries: I) -> Result<u64>
+    where
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+        I: IntoIterator<Item = (K, V)>,
+    {
+        if self.root(txn)?.is_some() {
+            return Err(Error::NotEmpty);
+        }
+        let mut level_nodes = Vec::new();
+        let mut pending = Pending::new();
+        let mut count = 0u64;
+        for (key, value) in entries {
+            let (key, value) = (key.as_ref(), value.as_ref());
+            if key.len() > KEY_LEN_MAX {
+                return Err(Error::KeyTooLong {
+                    len: key.len(),
+                    max: KEY_LEN_MAX,
+                });
+            }
+            if value.len() > VALUE_LEN_MAX {
+                return Err(Error::ValueTooLong {
+                    len: value.len(),
+                    max: VALUE_LEN_MAX,
+                });
+            }
+            let previous = pending.cells.last().map(|_| pending.last.as_slice());
+            let previous = previous.or(level_nodes.last().map(|b: &Built| b.last.as_slice()));
+            if previous.is_some_and(|p| p >= key) {
+                return Err(Error::Unsorted { index: count });
+            }
+            let cell = encode_leaf_cell(txn, key, value)?;
+            if !pending.cells.is_empty() && !pending.fits(&cell) {
+                pending.flush(txn, 0, &mut level_nodes)?;
+            }
+            if pending.cells.is_empty() {
+                pending.first = key.to_vec();
+            }
+            pending.last.clear();
+            pending.last.extend_from_slice(key);
+            pending.bytes += cell.len() + 2;
+            pending.cells.push(cell);
+            count += 1;
+        }
+        if count == 0 {
+            return Ok(0);
+        }
+        pending.flush(txn, 0, &mut level_nodes)?;
+        let mut level = 0u8;
+        while level_nodes.len() > 1 {
+            level += 1;
+            level_nodes = build_level(txn, level, level_nodes)?;
+        }
+        let root = level_nodes.first().expect("at least one node").id;
+        txn.set_root(self.slot(), u64::from(root.0));
+        Ok(count)
+    }
+}
+
+fn build_level(txn: &mut WriteTxn<'_>, level: u8, children: Vec<Built>) -> Result<Vec<Built>> {
+    let mut out = Vec::new();
+    let mut pending = Pending::new();
+    let mut previous_last: Option<Vec<u8>> = None;
+    let mut started = false;
+    for child in children {
+        if !started {
+            pending.child0 = child.id;
+            pending.first = child.first;
+            pending.last = child.last.clone();
+            previous_last = Some(child.last);
+            started = true;
+            continue;
+        }
+        let left = previous_last.take().expect("a previous child");
+        let sep = encode_branch_key(txn, &separator(&left, &child.first))?;
+        let cell = node::branch_cell_bytes(&sep, child.id);
+        if !pending.fits(&cell) && pending.cells.len() >= 2 {
+            if sep.overflow {
+                // The separator is not used: its child starts the next node instead.
+                let page = PageId(u32::from_le_bytes([
+                    sep.body[0],
+                    sep.body[1],
+                    sep.body[2],
+                    sep.body[3],
+                ]));
+                txn.free(pager::Extent::new(
+                    page,
+                    pager::pages_for_payload(sep.len as usize),
+                ));
+            }
+            pending.flush(txn, level, &mut out)?;
+            pending.child0 = child.id;
+            pending.first = child.first;
+        } else {
+            pending.bytes += cell.len() + 2;
+            pending.cells.push(cell);
+        }
+        pending.last = child.last.clone();
+        previous_last = Some(child.last);
+    }
+    pending.flush(txn, level, &mut out)?;
+    Ok(out)
+}

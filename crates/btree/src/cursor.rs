@@ -1,0 +1,346 @@
+//! Ordered range iteration in both directions, with seek, over a cursor stack.
+//!
+//! A `Range` holds up to two cursors (front and back), created lazily on the first `next`
+//! or `next_back`. A cursor moves through: Unpositioned → Positioned (seek to a bound) →
+//! Exhausted; `advance`/`retreat` climb the stack to the next child and descend again.
+//! Leaves carry no sibling pointers: copy-on-write would have to copy a neighbour on every
+//! leaf change.
+//!
+//! Invariants:
+//! - A cursor's stack names one page per level from the root down to a leaf.
+//! - Front and back never yield the same entry: each remembers the position (leaf page,
+//!   slot) it yielded last, and iteration ends when one reaches the other's.
+
+use crate::error::{Result, corrupt};
+use crate::limits::HEIGHT_MAX;
+use crate::node::Node;
+use crate::tree::{Btree, PageRead, child_index, load, lower_bound, node_at};
+use pager::PageId;
+use std::borrow::Cow;
+use std::ops::Bound;
+
+/// One key-value pair, borrowed from the map when possible.
+pub type Entry<'t> = (Cow<'t, [u8]>, Cow<'t, [u8]>);
+
+struct Frame<'t> {
+    id: PageId,
+    page: Cow<'t, [u8]>,
+    index: usize,
+}
+
+struct Cursor<'t> {
+    stack: Vec<Frame<'t>>,
+}
+
+fn count_of(frame: &Frame<'_>) -> Result<usize> {
+    Ok(Node::parse(&frame.page, frame.id)?.count())
+}
+
+impl<'t> Cursor<'t> {
+    /// Descends from `id` always taking the first (or last) child; `index` at the leaf is
+    /// the first (or last) slot.
+    fn descend_edge<T: PageRead>(&mut self, txn: &'t T, mut id: PageId, last: bool) -> Result<()> {
+        loop {
+            if self.stack.len() >= HEIGHT_MAX {
+                return Err(corrupt(id.0, "tree deeper than HEIGHT_MAX"));
+            }
+            let page = node_at(txn, id)?;
+            let node = Node::parse(&page, id)?;
+            let count = node.count();
+            if node.is_leaf() {
+                let index = if last { count.wrapping_sub(1) } else { 0 };
+                self.stack.push(Frame { id, page, index });
+                return Ok(());
+            }
+            let index = if last { count } else { 0 };
+            let child = node.child(index)?;
+            self.stack.push(Frame { id, page, index });
+            id = child;
+        }
+    }
+
+    /// Positions at the first entry `>= key` (or `> key` when `exclusive`).
+    fn seek_front<T: PageRead>(txn: &'t T, root: PageId, bound: Bound<&[u8]>) -> Result<Self> {
+        let mut cursor = Cursor { stack: Vec::new() };
+        let (key, exclusive) = match bound {
+            Bound::Unbounded => {
+                cursor.descend_edge(txn, root, false)?;
+                cursor.skip_empty_forward(txn)?;
+                return Ok(cursor);
+            }
+            Bound::Included(key) => (key, false),
+            Bound::Excluded(key) => (key, true),
+        };
+        cursor.descend_to(txn, root, key)?;
+        let leaf = cursor.stack.last_mut().expect("descended to a leaf");
+        let node = Node::parse(&leaf.page, leaf.id)?;
+        let (index, found) = lower_bound(txn, &node, key)?;
+        leaf.index = if found && exclusive { index + 1 } else { index };
+        cursor.skip_empty_forward(txn)?;
+        Ok(cursor)
+    }
+
+    /// Positions at the last entry `<= key` (or `< key` when `exclusive`).
+    fn seek_back<T: PageRead>(txn: &'t T, root: PageId, bound: Bound<&[u8]>) -> Result<Self> {
+        let mut cursor = Cursor { stack: Vec::new() };
+        let (key, exclusive) = match bound {
+            Bound::Unbounded => {
+                cursor.descend_edge(txn, root, true)?;
+                cursor.skip_empty_backward(txn)?;
+                return Ok(cursor);
+            }
+            Bound::Included(key) => (key, false),
+            Bound::Excluded(key) => (key, true),
+        };
+        cursor.descend_to(txn, root, key)?;
+        let leaf = cursor.stack.last_mut().expect("descended to a leaf");
+        let node = Node::parse(&leaf.page, leaf.id)?;
+        let (index, found) = lower_bound(txn, &node, key)?;
+        // The slot before the first `>= key`, or the equal one when inclusive.
+        leaf.index = if found && !exclusive {
+            index
+        } else {
+            index.wrapping_sub(1)
+        };
+        cursor.skip_empty_backward(txn)?;
+        Ok(cursor)
+    }
+
+    fn descend_to<T: PageRead>(&mut self, txn: &'t T, mut id: PageId, key: &[u8]) -> Result<()> {
+        loop {
+            if self.stack.len() >= HEIGHT_MAX {
+                return Err(corrupt(id.0, "tree deeper than HEIGHT_MAX"));
+            }
+            let page = node_at(txn, id)?;
+            let node = Node::parse(&page, id)?;
+            if node.is_leaf() {
+                self.stack.push(Frame { id, page, index: 0 });
+                return Ok(());
+            }
+            let index = child_index(txn, &node, key)?;
+            let child = node.child(index)?;
+            self.stack.push(Frame { id, page, index });
+            id = child;
+        }
+    }
+
+    /// If the leaf index is past the end, moves to the first slot of the next leaf.
+    fn skip_empty_forward<T: PageRead>(&mut self, txn: &'t T) -> Result<()> {
+        loop {
+            let Some(leaf) = self.stack.last() else {
+                return Ok(());
+            };
+            if leaf.index < count_of(leaf)? {
+                return Ok(());
+            }
+            self.stack.pop();
+            loop {
+                let Some(frame) = self.stack.last_mut() else {
+                    return Ok(());
+                };
+                if frame.index < count_of(frame)? {
+                    frame.index += 1;
+                    let child = Node::parse(&frame.page, frame.id)?.child(frame.index)?;
+                    self.descend_edge(txn, child, false)?;
+                    break;
+                }
+                self.stack.pop();
+            }
+        }
+    }
+
+    /// If the leaf index is before the start (wrapped), moves to the last slot of the
+    /// previous leaf.
+    fn skip_empty_backward<T: PageRead>(&mut self, txn: &'t T) -> Result<()> {
+        loop {
+            let Some(leaf) = self.stack.last() else {
+                return Ok(());
+            };
+            if leaf.index < count_of(leaf)? {
+                return Ok(());
+            }
+            self.stack.pop();
+            loop {
+                let Some(frame) = self.stack.last_mut() else {
+                    return Ok(());
+                };
+                if frame.index > 0 {
+                    frame.index -= 1;
+                    let child = Node::parse(&frame.page, frame.id)?.child(frame.index)?;
+                    self.descend_edge(txn, child, true)?;
+                    break;
+                }
+                self.stack.pop();
+            }
+        }
+    }
+
+    /// The position and entry under the cursor, or `None` when exhausted.
+    fn current<T: PageRead>(&self, txn: &'t T) -> Result<Option<((PageId, usize), Entry<'t>)>> {
+        let Some(leaf) = self.stack.last() else {
+            return Ok(None);
+        };
+        let node = Node::parse(&leaf.page, leaf.id)?;
+        let (cell, _) = node.leaf_cell(leaf.index)?;
+        let key = load(txn, &leaf.page, &cell.key, cell.key_len)?;
+        let value = load(txn, &leaf.page, &cell.value, cell.value_len)?;
+        Ok(Some(((leaf.id, leaf.index), (key, value))))
+    }
+
+    fn step<T: PageRead>(&mut self, txn: &'t T, forward: bool) -> Result<()> {
+        if let Some(leaf) = self.stack.last_mut() {
+            if forward {
+                leaf.index += 1;
+                self.skip_empty_forward(txn)?;
+            } else {
+                leaf.index = leaf.index.wrapping_sub(1);
+                self.skip_empty_backward(txn)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An ordered iterator over the entries of a tree within bounds; double-ended.
+pub struct Range<'t, T: PageRead> {
+    txn: &'t T,
+    root: Option<PageId>,
+    lower: Bound<Vec<u8>>,
+    upper: Bound<Vec<u8>>,
+    front: Option<Cursor<'t>>,
+    back: Option<Cursor<'t>>,
+    front_last: Option<(PageId, usize)>,
+    back_last: Option<(PageId, usize)>,
+    done: bool,
+}
+
+fn as_ref(bound: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match bound {
+        Bound::Included(key) => Bound::Included(key),
+        Bound::Excluded(key) => Bound::Excluded(key),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+fn within_upper(key: &[u8], upper: &Bound<Vec<u8>>) -> bool {
+    match upper {
+        Bound::Included(bound) => key <= bound.as_slice(),
+        Bound::Excluded(bound) => key < bound.as_slice(),
+        Bound::Unbounded => true,
+    }
+}
+
+fn within_lower(key: &[u8], lower: &Bound<Vec<u8>>) -> bool {
+    match lower {
+        Bound::Included(bound) => key >= bound.as_slice(),
+        Bound::Excluded(bound) => key > bound.as_slice(),
+        Bound::Unbounded => true,
+    }
+}
+
+impl<'t, T: PageRead> Range<'t, T> {
+    fn next_front(&mut self) -> Result<Option<Entry<'t>>> {
+        if self.done {
+            return Ok(None);
+        }
+        let Some(root) = self.root else {
+            return Ok(None);
+        };
+        if self.front.is_none() {
+            self.front = Some(Cursor::seek_front(self.txn, root, as_ref(&self.lower))?);
+        } else if let Some(cursor) = self.front.as_mut() {
+            cursor.step(self.txn, true)?;
+        }
+        let cursor = self.front.as_ref().expect("front cursor set above");
+        let Some((position, (key, value))) = cursor.current(self.txn)? else {
+            self.done = true;
+            return Ok(None);
+        };
+        if Some(position) == self.back_last || !within_upper(&key, &self.upper) {
+            self.done = true;
+            return Ok(None);
+        }
+        self.front_last = Some(position);
+        Ok(Some((key, value)))
+    }
+
+    fn next_rear(&mut self) -> Result<Option<Entry<'t>>> {
+        if self.done {
+            return Ok(None);
+        }
+        let Some(root) = self.root else {
+            return Ok(None);
+        };
+        if self.back.is_none() {
+            self.back = Some(Cursor::seek_back(self.txn, root, as_ref(&self.upper))?);
+        } else if let Some(cursor) = self.back.as_mut() {
+            cursor.step(self.txn, false)?;
+        }
+        let cursor = self.back.as_ref().expect("back cursor set above");
+        let Some((position, (key, value))) = cursor.current(self.txn)? else {
+            self.done = true;
+            return Ok(None);
+        };
+        if Some(position) == self.front_last || !within_lower(&key, &self.lower) {
+            self.done = true;
+            return Ok(None);
+        }
+        self.back_last = Some(position);
+        Ok(Some((key, value)))
+    }
+}
+
+impl<'t, T: PageRead> Iterator for Range<'t, T> {
+    type Item = Result<Entry<'t>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let item = self.next_front();
+        if item.is_err() {
+            self.done = true;
+        }
+        item.transpose()
+    }
+}
+
+impl<T: PageRead> DoubleEndedIterator for Range<'_, T> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let item = self.next_rear();
+        if item.is_err() {
+            self.done = true;
+        }
+        item.transpose()
+    }
+}
+
+impl Btree {
+    /// Entries with keys within `(lower, upper)`, in key order (reverse with `.rev()`);
+    /// a bound is a seek.
+    pub fn range<'t, T: PageRead>(
+        &self,
+        txn: &'t T,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+    ) -> Result<Range<'t, T>> {
+        let owned = |bound: Bound<&[u8]>| match bound {
+            Bound::Included(key) => Bound::Included(key.to_vec()),
+            Bound::Excluded(key) => Bound::Excluded(key.to_vec()),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        Ok(Range {
+            txn,
+            root: self.root(txn)?,
+            lower: owned(lower),
+            upper: owned(upper),
+            front: None,
+            back: None,
+            front_last: None,
+            back_last: None,
+            done: false,
+        })
+    }
+
+    /// Every entry in key order.
+    pub fn iter<'t, T: PageRead>(&self, txn: &'t T) -> Result<Range<'t, T>> {
+        self.range(txn, Bound::Unbounded, Bound::Unbounded)
+    }
+}

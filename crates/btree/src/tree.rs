@@ -1,0 +1,620 @@
+//! The B+tree: point lookup, insert and delete with copy-on-write paths over pager pages.
+//!
+//! A tree lives in one root slot of the pager header; `0` means empty. A writer works in a
+//! `pager::WriteTxn` (one writer, so one writer per tree); readers use any `PageRead`
+//! (a `ReadTxn` sees the last commit when it began).
+//!
+//! Invariants:
+//! - Every leaf is at level 0 and a branch at level `n` has children at level `n - 1`, so
+//!   all leaves are at the same depth.
+//! - For separator `k_i` of a branch, keys in child `i` are `< k_i <= ` keys in child `i + 1`.
+//! - A non-root leaf holds at least one entry: a leaf emptied by delete is freed and its
+//!   pointer removed; a branch left with no child is freed too; a root branch with one child
+//!   is replaced by that child. A leaf under a quarter full merges with a neighbour when
+//!   both fit in half a page; underfull branches are kept.
+//! - Each overflow extent is owned by exactly one cell; removing or replacing the cell frees it.
+
+use crate::error::{Error, Result, corrupt};
+use crate::limits::{CELL_MAX, HEIGHT_MAX, KEY_INLINE_MAX, KEY_LEN_MAX, VALUE_LEN_MAX};
+use crate::node::{self, Encoded, Node, Part};
+use pager::limits::PAGE_PAYLOAD_SIZE;
+use pager::{Extent, KIND_USER_MIN, PageId, ReadTxn, WriteTxn, pages_for_payload};
+use std::borrow::Cow;
+use std::cmp::Ordering;
+
+/// Pager page kind of a leaf.
+pub const KIND_LEAF: u8 = KIND_USER_MIN;
+/// Pager page kind of a branch.
+pub const KIND_BRANCH: u8 = KIND_USER_MIN + 1;
+/// Pager page kind of an overflow extent.
+pub const KIND_OVERFLOW: u8 = KIND_USER_MIN + 2;
+
+/// Read access to pages and roots: implemented by both transaction kinds.
+pub trait PageRead {
+    /// The payload of the page or extent at `id`.
+    fn page(&self, id: PageId) -> pager::Result<Cow<'_, [u8]>>;
+    /// Root slot `slot`.
+    fn root(&self, slot: usize) -> u64;
+}
+
+impl PageRead for ReadTxn<'_> {
+    fn page(&self, id: PageId) -> pager::Result<Cow<'_, [u8]>> {
+        ReadTxn::page(self, id)
+    }
+    fn root(&self, slot: usize) -> u64 {
+        ReadTxn::root(self, slot)
+    }
+}
+
+impl PageRead for WriteTxn<'_> {
+    fn page(&self, id: PageId) -> pager::Result<Cow<'_, [u8]>> {
+        WriteTxn::page(self, id)
+    }
+    fn root(&self, slot: usize) -> u64 {
+        WriteTxn::root(self, slot)
+    }
+}
+
+/// A handle on the tree stored in one root slot. Holds no state of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Btree {
+    slot: usize,
+}
+
+/// Re-borrows part of a page with the page's lifetime (copying when the page is owned).
+pub(crate) fn sub<'t>(page: &Cow<'t, [u8]>, range: std::ops::Range<usize>) -> Cow<'t, [u8]> {
+    match page {
+        Cow::Borrowed(bytes) => Cow::Borrowed(&bytes[range]),
+        Cow::Owned(bytes) => Cow::Owned(bytes[range].to_vec()),
+    }
+}
+
+/// Loads the bytes of a key or value part.
+pub(crate) fn load<'t, T: PageRead>(
+    txn: &'t T,
+    page: &Cow<'t, [u8]>,
+    part: &Part,
+    len: usize,
+) -> Result<Cow<'t, [u8]>> {
+    match part {
+        Part::Inline(range) => Ok(sub(page, range.clone())),
+        Part::Overflow(id) => {
+            let extent = txn.page(*id)?;
+            if extent.len() < len {
+                return Err(corrupt(id.0, "overflow extent shorter than its cell says"));
+            }
+            Ok(sub(&extent, 0..len))
+        }
+    }
+}
+
+/// Compares the key of cell `i` with `probe`.
+fn cmp_key<T: PageRead>(txn: &T, node: &Node<'_>, i: usize, probe: &[u8]) -> Result<Ordering> {
+    let (part, len) = node.key(i)?;
+    match part {
+        Part::Inline(range) => Ok(node.bytes[range].cmp(probe)),
+        Part::Overflow(id) => {
+            let extent = txn.page(id)?;
+            let key = extent
+                .get(..len)
+                .ok_or_else(|| corrupt(id.0, "overflow extent shorter than its cell says"))?;
+            Ok(key.cmp(probe))
+        }
+    }
+}
+
+/// First slot whose key is `>= probe` (`found` if equal).
+pub(crate) fn lower_bound<T: PageRead>(
+    txn: &T,
+    node: &Node<'_>,
+    probe: &[u8],
+) -> Result<(usize, bool)> {
+    let (mut low, mut high) = (0, node.count());
+    while low < high {
+        let mid = (low + high) / 2;
+        match cmp_key(txn, node, mid, probe)? {
+            Ordering::Less => low = mid + 1,
+            Ordering::Equal => return Ok((mid, true)),
+            Ordering::Greater => high = mid,
+        }
+    }
+    Ok((low, false))
+}
+
+/// The child of a branch that covers `probe`: the number of separators `<= probe`.
+pub(crate) fn child_index<T: PageRead>(txn: &T, node: &Node<'_>, probe: &[u8]) -> Result<usize> {
+    let (i, found) = lower_bound(txn, node, probe)?;
+    Ok(if found { i + 1 } else { i })
+}
+
+/// Parses the node at `id`, checking its level against the expected one.
+pub(crate) fn node_at<'t, T: PageRead>(txn: &'t T, id: PageId) -> Result<Cow<'t, [u8]>> {
+    let page = txn.page(id)?;
+    Node::parse(&page, id)?;
+    Ok(page)
+}
+
+/// Extent of an overflow part of `len` bytes, if it is one.
+pub(crate) fn overflow_extent(part: &Part, len: usize) -> Option<Extent> {
+    match part {
+        Part::Overflow(id) => Some(Extent::new(*id, pages_for_payload(len))),
+        Part::Inline(_) => None,
+    }
+}
+
+fn store_overflow(txn: &mut WriteTxn<'_>, bytes: &[u8]) -> Result<Encoded> {
+    let id = txn.allocate(KIND_OVERFLOW, pages_for_payload(bytes.len()))?;
+    txn.page_mut(id)?[..bytes.len()].copy_from_slice(bytes);
+    Ok(Encoded {
+        len: len_u32(bytes.len()),
+        overflow: true,
+        body: id.0.to_le_bytes().to_vec(),
+    })
+}
+
+fn len_u32(len: usize) -> u32 {
+    u32::try_from(len).expect("lengths are checked against the limits")
+}
+
+fn inline(bytes: &[u8]) -> Encoded {
+    Encoded {
+        len: len_u32(bytes.len()),
+        overflow: false,
+        body: bytes.to_vec(),
+    }
+}
+
+/// Encodes a branch key: inline when the cell stays under `CELL_MAX`, else overflow.
+pub(crate) fn encode_branch_key(txn: &mut WriteTxn<'_>, key: &[u8]) -> Result<Encoded> {
+    if 9 + key.len() <= CELL_MAX {
+        Ok(inline(key))
+    } else {
+        store_overflow(txn, key)
+    }
+}
+
+/// Builds a leaf cell, moving long keys and values to overflow extents.
+pub(crate) fn encode_leaf_cell(
+    txn: &mut WriteTxn<'_>,
+    key: &[u8],
+    value: &[u8],
+) -> Result<Vec<u8>> {
+    if 9 + key.len() + value.len() <= CELL_MAX {
+        return Ok(node::leaf_cell_bytes(&inline(key), &inline(value)));
+    }
+    let key_part = if key.len() <= KEY_INLINE_MAX {
+        inline(key)
+    } else {
+        store_overflow(txn, key)?
+    };
+    let value_part = if 9 + key_part.body.len() + value.len() <= CELL_MAX {
+        inline(value)
+    } else {
+        store_overflow(txn, value)?
+    };
+    Ok(node::leaf_cell_bytes(&key_part, &value_part))
+}
+
+/// The shortest key `s` with `left < s <= right`.
+pub(crate) fn separator(left: &[u8], right: &[u8]) -> Vec<u8> {
+    assert!(left < right, "separator needs left < right");
+    let common = left.iter().zip(right).take_while(|(a, b)| a == b).count();
+    right[..common + 1].to_vec()
+}
+
+/// The full key of cell `i` of `node`.
+pub(crate) fn key_bytes<T: PageRead>(
+    txn: &T,
+    page: &[u8],
+    id: PageId,
+    i: usize,
+) -> Result<Vec<u8>> {
+    let node = Node::parse(page, id)?;
+    let (part, len) = node.key(i)?;
+    match part {
+        Part::Inline(range) => Ok(page[range].to_vec()),
+        Part::Overflow(page_id) => {
+            let extent = txn.page(page_id)?;
+            let key = extent
+                .get(..len)
+                .ok_or_else(|| corrupt(page_id.0, "overflow extent shorter than its cell says"))?;
+            Ok(key.to_vec())
+        }
+    }
+}
+
+type Split = Option<(Encoded, PageId)>;
+
+enum Removed {
+    Kept(PageId),
+    Empty,
+}
+
+impl Btree {
+    /// The tree in root slot `slot` (`slot < pager::limits::ROOT_SLOTS`).
+    pub const fn new(slot: usize) -> Btree {
+        assert!(slot < pager::limits::ROOT_SLOTS, "root slot out of range");
+        Btree { slot }
+    }
+
+    /// The root slot this tree uses.
+    pub fn slot(&self) -> usize {
+        self.slot
+    }
+
+    pub(crate) fn root<T: PageRead>(&self, txn: &T) -> Result<Option<PageId>> {
+        match txn.root(self.slot) {
+            0 => Ok(None),
+            root => u32::try_from(root)
+                .map(|r| Some(PageId(r)))
+                .map_err(|_| corrupt(0, "root slot holds no page number")),
+        }
+    }
+
+    /// The value stored under `key`, if any.
+    pub fn get<'t, T: PageRead>(&self, txn: &'t T, key: &[u8]) -> Result<Option<Cow<'t, [u8]>>> {
+        let Some(mut id) = self.root(txn)? else {
+            return Ok(None);
+        };
+        for _ in 0..HEIGHT_MAX {
+            let page = node_at(txn, id)?;
+            let node = Node::parse(&page, id)?;
+            if !node.is_leaf() {
+                id = node.child(child_index(txn, &node, key)?)?;
+                continue;
+            }
+            let (i, found) = lower_bound(txn, &node, key)?;
+            if !found {
+                return Ok(None);
+            }
+            let (cell, _) = node.leaf_cell(i)?;
+            return load(txn, &page, &cell.value, cell.value_len).map(Some);
+        }
+        Err(corrupt(id.0, "tree deeper than HEIGHT_MAX"))
+    }
+
+    /// Inserts or replaces `key`. Returns whether the key was already present.
+    pub fn insert(&self, txn: &mut WriteTxn<'_>, key: &[u8], value: &[u8]) -> Result<bool> {
+        if key.len() > KEY_LEN_MAX {
+            return Err(Error::KeyTooLong {
+                len: key.len(),
+                max: KEY_LEN_MAX,
+            });
+        }
+        if value.len() > VALUE_LEN_MAX {
+            return Err(Error::ValueTooLong {
+                len: value.len(),
+                max: VALUE_LEN_MAX,
+            });
+        }
+        let Some(root) = self.root(txn)? else {
+            let cell = encode_leaf_cell(txn, key, value)?;
+            let leaf = txn.allocate(KIND_LEAF, 1)?;
+            let b = txn.page_mut(leaf)?;
+            node::init(b, 0, PageId(0));
+            assert!(
+                node::insert_cell(b, 0, &cell),
+                "one cell fits an empty leaf"
+            );
+            txn.set_root(self.slot, u64::from(leaf.0));
+            return Ok(false);
+        };
+        let mut replaced = false;
+        let (new_root, split) = insert_at(txn, root, key, value, 0, &mut replaced)?;
+        let new_root = match split {
+            None => new_root,
+            Some((sep, right)) => {
+                let level = {
+                    let page = txn.page(new_root)?;
+                    Node::parse(&page, new_root)?.level()
+                };
+                let branch = txn.allocate(KIND_BRANCH, 1)?;
+                let b = txn.page_mut(branch)?;
+                node::init(b, level + 1, new_root);
+                let cell = node::branch_cell_bytes(&sep, right);
+                assert!(
+                    node::insert_cell(b, 0, &cell),
+                    "one cell fits an empty branch"
+                );
+                branch
+            }
+        };
+        txn.set_root(self.slot, u64::from(new_root.0));
+        Ok(replaced)
+    }
+
+    /// Removes `key`; returns whether it was present. Freed pages go back to the pager.
+    pub fn remove(&self, txn: &mut WriteTxn<'_>, key: &[u8]) -> Result<bool> {
+        if self.get(txn, key)?.is_none() {
+            return Ok(false);
+        }
+        let root = self.root(txn)?.expect("a found key has a root");
+        let mut root = match remove_at(txn, root, key, 0)? {
+            Removed::Empty => {
+                txn.set_root(self.slot, 0);
+                return Ok(true);
+            }
+            Removed::Kept(root) => root,
+        };
+        loop {
+            let only_child = {
+                let page = txn.page(root)?;
+                let node = Node::parse(&page, root)?;
+                (!node.is_leaf() && node.count() == 0).then(|| node.child(0))
+            };
+            match only_child {
+                Some(child) => {
+                    txn.free(Extent::new(root, 1));
+                    root = child?;
+                }
+                None => break,
+            }
+        }
+        txn.set_root(self.slot, u64::from(root.0));
+        Ok(true)
+    }
+}
+
+/// Copies `id` for editing and checks its structure once.
+fn edit(txn: &mut WriteTxn<'_>, id: PageId) -> Result<PageId> {
+    let was_dirty = txn.is_dirty(id);
+    let id = txn.cow(id)?;
+    if !was_dirty {
+        let page = txn.page(id)?;
+        Node::parse(&page, id)?.validate()?;
+    }
+    Ok(id)
+}
+
+fn insert_at(
+    txn: &mut WriteTxn<'_>,
+    id: PageId,
+    key: &[u8],
+    value: &[u8],
+    depth: usize,
+    replaced: &mut bool,
+) -> Result<(PageId, Split)> {
+    if depth >= HEIGHT_MAX {
+        return Err(corrupt(id.0, "tree deeper than HEIGHT_MAX"));
+    }
+    let id = edit(txn, id)?;
+    let (is_leaf, index, found, child, level) = {
+        let page = txn.page(id)?;
+        let node = Node::parse(&page, id)?;
+        if node.is_leaf() {
+            let (i, found) = lower_bound(txn, &node, key)?;
+            (true, i, found, PageId(0), 0)
+        } else {
+            let i = child_index(txn, &node, key)?;
+            (false, i, false, node.child(i)?, node.level())
+        }
+    };
+    if is_leaf {
+        if found {
+            *replaced = true;
+            remove_leaf_cell(txn, id, index)?;
+        }
+        let cell = encode_leaf_cell(txn, key, value)?;
+        if node::insert_cell(txn.page_mut(id)?, index, &cell) {
+            return Ok((id, None));
+        }
+        return split(txn, id, index, cell, 0).map(|s| (id, Some(s)));
+    }
+    let (new_child, child_split) = insert_at(txn, child, key, value, depth + 1, replaced)?;
+    if new_child != child {
+        node::set_child(txn.page_mut(id)?, index, new_child)?;
+    }
+    let Some((sep, right)) = child_split else {
+        return Ok((id, None));
+    };
+    let cell = node::branch_cell_bytes(&sep, right);
+    if node::insert_cell(txn.page_mut(id)?, index, &cell) {
+        return Ok((id, None));
+    }
+    split(txn, id, index, cell, level).map(|s| (id, Some(s)))
+}
+
+/// Removes leaf cell `i` of dirty page `id`, freeing its overflow extents.
+fn remove_leaf_cell(txn: &mut WriteTxn<'_>, id: PageId, i: usize) -> Result<()> {
+    let (size, extents) = {
+        let page = txn.page(id)?;
+        let node = Node::parse(&page, id)?;
+        let (cell, size) = node.leaf_cell(i)?;
+        let key = overflow_extent(&cell.key, cell.key_len);
+        let value = overflow_extent(&cell.value, cell.value_len);
+        (size, [key, value])
+    };
+    for extent in extents.into_iter().flatten() {
+        txn.free(extent);
+    }
+    node::remove_cell(txn.page_mut(id)?, i, size);
+    Ok(())
+}
+
+/// Removes branch cell `i` of dirty page `id` (its key and the child right of it).
+fn remove_branch_cell(txn: &mut WriteTxn<'_>, id: PageId, i: usize) -> Result<()> {
+    let (size, extent) = {
+        let page = txn.page(id)?;
+        let node = Node::parse(&page, id)?;
+        let (cell, size) = node.branch_cell(i)?;
+        (size, overflow_extent(&cell.key, cell.key_len))
+    };
+    if let Some(extent) = extent {
+        txn.free(extent);
+    }
+    node::remove_cell(txn.page_mut(id)?, i, size);
+    Ok(())
+}
+
+/// Splits dirty node `id` after inserting `cell` at `index` into its cells; returns the
+/// separator and the new right node.
+fn split(
+    txn: &mut WriteTxn<'_>,
+    id: PageId,
+    index: usize,
+    cell: Vec<u8>,
+    level: u8,
+) -> Result<(Encoded, PageId)> {
+    let (mut cells, child0) = {
+        let page = txn.page(id)?;
+        let node = Node::parse(&page, id)?;
+        let cells: Result<Vec<Vec<u8>>> = (0..node.count())
+            .map(|i| node.cell_bytes(i).map(<[u8]>::to_vec))
+            .collect();
+        (cells?, node.child(0)?)
+    };
+    let appending = index == cells.len();
+    cells.insert(index, cell);
+    let at = split_point(&cells, appending, level == 0);
+    let right_cells = cells.split_off(at);
+    let kind = if level == 0 { KIND_LEAF } else { KIND_BRANCH };
+    let right = txn.allocate(kind, 1)?;
+    if level == 0 {
+        node::rebuild(txn.page_mut(id)?, 0, PageId(0), &cells);
+        node::rebuild(txn.page_mut(right)?, 0, PageId(0), &right_cells);
+        let left_last = key_bytes(txn, &txn.page(id)?, id, cells.len() - 1)?;
+        let right_first = key_bytes(txn, &txn.page(right)?, right, 0)?;
+        let sep = separator(&left_last, &right_first);
+        return Ok((encode_branch_key(txn, &sep)?, right));
+    }
+    // A branch: the first right cell moves up; its child becomes the right node's child0.
+    let middle = &right_cells[0];
+    let sep = Encoded::from_branch_cell(middle);
+    let right_child0 = Encoded::branch_child(middle);
+    node::rebuild(txn.page_mut(id)?, level, child0, &cells);
+    node::rebuild(txn.page_mut(right)?, level, right_child0, &right_cells[1..]);
+    Ok((sep, right))
+}
+
+/// Where to split `cells`: left-full when appending at the end (sequential inserts fill
+/// nodes), else at the byte midpoint; both sides non-empty (and for a branch the right
+/// side keeps at least one cell to push up besides its own).
+fn split_point(cells: &[Vec<u8>], appending: bool, leaf: bool) -> usize {
+    let capacity = PAGE_PAYLOAD_SIZE - crate::limits::NODE_HEADER_SIZE;
+    let minimum_right = if leaf { 1 } else { 2 };
+    let high = cells.len() - minimum_right;
+    if appending && node::cells_size(&cells[..high]) <= capacity {
+        return high;
+    }
+    let total = node::cells_size(cells);
+    let mut left = 0;
+    let mut at = 0;
+    while at < high && left + cells[at].len() + 2 <= total / 2 {
+        left += cells[at].len() + 2;
+        at += 1;
+    }
+    let at = at.max(1);
+    assert!(node::cells_size(&cells[..at]) <= capacity, "left half fits");
+    let right_start = if leaf { at } else { at + 1 };
+    assert!(
+        node::cells_size(&cells[right_start..]) <= capacity,
+        "right half fits"
+    );
+    at
+}
+
+/// A leaf under a quarter full after a delete merges with a neighbour (the one to its left,
+/// else to its right) when both fit in half a page, leaving room for inserts before a
+/// re-split; the right one is freed and its separator removed from the parent `id`.
+/// Branches are not merged: they are a small share of the pages, and a branch with a
+/// single child is legal.
+fn merge_leaf(txn: &mut WriteTxn<'_>, id: PageId, index: usize, child: PageId) -> Result<()> {
+    let quarter = PAGE_PAYLOAD_SIZE / 4;
+    let (sibling_index, left_index) = if index > 0 {
+        (index - 1, index - 1)
+    } else {
+        (1, 0)
+    };
+    let sibling = {
+        let page = txn.page(child)?;
+        let node = Node::parse(&page, child)?;
+        if !node.is_leaf() || node.used_bytes() >= quarter {
+            return Ok(());
+        }
+        let parent = txn.page(id)?;
+        Node::parse(&parent, id)?.child(sibling_index)?
+    };
+    let (left, right) = if index > 0 {
+        (sibling, child)
+    } else {
+        (child, sibling)
+    };
+    let cells = {
+        let mut cells = Vec::new();
+        for leaf in [left, right] {
+            let page = txn.page(leaf)?;
+            let node = Node::parse(&page, leaf)?;
+            if !node.is_leaf() {
+                return Err(corrupt(leaf.0, "leaf sibling is not a leaf"));
+            }
+            for i in 0..node.count() {
+                cells.push(node.cell_bytes(i)?.to_vec());
+            }
+        }
+        cells
+    };
+    if crate::limits::NODE_HEADER_SIZE + node::cells_size(&cells) > 2 * quarter {
+        return Ok(());
+    }
+    let left_copy = edit(txn, left)?;
+    node::rebuild(txn.page_mut(left_copy)?, 0, PageId(0), &cells);
+    node::set_child(txn.page_mut(id)?, left_index, left_copy)?;
+    txn.free(Extent::new(right, 1));
+    remove_branch_cell(txn, id, left_index)
+}
+
+fn remove_at(txn: &mut WriteTxn<'_>, id: PageId, key: &[u8], depth: usize) -> Result<Removed> {
+    if depth >= HEIGHT_MAX {
+        return Err(corrupt(id.0, "tree deeper than HEIGHT_MAX"));
+    }
+    let id = edit(txn, id)?;
+    let (is_leaf, index, child, count) = {
+        let page = txn.page(id)?;
+        let node = Node::parse(&page, id)?;
+        if node.is_leaf() {
+            let (i, found) = lower_bound(txn, &node, key)?;
+            if !found {
+                return Err(corrupt(
+                    id.0,
+                    "key found by lookup is missing on the write path",
+                ));
+            }
+            (true, i, PageId(0), node.count())
+        } else {
+            let i = child_index(txn, &node, key)?;
+            (false, i, node.child(i)?, node.count())
+        }
+    };
+    if is_leaf {
+        remove_leaf_cell(txn, id, index)?;
+        if count == 1 {
+            txn.free(Extent::new(id, 1));
+            return Ok(Removed::Empty);
+        }
+        return Ok(Removed::Kept(id));
+    }
+    match remove_at(txn, child, key, depth + 1)? {
+        Removed::Kept(new_child) => {
+            if new_child != child {
+                node::set_child(txn.page_mut(id)?, index, new_child)?;
+            }
+            if count > 0 {
+                merge_leaf(txn, id, index, new_child)?;
+            }
+        }
+        Removed::Empty if count == 0 => {
+            txn.free(Extent::new(id, 1));
+            return Ok(Removed::Empty);
+        }
+        Removed::Empty if index == 0 => {
+            let next = {
+                let page = txn.page(id)?;
+                Node::parse(&page, id)?.child(1)?
+            };
+            node::set_child(txn.page_mut(id)?, 0, next)?;
+            remove_branch_cell(txn, id, 0)?;
+        }
+        Removed::Empty => remove_branch_cell(txn, id, index - 1)?,
+    }
+    Ok(Removed::Kept(id))
+}

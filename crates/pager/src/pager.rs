@@ -1,0 +1,423 @@
+//! The pager: opening and recovering the data file, publishing commits, and checkpoints.
+//!
+//! Lifecycle of the durable state (see `docs/format.md`, "Data file"):
+//! `open` (reads both header slots, picks the valid one with the higher counter, loads its
+//! free list) → any number of `WriteTxn::commit` (new page copies written through the seam,
+//! not synced, published to new readers) → `checkpoint` (free list written, sync, header
+//! slot written, sync) → durable. A crash at any point reopens at the last durable
+//! checkpoint; the engine replays its WAL from `checkpoint_lsn()`.
+//!
+//! Invariants:
+//! - No page that the durable checkpoint references is rewritten before a newer checkpoint
+//!   is durable: commits write only pages taken from free space, and a page freed while the
+//!   durable checkpoint still references it waits in `pending` with `durable = true`.
+//! - No page a registered reader can reach is rewritten: a page freed by commit `c` returns
+//!   to free space only when every registered reader has a snapshot `>= c`.
+//! - header pages, the durable free-list extent, free space, pending frees and the pages
+//!   reachable from the latest commit partition `0..page_count` (checked by `verify`).
+//! - After a failed write or sync every call fails with `PreviousIo`; nothing retries a sync.
+
+use crate::alloc::{FreeSpace, PendingFrees};
+use crate::error::{Error, Result, corrupt};
+use crate::header::HeaderSlot;
+use crate::limits::{
+    DIRTY_BYTES_MAX_DEFAULT, FILE_PAGES_MAX, GROW_PAGES_MAX, GROW_PAGES_MIN, HEADER_PAGES,
+    PAGE_HEADER_SIZE, PAGE_SIZE, ROOT_SLOTS,
+};
+use crate::page::{self, Extent, KIND_FREE_LIST, PageId, read_u32};
+use crate::view::{Snapshot, View, read_extent};
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use wal::Storage;
+
+/// How a pager opens its file.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Read pages through a memory map when the storage has an OS file (default true).
+    pub mmap: bool,
+    /// Dirty bytes a write transaction holds in memory before spilling pages to the file.
+    pub dirty_bytes_max: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            mmap: true,
+            dirty_bytes_max: DIRTY_BYTES_MAX_DEFAULT,
+        }
+    }
+}
+
+/// State owned by the single writer (and by checkpoints, which take the same lock).
+#[derive(Debug)]
+pub(crate) struct Writer {
+    pub(crate) free: FreeSpace,
+    pub(crate) pending: PendingFrees,
+    /// Extent starts written since the last checkpoint (not referenced by it).
+    pub(crate) fresh: HashSet<u32>,
+    /// The extent holding the durable checkpoint's free list.
+    pub(crate) free_list: Option<Extent>,
+    pub(crate) page_count: u32,
+    pub(crate) file_pages: u64,
+    pub(crate) seq: u64,
+    pub(crate) checkpoint_seq: u64,
+    pub(crate) checkpoint_counter: u64,
+    pub(crate) checkpoint_lsn: u64,
+    pub(crate) view: Option<Arc<View>>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Published {
+    pub(crate) snapshot: Arc<Snapshot>,
+    /// Registered readers by the snapshot sequence they read.
+    pub(crate) readers: BTreeMap<u64, usize>,
+}
+
+/// Counters describing the file, for tests, benchmarks and monitoring.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stats {
+    /// Pages below the high-water mark.
+    pub page_count: u32,
+    /// Bytes in the file (including the preallocated tail).
+    pub file_bytes: u64,
+    /// Pages free for reuse now.
+    pub free_pages: u64,
+    /// Pages freed but still waiting for readers or a checkpoint.
+    pub pending_pages: u64,
+    /// The last durable checkpoint's counter.
+    pub checkpoint_counter: u64,
+    /// The WAL position the last durable checkpoint covers.
+    pub checkpoint_lsn: u64,
+    /// The last committed transaction.
+    pub commit_seq: u64,
+}
+
+/// The data file: fixed-size pages, copy-on-write commits, checkpoints.
+#[derive(Debug)]
+pub struct Pager {
+    pub(crate) storage: Arc<dyn Storage>,
+    pub(crate) options: Options,
+    pub(crate) published: Mutex<Published>,
+    pub(crate) writer: Mutex<Writer>,
+    pub(crate) failed: AtomicBool,
+}
+
+impl Pager {
+    /// Opens the data file behind `storage`, creating an empty one if it has no bytes.
+    pub fn open(storage: Arc<dyn Storage>, options: Options) -> Result<Pager> {
+        if storage.len()? == 0 {
+            create(&*storage)?;
+        }
+        let header = read_best_header(&*storage)?;
+        let len = storage.len()?;
+        let file_pages = len / PAGE_SIZE as u64;
+        if file_pages < u64::from(header.page_count) {
+            return Err(corrupt(
+                header.page_count,
+                "file shorter than its header says",
+            ));
+        }
+        let free = match header.free_list {
+            Some(extent) => load_free_list(&*storage, extent, header.page_count)?,
+            None => FreeSpace::default(),
+        };
+        let view = match (options.mmap, storage.os_file()) {
+            (true, Some(file)) => Some(Arc::new(View::new(file, file_pages, None)?)),
+            _ => None,
+        };
+        let snapshot = Arc::new(Snapshot {
+            seq: 0,
+            roots: header.roots,
+            page_count: header.page_count,
+            view: view.clone(),
+        });
+        let writer = Writer {
+            free,
+            pending: PendingFrees::default(),
+            fresh: HashSet::new(),
+            free_list: header.free_list,
+            page_count: header.page_count,
+            file_pages,
+            seq: 0,
+            checkpoint_seq: 0,
+            checkpoint_counter: header.counter,
+            checkpoint_lsn: header.lsn,
+            view,
+        };
+        Ok(Pager {
+            storage,
+            options,
+            published: Mutex::new(Published {
+                snapshot,
+                readers: BTreeMap::new(),
+            }),
+            writer: Mutex::new(writer),
+            failed: AtomicBool::new(false),
+        })
+    }
+
+    pub(crate) fn check_failed(&self) -> Result<()> {
+        if self.failed.load(Ordering::Acquire) {
+            return Err(Error::PreviousIo);
+        }
+        Ok(())
+    }
+
+    /// Marks the pager failed if `result` is an I/O error, and passes it on.
+    pub(crate) fn fail_on_io<T>(&self, result: Result<T>) -> Result<T> {
+        if let Err(Error::Io(_)) = &result {
+            self.failed.store(true, Ordering::Release);
+        }
+        result
+    }
+
+    /// The WAL position the last durable checkpoint covers: after a crash the engine replays
+    /// every WAL record after it.
+    pub fn checkpoint_lsn(&self) -> u64 {
+        self.writer.lock().checkpoint_lsn
+    }
+
+    /// Whether a checkpoint is due for space reasons: pages freed since the last checkpoint
+    /// (which cannot be reused until the next one) exceed 1/16 of the file. Copy-on-write
+    /// keeps the file near `live × (1 + freed-per-checkpoint share)`, so an engine that
+    /// checkpoints when this says so keeps churn near 1.1x to 1.3x the live pages.
+    pub fn checkpoint_due(&self) -> bool {
+        let w = self.writer.lock();
+        w.pending.pages() * 16 >= u64::from(w.page_count)
+    }
+
+    /// Current counters.
+    pub fn stats(&self) -> Result<Stats> {
+        let w = self.writer.lock();
+        let pending_pages = w.pending.pages();
+        Ok(Stats {
+            page_count: w.page_count,
+            file_bytes: self.storage.len()?,
+            free_pages: w.free.pages(),
+            pending_pages,
+            checkpoint_counter: w.checkpoint_counter,
+            checkpoint_lsn: w.checkpoint_lsn,
+            commit_seq: w.seq,
+        })
+    }
+
+    /// Makes the last committed state durable and records `lsn`, the WAL position it covers.
+    ///
+    /// Writes the free list, syncs, writes the next header slot, syncs. Waits for (and
+    /// excludes) the writer. On any I/O error the pager enters the failed state.
+    pub fn checkpoint(&self, lsn: u64) -> Result<()> {
+        self.check_failed()?;
+        let mut w = self.writer.lock();
+        let result = self.checkpoint_locked(&mut w, lsn);
+        self.fail_on_io(result)
+    }
+
+    fn checkpoint_locked(&self, w: &mut Writer, lsn: u64) -> Result<()> {
+        let roots = self.published.lock().snapshot.roots;
+        let (extent, persisted) = allocate_free_list(w)?;
+        self.ensure_file(w, u64::from(w.page_count))?;
+        let mut image = vec![0u8; extent.bytes()];
+        page::init(&mut image, KIND_FREE_LIST);
+        let count = u32::try_from(persisted.extent_count()).expect("free list count fits u32");
+        let body = &mut image[PAGE_HEADER_SIZE..];
+        body[0..4].copy_from_slice(&count.to_le_bytes());
+        for (i, free) in persisted.iter().enumerate() {
+            let at = 4 + i * 8;
+            body[at..at + 4].copy_from_slice(&free.start.0.to_le_bytes());
+            body[at + 4..at + 8].copy_from_slice(&free.pages.to_le_bytes());
+        }
+        page::seal(&mut image, extent.start, w.checkpoint_counter + 1);
+        self.write_image(w, &image, extent.start)?;
+        self.storage.sync()?;
+        let header = HeaderSlot {
+            counter: w.checkpoint_counter + 1,
+            lsn,
+            page_count: w.page_count,
+            free_list: Some(extent),
+            roots,
+        };
+        self.storage
+            .write_all_at(&header.encode(), header.slot() * PAGE_SIZE as u64)?;
+        self.storage.sync()?;
+        // Durable: the previous free-list extent is referenced by nothing now.
+        if let Some(old) = w.free_list.replace(extent) {
+            w.free
+                .insert(old)
+                .expect("old free-list extent is disjoint");
+        }
+        w.checkpoint_counter += 1;
+        w.checkpoint_lsn = lsn;
+        w.checkpoint_seq = w.seq;
+        w.fresh.clear();
+        self.release_pending(w);
+        Ok(())
+    }
+
+    /// Writes one sealed image and forgets any verified bit for it.
+    pub(crate) fn write_image(&self, w: &Writer, image: &[u8], id: PageId) -> Result<()> {
+        debug_assert!(page::check(image, id).is_ok(), "image at {id:?} verifies");
+        if let Some(view) = &w.view {
+            view.clear_verified(id);
+        }
+        self.storage.write_all_at(image, id.offset())?;
+        Ok(())
+    }
+
+    /// Returns pending frees that no reader and no durable checkpoint needs to free space.
+    pub(crate) fn release_pending(&self, w: &mut Writer) {
+        let oldest = {
+            let published = self.published.lock();
+            published.readers.keys().next().copied().unwrap_or(u64::MAX)
+        };
+        let checkpoint_seq = w.checkpoint_seq;
+        let Writer { pending, free, .. } = w;
+        pending.release(oldest, checkpoint_seq, free);
+    }
+
+    /// Grows the file so it holds `pages_needed` pages, writing real zeros into the new
+    /// tail (so a full disk fails here, as an error) and mapping the new length.
+    pub(crate) fn ensure_file(&self, w: &mut Writer, pages_needed: u64) -> Result<()> {
+        if w.file_pages >= pages_needed {
+            return Ok(());
+        }
+        let slack = (w.file_pages / 16).clamp(GROW_PAGES_MIN, GROW_PAGES_MAX);
+        let new_pages = (pages_needed + slack).min(FILE_PAGES_MAX);
+        assert!(
+            new_pages >= pages_needed,
+            "growth to {new_pages} covers {pages_needed}"
+        );
+        // Pages at or past `file_pages` were never written (every write of page data comes
+        // after this call), so zero-filling from the last needed page on is safe, and the
+        // pages before it are about to be written with their real content anyway.
+        let zeros = vec![0u8; 1 << 20];
+        let mut at = (pages_needed - 1).max(w.file_pages) * PAGE_SIZE as u64;
+        let end = new_pages * PAGE_SIZE as u64;
+        while at < end {
+            let n = zeros
+                .len()
+                .min(usize::try_from(end - at).unwrap_or(zeros.len()));
+            self.storage.write_all_at(&zeros[..n], at)?;
+            at += n as u64;
+        }
+        assert!(self.storage.len()? >= end, "file grew to {end}");
+        w.file_pages = new_pages;
+        if let (true, Some(file)) = (self.options.mmap, self.storage.os_file()) {
+            let view = View::new(file, new_pages, w.view.as_deref())?;
+            w.view = Some(Arc::new(view));
+        }
+        Ok(())
+    }
+}
+
+/// Writes an empty data file: both header slots, nothing else.
+fn create(storage: &dyn Storage) -> Result<()> {
+    for counter in 0..2u64 {
+        let slot = HeaderSlot {
+            counter,
+            lsn: 0,
+            page_count: HEADER_PAGES,
+            free_list: None,
+            roots: [0; ROOT_SLOTS],
+        };
+        storage.write_all_at(&slot.encode(), slot.slot() * PAGE_SIZE as u64)?;
+    }
+    storage.sync()?;
+    Ok(())
+}
+
+fn read_best_header(storage: &dyn Storage) -> Result<HeaderSlot> {
+    let mut best: Option<HeaderSlot> = None;
+    let mut first_error = None;
+    for slot in 0..2u64 {
+        let mut page = vec![0u8; PAGE_SIZE];
+        let decoded = match storage.read_exact_at(&mut page, slot * PAGE_SIZE as u64) {
+            Ok(()) => HeaderSlot::decode(&page, slot),
+            Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => {
+                Err(corrupt(0, "file shorter than its header"))
+            }
+            Err(error) => return Err(error.into()),
+        };
+        match decoded {
+            Ok(header) if best.as_ref().is_none_or(|b| header.counter > b.counter) => {
+                best = Some(header);
+            }
+            Ok(_) => {}
+            Err(error) => first_error = first_error.or(Some(error)),
+        }
+    }
+    match (best, first_error) {
+        (Some(header), _) => Ok(header),
+        (None, Some(error)) => Err(error),
+        (None, None) => Err(corrupt(0, "no valid header slot")),
+    }
+}
+
+fn load_free_list(storage: &dyn Storage, extent: Extent, page_count: u32) -> Result<FreeSpace> {
+    let image = read_extent(storage, None, page_count, extent.start, true)?;
+    let at = extent.start.0;
+    if image.len() != extent.bytes() || page::kind_of(&image) != KIND_FREE_LIST {
+        return Err(corrupt(at, "free list extent does not match the header"));
+    }
+    let body = &image[PAGE_HEADER_SIZE..];
+    let count = read_u32(body, 0) as usize;
+    if count > (body.len() - 4) / 8 {
+        return Err(corrupt(at, "free list count"));
+    }
+    let mut free = FreeSpace::default();
+    for i in 0..count {
+        let start = read_u32(body, 4 + i * 8);
+        let pages = read_u32(body, 8 + i * 8);
+        let entry = Extent::new(PageId(start), pages);
+        let overlaps_list = entry.start.0 < extent.start.0 + extent.pages
+            && extent.start.0 < start.saturating_add(pages);
+        if start < HEADER_PAGES || pages == 0 || entry.end() > u64::from(page_count) {
+            return Err(corrupt(at, "free list entry out of range"));
+        }
+        if overlaps_list || free.insert(entry).is_err() {
+            return Err(corrupt(at, "free list entries overlap"));
+        }
+    }
+    Ok(free)
+}
+
+/// Takes an extent for the next free list from free space (or the end of the file) and
+/// returns it with the free space that list must record.
+fn allocate_free_list(w: &mut Writer) -> Result<(Extent, FreeSpace)> {
+    let mut pages = 1u32;
+    loop {
+        let start = match w.free.take(pages) {
+            Some(start) => start,
+            None => grow(w, pages)?,
+        };
+        let extent = Extent::new(start, pages);
+        let mut persisted = w.free.clone();
+        let others = w.pending.iter().map(|f| f.extent).chain(w.free_list);
+        for other in others {
+            persisted.insert(other).expect("pending frees are disjoint");
+        }
+        let capacity = (extent.bytes() - PAGE_HEADER_SIZE - 4) / 8;
+        if persisted.extent_count() <= capacity {
+            return Ok((extent, persisted));
+        }
+        w.free
+            .insert(extent)
+            .expect("returning a just-taken extent");
+        pages = page::pages_for_payload(4 + (persisted.extent_count() + 16) * 8);
+    }
+}
+
+/// Extends the high-water mark by `pages` and returns the first new page.
+pub(crate) fn grow(w: &mut Writer, pages: u32) -> Result<PageId> {
+    let end = u64::from(w.page_count) + u64::from(pages);
+    if end > FILE_PAGES_MAX {
+        return Err(Error::FileFull {
+            pages: end,
+            limit: FILE_PAGES_MAX,
+        });
+    }
+    let start = PageId(w.page_count);
+    w.page_count = u32::try_from(end).expect("checked against FILE_PAGES_MAX");
+    Ok(start)
+}

@@ -1,0 +1,357 @@
+//! Read and write transactions: snapshots for readers, copy-on-write pages for the writer.
+//!
+//! A write transaction moves through: Open (`Pager::begin_write`) → Committed
+//! (`WriteTxn::commit`) or Aborted (dropped without commit: every page it allocated returns
+//! to free space, every page it freed stays live). A read transaction is Open from
+//! `Pager::begin_read` until dropped; while open it pins its snapshot's pages.
+//!
+//! Invariants:
+//! - The writer mutates only pages it allocated in this transaction (`dirty`); any other
+//!   page is first copied to a new location (`cow`), so published pages never change.
+//! - A page allocated and freed in the same transaction is reusable at once: nothing else
+//!   ever saw it. Any other free waits in `pending` (see `pager.rs`).
+//! - Dirty pages over `dirty_bytes_max` spill to their own (unpublished) file locations,
+//!   so a write transaction's memory is bounded.
+
+use crate::alloc::Freed;
+use crate::error::Result;
+use crate::limits::{EXTENT_PAGES_MAX, PAGE_HEADER_SIZE, PAGE_SIZE, ROOT_SLOTS};
+use crate::page::{self, Extent, KIND_USER_MIN, PageId};
+use crate::pager::{Pager, Writer, grow};
+use crate::view::{Snapshot, payload, read_extent};
+use parking_lot::MutexGuard;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A consistent read-only view of the last commit at the time it began.
+#[derive(Debug)]
+pub struct ReadTxn<'p> {
+    pager: &'p Pager,
+    snapshot: Arc<Snapshot>,
+}
+
+impl<'p> ReadTxn<'p> {
+    pub(crate) fn begin(pager: &'p Pager) -> Result<ReadTxn<'p>> {
+        pager.check_failed()?;
+        let mut published = pager.published.lock();
+        let snapshot = Arc::clone(&published.snapshot);
+        *published.readers.entry(snapshot.seq).or_default() += 1;
+        Ok(ReadTxn { pager, snapshot })
+    }
+
+    /// The value of root slot `slot` in this snapshot.
+    pub fn root(&self, slot: usize) -> u64 {
+        self.snapshot.roots[slot]
+    }
+
+    /// The commit sequence number this snapshot shows.
+    pub fn seq(&self) -> u64 {
+        self.snapshot.seq
+    }
+
+    /// The payload of the page or extent at `id`, checksum-verified.
+    pub fn page(&self, id: PageId) -> Result<Cow<'_, [u8]>> {
+        let view = self.snapshot.view.as_deref();
+        let image = read_extent(
+            &*self.pager.storage,
+            view,
+            self.snapshot.page_count,
+            id,
+            false,
+        )?;
+        Ok(payload(image))
+    }
+}
+
+impl Drop for ReadTxn<'_> {
+    fn drop(&mut self) {
+        let mut published = self.pager.published.lock();
+        let count = published
+            .readers
+            .get_mut(&self.snapshot.seq)
+            .expect("a live reader is registered");
+        *count -= 1;
+        if *count == 0 {
+            published.readers.remove(&self.snapshot.seq);
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Dirty {
+    Memory(Box<[u8]>),
+    Spilled(u32),
+}
+
+/// The single writer: copy-on-write page edits, published atomically by `commit`.
+#[derive(Debug)]
+pub struct WriteTxn<'p> {
+    pager: &'p Pager,
+    writer: MutexGuard<'p, Writer>,
+    base: Arc<Snapshot>,
+    roots: [u64; ROOT_SLOTS],
+    dirty: HashMap<u32, Dirty>,
+    dirty_bytes: usize,
+    freed: Vec<Extent>,
+}
+
+impl<'p> WriteTxn<'p> {
+    pub(crate) fn begin(pager: &'p Pager) -> Result<WriteTxn<'p>> {
+        pager.check_failed()?;
+        let mut writer = pager.writer.lock();
+        pager.check_failed()?;
+        pager.release_pending(&mut writer);
+        let base = Arc::clone(&pager.published.lock().snapshot);
+        let roots = base.roots;
+        Ok(WriteTxn {
+            pager,
+            writer,
+            base,
+            roots,
+            dirty: HashMap::new(),
+            dirty_bytes: 0,
+            freed: Vec::new(),
+        })
+    }
+
+    /// The value of root slot `slot` as this transaction sees it.
+    pub fn root(&self, slot: usize) -> u64 {
+        self.roots[slot]
+    }
+
+    /// Sets root slot `slot`; published by `commit`, made durable by a checkpoint.
+    pub fn set_root(&mut self, slot: usize, value: u64) {
+        self.roots[slot] = value;
+    }
+
+    /// Allocates an extent of `pages` pages of page kind `kind` (>= `KIND_USER_MIN`),
+    /// zero-filled, owned by this transaction until commit.
+    pub fn allocate(&mut self, kind: u8, pages: u32) -> Result<PageId> {
+        assert!(
+            kind >= KIND_USER_MIN,
+            "kind {kind} is reserved by the pager"
+        );
+        assert!(pages >= 1, "zero-page extent");
+        assert!(pages <= EXTENT_PAGES_MAX, "extent of {pages} pages");
+        let start = match self.writer.free.take(pages) {
+            Some(start) => start,
+            None => grow(&mut self.writer, pages)?,
+        };
+        let mut image = vec![0u8; pages as usize * PAGE_SIZE].into_boxed_slice();
+        page::init(&mut image, kind);
+        self.dirty_bytes += image.len();
+        let previous = self.dirty.insert(start.0, Dirty::Memory(image));
+        assert!(previous.is_none(), "page {start:?} allocated twice");
+        if self.dirty_bytes > self.pager.options.dirty_bytes_max {
+            self.spill()?;
+        }
+        Ok(start)
+    }
+
+    /// Whether this transaction owns (may mutate) the page at `id`.
+    pub fn is_dirty(&self, id: PageId) -> bool {
+        self.dirty.contains_key(&id.0)
+    }
+
+    /// The payload of the page or extent at `id`, as this transaction sees it.
+    pub fn page(&self, id: PageId) -> Result<Cow<'_, [u8]>> {
+        match self.dirty.get(&id.0) {
+            Some(Dirty::Memory(image)) => Ok(Cow::Borrowed(&image[PAGE_HEADER_SIZE..])),
+            Some(Dirty::Spilled(_)) => {
+                let storage = &*self.pager.storage;
+                let image = read_extent(storage, None, self.writer.page_count, id, true)?;
+                Ok(payload(image))
+            }
+            None => {
+                let view = self.base.view.as_deref();
+                let storage = &*self.pager.storage;
+                let image = read_extent(storage, view, self.base.page_count, id, false)?;
+                Ok(payload(image))
+            }
+        }
+    }
+
+    /// The payload of a page this transaction owns, for editing. Panics if it does not own
+    /// it: editing a published page is a bug (call `cow` first).
+    pub fn page_mut(&mut self, id: PageId) -> Result<&mut [u8]> {
+        if let Some(Dirty::Spilled(_)) = self.dirty.get(&id.0) {
+            let storage = &*self.pager.storage;
+            let image = read_extent(storage, None, self.writer.page_count, id, true)?;
+            let image: Box<[u8]> = image.into_owned().into_boxed_slice();
+            self.dirty_bytes += image.len();
+            self.dirty.insert(id.0, Dirty::Memory(image));
+        }
+        match self.dirty.get_mut(&id.0) {
+            Some(Dirty::Memory(image)) => Ok(&mut image[PAGE_HEADER_SIZE..]),
+            _ => panic!("page {id:?} is not owned by this write transaction"),
+        }
+    }
+
+    /// Returns a page this transaction may edit holding the content of `id`: `id` itself if
+    /// already owned, otherwise a fresh copy (and `id` is freed).
+    pub fn cow(&mut self, id: PageId) -> Result<PageId> {
+        if self.is_dirty(id) {
+            return Ok(id);
+        }
+        let (kind, pages, body) = {
+            let view = self.base.view.as_deref();
+            let storage = &*self.pager.storage;
+            let image = read_extent(storage, view, self.base.page_count, id, false)?;
+            let pages = u32::try_from(image.len() / PAGE_SIZE).expect("extent pages fit u32");
+            (
+                page::kind_of(&image),
+                pages,
+                image[PAGE_HEADER_SIZE..].to_vec(),
+            )
+        };
+        let copy = self.allocate(kind, pages)?;
+        self.page_mut(copy)?.copy_from_slice(&body);
+        self.free(Extent::new(id, pages));
+        Ok(copy)
+    }
+
+    /// Frees an extent reachable from this transaction's state (or allocated by it).
+    pub fn free(&mut self, extent: Extent) {
+        assert!(
+            extent.pages >= 1,
+            "freeing an empty extent at {:?}",
+            extent.start
+        );
+        if let Some(dirty) = self.dirty.remove(&extent.start.0) {
+            let pages = match &dirty {
+                Dirty::Memory(image) => {
+                    self.dirty_bytes -= image.len();
+                    u32::try_from(image.len() / PAGE_SIZE).expect("extent pages fit u32")
+                }
+                Dirty::Spilled(pages) => *pages,
+            };
+            assert_eq!(pages, extent.pages, "freed length at {:?}", extent.start);
+            let result = self.writer.free.insert(extent);
+            result.expect("a page this transaction allocated is not free");
+            return;
+        }
+        self.freed.push(extent);
+    }
+
+    /// Writes every in-memory dirty page to its own location (not reachable by any reader or
+    /// by the durable checkpoint) and drops it from memory.
+    fn spill(&mut self) -> Result<()> {
+        let generation = self.writer.checkpoint_counter + 1;
+        let needed = u64::from(self.writer.page_count);
+        let result = self.pager.ensure_file(&mut self.writer, needed);
+        self.pager.fail_on_io(result)?;
+        let mut ids: Vec<u32> = self.dirty.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            if !matches!(self.dirty.get(&id), Some(Dirty::Memory(_))) {
+                continue;
+            }
+            let Some(Dirty::Memory(mut image)) = self.dirty.remove(&id) else {
+                unreachable!("checked just above");
+            };
+            page::seal(&mut image, PageId(id), generation);
+            let result = self.pager.write_image(&self.writer, &image, PageId(id));
+            self.pager.fail_on_io(result)?;
+            let pages = u32::try_from(image.len() / PAGE_SIZE).expect("extent pages fit u32");
+            self.dirty.insert(id, Dirty::Spilled(pages));
+        }
+        self.dirty_bytes = 0;
+        Ok(())
+    }
+
+    /// Writes the dirty pages through the seam (no sync) and publishes the new state to
+    /// readers that begin afterwards. Durability comes from the WAL until a checkpoint.
+    pub fn commit(mut self) -> Result<()> {
+        let result = self.commit_pages();
+        self.pager.fail_on_io(result)
+    }
+
+    fn commit_pages(&mut self) -> Result<()> {
+        let needed = u64::from(self.writer.page_count);
+        self.pager.ensure_file(&mut self.writer, needed)?;
+        let generation = self.writer.checkpoint_counter + 1;
+        let mut ids: Vec<u32> = self.dirty.keys().copied().collect();
+        ids.sort_unstable();
+        let mut batch: Vec<u8> = Vec::new();
+        let mut batch_start = 0u32;
+        for &id in &ids {
+            self.writer.fresh.insert(id);
+            let Some(Dirty::Memory(image)) = self.dirty.get_mut(&id) else {
+                continue;
+            };
+            page::seal(image, PageId(id), generation);
+            if let Some(view) = &self.writer.view {
+                view.clear_verified(PageId(id));
+            }
+            let contiguous = u64::from(batch_start) * PAGE_SIZE as u64 + batch.len() as u64
+                == PageId(id).offset();
+            if !contiguous || batch.len() >= 1 << 20 {
+                write_batch(self.pager, &batch, batch_start)?;
+                batch.clear();
+                batch_start = id;
+            }
+            batch.extend_from_slice(image);
+        }
+        self.write_batch(&batch, batch_start)?;
+        let seq = self.writer.seq + 1;
+        for extent in std::mem::take(&mut self.freed) {
+            let durable = !self.writer.fresh.remove(&extent.start.0);
+            self.writer.pending.push(Freed {
+                seq,
+                extent,
+                durable,
+            });
+        }
+        self.dirty.clear();
+        self.dirty_bytes = 0;
+        self.writer.seq = seq;
+        let snapshot = Arc::new(Snapshot {
+            seq,
+            roots: self.roots,
+            page_count: self.writer.page_count,
+            view: self.writer.view.clone(),
+        });
+        self.pager.published.lock().snapshot = snapshot;
+        self.pager.release_pending(&mut self.writer);
+        Ok(())
+    }
+
+    fn write_batch(&self, batch: &[u8], start: u32) -> Result<()> {
+        write_batch(self.pager, batch, start)
+    }
+}
+
+fn write_batch(pager: &Pager, batch: &[u8], start: u32) -> Result<()> {
+    if !batch.is_empty() {
+        pager.storage.write_all_at(batch, PageId(start).offset())?;
+    }
+    Ok(())
+}
+
+impl Drop for WriteTxn<'_> {
+    fn drop(&mut self) {
+        // Abort: pages this transaction allocated go back; its frees never happened.
+        for (id, dirty) in self.dirty.drain() {
+            let pages = match dirty {
+                Dirty::Memory(image) => image.len() / PAGE_SIZE,
+                Dirty::Spilled(pages) => pages as usize,
+            };
+            let pages = u32::try_from(pages).expect("extent pages fit u32");
+            let result = self.writer.free.insert(Extent::new(PageId(id), pages));
+            result.expect("an aborted allocation is not free");
+        }
+    }
+}
+
+impl Pager {
+    /// Begins a read transaction on the last committed state.
+    pub fn begin_read(&self) -> Result<ReadTxn<'_>> {
+        ReadTxn::begin(self)
+    }
+
+    /// Begins the write transaction, waiting for the current one (there is one writer).
+    pub fn begin_write(&self) -> Result<WriteTxn<'_>> {
+        WriteTxn::begin(self)
+    }
+}

@@ -1,0 +1,336 @@
+//! Allocation, reuse, snapshots, growth under readers, checkpoints, reopen and verify.
+
+use crate::support::{Rng, TempPath};
+use pager::{Error, Extent, KIND_USER_MIN, Options, PageId, Pager};
+use std::sync::Arc;
+use wal::{MemStorage, OsStorage, Storage};
+
+const KIND: u8 = KIND_USER_MIN;
+
+fn mem_pager() -> (Arc<MemStorage>, Pager) {
+    let storage = Arc::new(MemStorage::new());
+    let pager = Pager::open(storage.clone(), Options::default()).expect("open");
+    (storage, pager)
+}
+
+fn write_page(pager: &Pager, slot: usize, byte: u8) -> PageId {
+    let mut txn = pager.begin_write().expect("write");
+    let id = txn.allocate(KIND, 1).expect("allocate");
+    txn.page_mut(id).expect("own")[..4].fill(byte);
+    txn.set_root(slot, u64::from(id.0));
+    txn.commit().expect("commit");
+    id
+}
+
+#[test]
+fn committed_page_survives_checkpoint_and_reopen() {
+    let (storage, pager) = mem_pager();
+    let id = write_page(&pager, 0, 7);
+    pager.checkpoint(42).expect("checkpoint");
+    drop(pager);
+    let bytes = storage.snapshot();
+    let pager =
+        Pager::open(Arc::new(MemStorage::from_bytes(bytes)), Options::default()).expect("reopen");
+    assert_eq!(pager.checkpoint_lsn(), 42);
+    let read = pager.begin_read().expect("read");
+    assert_eq!(read.root(0), u64::from(id.0));
+    assert_eq!(&read.page(id).expect("page")[..4], &[7, 7, 7, 7]);
+    drop(read);
+    pager.verify(&[Extent::new(id, 1)]).expect("verify");
+}
+
+#[test]
+fn uncheckpointed_commit_is_gone_after_reopen() {
+    let (storage, pager) = mem_pager();
+    write_page(&pager, 0, 1);
+    pager.checkpoint(1).expect("checkpoint");
+    write_page(&pager, 1, 2);
+    let pager = Pager::open(
+        Arc::new(MemStorage::from_bytes(storage.snapshot())),
+        Options::default(),
+    )
+    .expect("reopen");
+    let read = pager.begin_read().expect("read");
+    assert_ne!(read.root(0), 0);
+    assert_eq!(read.root(1), 0, "the second commit was never checkpointed");
+}
+
+#[test]
+fn reader_keeps_its_snapshot_while_the_writer_copies_and_frees() {
+    let (_storage, pager) = mem_pager();
+    let id = write_page(&pager, 0, 1);
+    let reader = pager.begin_read().expect("read");
+    let mut txn = pager.begin_write().expect("write");
+    let copy = txn.cow(id).expect("cow");
+    assert_ne!(copy, id, "a published page is copied, not edited");
+    txn.page_mut(copy).expect("own")[..4].fill(9);
+    txn.set_root(0, u64::from(copy.0));
+    txn.commit().expect("commit");
+    for _ in 0..4 {
+        // Churn: none of these may reuse `id` while the reader lives.
+        let mut txn = pager.begin_write().expect("write");
+        let fresh = txn.allocate(KIND, 1).expect("allocate");
+        assert_ne!(fresh, id, "a page a reader can see was reused");
+        txn.free(Extent::new(fresh, 1));
+        txn.commit().expect("commit");
+    }
+    assert_eq!(&reader.page(id).expect("old page")[..4], &[1, 1, 1, 1]);
+    let newer = pager.begin_read().expect("read");
+    assert_eq!(&newer.page(copy).expect("new page")[..4], &[9, 9, 9, 9]);
+}
+
+#[test]
+fn freed_durable_page_waits_for_the_next_checkpoint() {
+    let (_storage, pager) = mem_pager();
+    let id = write_page(&pager, 0, 1);
+    pager.checkpoint(1).expect("checkpoint");
+    let mut txn = pager.begin_write().expect("write");
+    let copy = txn.cow(id).expect("cow");
+    txn.set_root(0, u64::from(copy.0));
+    txn.commit().expect("commit");
+    let mut txn = pager.begin_write().expect("write");
+    let fresh = txn.allocate(KIND, 1).expect("allocate");
+    assert_ne!(fresh, id, "reused a page the durable checkpoint references");
+    drop(txn);
+    pager.checkpoint(2).expect("checkpoint");
+    let stats = pager.stats().expect("stats");
+    assert_eq!(stats.pending_pages, 0);
+    let mut txn = pager.begin_write().expect("write");
+    let a = txn.allocate(KIND, 1).expect("allocate");
+    let b = txn.allocate(KIND, 1).expect("allocate");
+    assert!(
+        a == id || b == id,
+        "after the checkpoint {id:?} is reusable"
+    );
+}
+
+#[test]
+fn best_fit_keeps_a_freed_extent_for_a_large_request() {
+    let (_storage, pager) = mem_pager();
+    let mut txn = pager.begin_write().expect("write");
+    let big = txn.allocate(KIND, 32).expect("allocate");
+    let middle = txn.allocate(KIND, 1).expect("allocate");
+    let small = txn.allocate(KIND, 1).expect("allocate");
+    let guard = txn.allocate(KIND, 1).expect("allocate");
+    txn.commit().expect("commit");
+    let mut txn = pager.begin_write().expect("write");
+    txn.free(Extent::new(small, 1));
+    txn.free(Extent::new(big, 32));
+    txn.commit().expect("commit");
+    let mut txn = pager.begin_write().expect("write");
+    let one = txn.allocate(KIND, 1).expect("allocate");
+    assert_eq!(
+        one, small,
+        "one page comes from the one-page hole, not the first fit"
+    );
+    let again = txn.allocate(KIND, 32).expect("allocate");
+    assert_eq!(again, big, "the 32-page extent stayed whole");
+    txn.commit().expect("commit");
+    let owned = [
+        Extent::new(one, 1),
+        Extent::new(again, 32),
+        Extent::new(middle, 1),
+        Extent::new(guard, 1),
+    ];
+    pager.verify(&owned).expect("verify");
+}
+
+#[test]
+fn verify_reports_a_leak_and_a_double_owner() {
+    let (_storage, pager) = mem_pager();
+    let a = write_page(&pager, 0, 1);
+    let b = write_page(&pager, 1, 2);
+    let leak = pager.verify(&[Extent::new(a, 1)]).expect_err("b is leaked");
+    assert!(
+        matches!(leak, Error::Corrupt { page, .. } if page == b.0),
+        "{leak}"
+    );
+    let both = [Extent::new(a, 1), Extent::new(b, 1), Extent::new(a, 1)];
+    assert!(pager.verify(&both).is_err());
+    pager.verify(&both[..2]).expect("verify");
+}
+
+#[test]
+fn aborted_transaction_returns_its_pages() {
+    let (_storage, pager) = mem_pager();
+    let a = write_page(&pager, 0, 1);
+    let mut txn = pager.begin_write().expect("write");
+    txn.allocate(KIND, 5).expect("allocate");
+    txn.free(Extent::new(a, 1));
+    drop(txn);
+    pager
+        .verify(&[Extent::new(a, 1)])
+        .expect("nothing leaked, nothing freed");
+}
+
+#[test]
+fn reader_slices_stay_valid_while_the_mapped_file_grows() {
+    let path = TempPath::new("grow");
+    let storage: Arc<dyn Storage> = Arc::new(OsStorage::open(&path.0).expect("file"));
+    let pager = Pager::open(storage, Options::default()).expect("open");
+    let id = write_page(&pager, 0, 5);
+    let reader = pager.begin_read().expect("read");
+    let held = reader.page(id).expect("page");
+    assert!(
+        matches!(held, std::borrow::Cow::Borrowed(_)),
+        "read through the map"
+    );
+    for round in 0..8u8 {
+        let mut txn = pager.begin_write().expect("write");
+        txn.allocate(KIND, 4096).expect("allocate 16 MiB");
+        txn.commit().expect("commit");
+        assert_eq!(&held[..4], &[5, 5, 5, 5], "round {round}");
+    }
+    pager.checkpoint(3).expect("checkpoint");
+    assert!(pager.stats().expect("stats").file_bytes > 128 << 20);
+    assert_eq!(&held[..4], &[5, 5, 5, 5]);
+}
+
+#[test]
+fn large_write_transaction_spills_and_still_commits() {
+    let storage = Arc::new(MemStorage::new());
+    let options = Options {
+        dirty_bytes_max: 64 * 4096,
+        ..Options::default()
+    };
+    let pager = Pager::open(storage, options).expect("open");
+    let mut txn = pager.begin_write().expect("write");
+    let mut ids = Vec::new();
+    for i in 0..300u32 {
+        let id = txn.allocate(KIND, 1).expect("allocate");
+        txn.page_mut(id).expect("own")[..4].copy_from_slice(&i.to_le_bytes());
+        ids.push(id);
+    }
+    for (i, id) in ids.iter().enumerate() {
+        let page = txn.page(*id).expect("spilled page reads back");
+        assert_eq!(&page[..4], &(i as u32).to_le_bytes());
+    }
+    txn.page_mut(ids[0]).expect("reload")[..4].fill(0xee);
+    txn.commit().expect("commit");
+    let read = pager.begin_read().expect("read");
+    assert_eq!(&read.page(ids[0]).expect("page")[..4], &[0xee; 4]);
+    assert_eq!(
+        &read.page(ids[299]).expect("page")[..4],
+        &299u32.to_le_bytes()
+    );
+    drop(read);
+    let owned: Vec<Extent> = ids.iter().map(|&id| Extent::new(id, 1)).collect();
+    pager.verify(&owned).expect("verify");
+}
+
+#[test]
+fn torn_newest_header_falls_back_to_the_previous_checkpoint() {
+    let (storage, pager) = mem_pager();
+    write_page(&pager, 0, 1);
+    pager.checkpoint(10).expect("checkpoint");
+    write_page(&pager, 1, 2);
+    pager.checkpoint(20).expect("checkpoint");
+    let counter = pager.stats().expect("stats").checkpoint_counter;
+    let mut bytes = storage.snapshot();
+    let slot = (counter % 2) as usize * 4096;
+    bytes[slot + 100] ^= 0xff;
+    let pager =
+        Pager::open(Arc::new(MemStorage::from_bytes(bytes)), Options::default()).expect("reopen");
+    assert_eq!(pager.checkpoint_lsn(), 10);
+}
+
+#[test]
+fn damaged_files_are_errors() {
+    let (storage, pager) = mem_pager();
+    let id = write_page(&pager, 0, 1);
+    pager.checkpoint(1).expect("checkpoint");
+    let good = storage.snapshot();
+    let mut rng = Rng(99);
+    for _ in 0..300 {
+        let mut bytes = good.clone();
+        match rng.below(3) {
+            0 => bytes.truncate(rng.below(bytes.len() as u64) as usize),
+            _ => {
+                let at = rng.below(bytes.len() as u64) as usize;
+                bytes[at] ^= 1 << rng.below(8);
+            }
+        }
+        let Ok(pager) = Pager::open(Arc::new(MemStorage::from_bytes(bytes)), Options::default())
+        else {
+            continue;
+        };
+        let Ok(read) = pager.begin_read() else {
+            continue;
+        };
+        let root = read.root(0);
+        if root == u64::from(id.0)
+            && let Ok(page) = read.page(id)
+        {
+            assert_eq!(
+                &page[..4],
+                &[1, 1, 1, 1],
+                "a damaged page read back as valid"
+            );
+        }
+    }
+}
+
+#[test]
+fn failed_write_makes_every_later_call_fail() {
+    let storage = Arc::new(crate::support::crash::CrashStorage::new());
+    let pager = Pager::open(storage.clone(), Options::default()).expect("open");
+    write_page(&pager, 0, 1);
+    storage.fail_writes_after(0);
+    let mut txn = pager.begin_write().expect("write");
+    txn.allocate(KIND, 1).expect("allocate");
+    assert!(matches!(txn.commit(), Err(Error::Io(_))));
+    assert!(matches!(pager.begin_write(), Err(Error::PreviousIo)));
+    assert!(matches!(pager.checkpoint(5), Err(Error::PreviousIo)));
+}
+
+/// A real file that refuses to grow past a byte limit, as a full disk does (ENOSPC).
+#[derive(Debug)]
+struct FullDisk {
+    file: OsStorage,
+    limit: u64,
+}
+
+impl Storage for FullDisk {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        self.file.read_at(buf, offset)
+    }
+    fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<usize> {
+        if offset + buf.len() as u64 > self.limit {
+            return Err(std::io::ErrorKind::StorageFull.into());
+        }
+        self.file.write_at(buf, offset)
+    }
+    fn sync(&self) -> std::io::Result<()> {
+        self.file.sync()
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        self.file.len()
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.file.set_len(len)
+    }
+    fn os_file(&self) -> Option<&std::fs::File> {
+        self.file.os_file()
+    }
+}
+
+#[test]
+fn full_disk_is_an_error_and_the_mapped_state_stays_readable() {
+    let path = TempPath::new("full");
+    let storage = Arc::new(FullDisk {
+        file: OsStorage::open(&path.0).expect("file"),
+        limit: 1 << 20,
+    });
+    let pager = Pager::open(storage, Options::default()).expect("open");
+    let id = write_page(&pager, 0, 3);
+    pager.checkpoint(1).expect("checkpoint");
+    let reader = pager.begin_read().expect("read");
+    let mut txn = pager.begin_write().expect("write");
+    txn.allocate(KIND, 1024)
+        .expect("allocation is in memory only");
+    let error = txn.commit().expect_err("the file cannot grow by 4 MiB");
+    assert!(matches!(&error, Error::Io(e) if e.kind() == std::io::ErrorKind::StorageFull));
+    assert!(matches!(pager.begin_write(), Err(Error::PreviousIo)));
+    // Nothing was mapped past the end of the file: the old snapshot still reads.
+    assert_eq!(&reader.page(id).expect("page")[..4], &[3, 3, 3, 3]);
+}

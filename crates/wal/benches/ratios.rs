@@ -1,0 +1,275 @@
+//! The log's performance goals, each measured as a ratio against its floor in one run.
+//!
+//! Run: `cargo bench -p wal --bench ratios` (release profile). Files go to
+//! `target/wal-bench/`, on the same file system as the repository. Prints one table:
+//!
+//! 1. commit latency of one small record against a bare 4 KiB append + fdatasync and
+//!    against a 4 KiB overwrite of preallocated space + fdatasync (interleaved rounds);
+//! 2. commits per second with 1, 8, 32 and 128 concurrent committers, and commits per
+//!    fsync;
+//! 3. append throughput of 16 KiB documents against lz4_flex compressing the same bytes.
+//!
+//! Invariants:
+//! - Every figure compared in a ratio is measured in this process, in alternating rounds,
+//!   so drift of the machine affects both sides alike.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use support::{DOC_COUNT, DOC_LEN, bench_dir, documents};
+use wal::{Dir, FaultyStorage, Op, OsDir, OsStorage, Storage, Wal, WalOptions};
+
+mod support;
+
+const ROUNDS: usize = 5;
+const LATENCY_ITERATIONS: usize = 300;
+
+fn main() {
+    let root = bench_dir("ratios");
+    println!("wal ratios bench, files in {}", root.display());
+    latency(&root);
+    concurrency(&root);
+    throughput(&root);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[index]
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// Floors and commit latency, in interleaved rounds.
+fn latency(root: &Path) {
+    let block = vec![0x5au8; 4096];
+    let append_path = root.join("floor-append");
+    let overwrite_path = root.join("floor-overwrite");
+    let append_file = File::create(&append_path).expect("create");
+    let overwrite_file = File::create(&overwrite_path).expect("create");
+    let prealloc = (LATENCY_ITERATIONS * ROUNDS * 4096) as u64;
+    for offset in (0..prealloc).step_by(1 << 20) {
+        overwrite_file
+            .write_all_at(&vec![0u8; 1 << 20], offset)
+            .expect("prewrite");
+    }
+    overwrite_file.sync_all().expect("sync");
+    let (wal, _) = Wal::open_path(root, "latency.wal", WalOptions::default()).expect("open");
+    let record = vec![0x42u8; 100];
+    let (mut appends, mut overwrites, mut commits) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut append_at, mut overwrite_at) = (0u64, 0u64);
+    for _ in 0..ROUNDS {
+        for _ in 0..LATENCY_ITERATIONS {
+            let start = Instant::now();
+            append_file.write_all_at(&block, append_at).expect("append");
+            append_file.sync_data().expect("fdatasync");
+            appends.push(start.elapsed());
+            append_at += 4096;
+        }
+        for _ in 0..LATENCY_ITERATIONS {
+            let start = Instant::now();
+            overwrite_file
+                .write_all_at(&block, overwrite_at)
+                .expect("overwrite");
+            overwrite_file.sync_data().expect("fdatasync");
+            overwrites.push(start.elapsed());
+            overwrite_at += 4096;
+        }
+        for _ in 0..LATENCY_ITERATIONS {
+            let start = Instant::now();
+            let lsn = wal.append(&record).expect("append");
+            wal.commit(lsn).expect("commit");
+            commits.push(start.elapsed());
+        }
+    }
+    let append_p50 = percentile(&mut appends, 0.5);
+    let overwrite_p50 = percentile(&mut overwrites, 0.5);
+    let commit_p50 = percentile(&mut commits, 0.5);
+    println!();
+    println!(
+        "## 1. commit latency, one 100-byte record ({ROUNDS} interleaved rounds of {LATENCY_ITERATIONS})"
+    );
+    println!("| series | p50 µs | p99 µs |");
+    println!("| --- | --- | --- |");
+    for (name, samples, p50) in [
+        ("bare 4 KiB append + fdatasync", &mut appends, append_p50),
+        (
+            "4 KiB overwrite of preallocated + fdatasync",
+            &mut overwrites,
+            overwrite_p50,
+        ),
+        ("wal append + commit", &mut commits, commit_p50),
+    ] {
+        let p99 = percentile(samples, 0.99);
+        println!("| {name} | {:.1} | {:.1} |", micros(p50), micros(p99));
+    }
+    println!(
+        "ratio commit / append floor (goal <= 0.8): {:.2}",
+        commit_p50.as_secs_f64() / append_p50.as_secs_f64()
+    );
+    println!(
+        "ratio commit / overwrite floor: {:.2}",
+        commit_p50.as_secs_f64() / overwrite_p50.as_secs_f64()
+    );
+}
+
+/// A directory that remembers the files it opened, to count their fsyncs.
+#[derive(Debug)]
+struct CountingDir {
+    inner: OsDir,
+    files: parking_lot::Mutex<Vec<Arc<FaultyStorage<OsStorage>>>>,
+}
+
+impl CountingDir {
+    fn syncs(&self) -> u64 {
+        self.files.lock().iter().map(|f| f.count(Op::Sync)).sum()
+    }
+}
+
+impl Dir for CountingDir {
+    fn open(&self, name: &str) -> std::io::Result<Arc<dyn Storage>> {
+        let path = self.inner.path().join(name);
+        let file = Arc::new(FaultyStorage::new(OsStorage::open(&path)?));
+        self.files.lock().push(Arc::clone(&file));
+        Ok(file)
+    }
+    fn exists(&self, name: &str) -> std::io::Result<bool> {
+        self.inner.exists(name)
+    }
+    fn rename(&self, from: &str, to: &str) -> std::io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove(&self, name: &str) -> std::io::Result<()> {
+        self.inner.remove(name)
+    }
+    fn sync(&self) -> std::io::Result<()> {
+        self.inner.sync()
+    }
+}
+
+/// Commits per second with many committers, each appending one record and committing it.
+fn concurrency(root: &Path) {
+    println!();
+    println!("## 2. concurrent committers (each: append 100 B, commit, repeat; 1.5 s per row)");
+    println!("| committers | commits/s | × 1 committer | commits per fsync |");
+    println!("| --- | --- | --- | --- |");
+    let mut single = 0.0;
+    for threads in [1usize, 8, 32, 128] {
+        let dir = Arc::new(CountingDir {
+            inner: OsDir::new(root),
+            files: parking_lot::Mutex::new(Vec::new()),
+        });
+        let name = format!("concurrency-{threads}.wal");
+        let (wal, _) = Wal::open(
+            Arc::clone(&dir) as Arc<dyn Dir>,
+            &name,
+            WalOptions::default(),
+        )
+        .expect("open");
+        let wal = Arc::new(wal);
+        let stop = Arc::new(AtomicBool::new(false));
+        let commits = Arc::new(AtomicU64::new(0));
+        let syncs_before = dir.syncs();
+        let start = Instant::now();
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (wal, stop, commits) =
+                    (Arc::clone(&wal), Arc::clone(&stop), Arc::clone(&commits));
+                std::thread::spawn(move || {
+                    let record = [0x33u8; 100];
+                    while !stop.load(Ordering::Relaxed) {
+                        let lsn = wal.append(&record).expect("append");
+                        wal.commit(lsn).expect("commit");
+                        commits.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(1500));
+        stop.store(true, Ordering::Relaxed);
+        for handle in handles {
+            handle.join().expect("committer");
+        }
+        let elapsed = start.elapsed().as_secs_f64();
+        let total = commits.load(Ordering::Relaxed) as f64;
+        let syncs = (dir.syncs() - syncs_before).max(1) as f64;
+        let rate = total / elapsed;
+        if threads == 1 {
+            single = rate;
+        }
+        println!(
+            "| {threads} | {rate:.0} | {:.1} | {:.1} |",
+            rate / single,
+            total / syncs
+        );
+    }
+}
+
+/// Append throughput of 16 KiB documents against lz4_flex alone.
+fn throughput(root: &Path) {
+    let docs = documents();
+    let bytes_total = (DOC_LEN * DOC_COUNT) as f64;
+    let mut output = vec![0u8; lz4_flex::block::get_maximum_output_size(DOC_LEN)];
+    let mut chunk_output = vec![0u8; lz4_flex::block::get_maximum_output_size(256 * 1024)];
+    let (mut lz4_doc, mut lz4_chunk, mut append, mut append_commit) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut compressed = 0usize;
+    let concatenated: Vec<u8> = docs.concat();
+    for round in 0..ROUNDS {
+        let start = Instant::now();
+        compressed = 0;
+        for doc in &docs {
+            compressed += lz4_flex::block::compress_into(doc, &mut output).expect("compress");
+        }
+        lz4_doc.push(start.elapsed());
+        let start = Instant::now();
+        for chunk in concatenated.chunks(256 * 1024) {
+            lz4_flex::block::compress_into(chunk, &mut chunk_output).expect("compress");
+        }
+        lz4_chunk.push(start.elapsed());
+        let name = format!("throughput-{round}.wal");
+        let (wal, _) = Wal::open_path(root, &name, WalOptions::default()).expect("open");
+        let start = Instant::now();
+        for doc in &docs {
+            wal.append(doc).expect("append");
+        }
+        append.push(start.elapsed());
+        wal.commit_all().expect("commit");
+        append_commit.push(start.elapsed());
+        drop(wal);
+        std::fs::remove_file(root.join(&name)).expect("remove");
+    }
+    let rate =
+        |samples: &mut Vec<Duration>| bytes_total / percentile(samples, 0.5).as_secs_f64() / 1e6;
+    let (lz4_doc, lz4_chunk) = (rate(&mut lz4_doc), rate(&mut lz4_chunk));
+    let (append, append_commit) = (rate(&mut append), rate(&mut append_commit));
+    println!();
+    println!(
+        "## 3. append throughput, {DOC_COUNT} × 16 KiB documents (lz4 ratio {:.2}; median of {ROUNDS})",
+        bytes_total / compressed as f64
+    );
+    println!("| series | MB/s |");
+    println!("| --- | --- |");
+    println!("| lz4_flex compress, each 16 KiB document alone | {lz4_doc:.0} |");
+    println!("| lz4_flex compress, 256 KiB chunks | {lz4_chunk:.0} |");
+    println!("| wal append (never syncs) | {append:.0} |");
+    println!("| wal append + one final commit | {append_commit:.0} |");
+    println!(
+        "ratio append / lz4 per document (goal >= 0.7): {:.2}",
+        append / lz4_doc
+    );
+    println!(
+        "ratio append / lz4 per 256 KiB chunk: {:.2}",
+        append / lz4_chunk
+    );
+    println!(
+        "ratio append+commit / lz4 per document: {:.2}",
+        append_commit / lz4_doc
+    );
+}

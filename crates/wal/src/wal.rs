@@ -1,0 +1,659 @@
+//! The log itself: append, group commit, truncation, and the poisoned state.
+//!
+//! States of a `Wal` and the function behind each transition:
+//!
+//! ```text
+//!   (closed) ──Wal::open (recover, sync)──▶ open
+//!   open ──append──▶ open            (record buffered in memory, never synced)
+//!   open ──commit──▶ open            (leader seals, writes, fdatasyncs for everyone)
+//!   open ──truncate_before──▶ open   (new file generation renamed into place)
+//!   open ──any failed write/sync──▶ poisoned ──(drop, Wal::open)──▶ open
+//! ```
+//!
+//! Group commit: one thread at a time holds the I/O token (`State::io_busy`). A committer
+//! whose LSN is not durable takes the token if it is free (it becomes the leader), seals
+//! every buffered record into blocks, writes them in one call and fdatasyncs once; the
+//! others wait on the condition variable and find their LSN durable when the leader
+//! finishes, or lead the next round with everything appended meanwhile. When other
+//! threads are inside `commit`, a would-be leader first yields the CPU once, so that the
+//! threads the previous sync released can append their next record into this round
+//! (without it, rounds alternate between two halves of the committers).
+//!
+//! Invariants:
+//! - `lsn_durable_end <= lsn_written_end <= lsn_next`; all three only grow.
+//! - Only the token holder touches the file, so blocks are written in LSN order at
+//!   increasing offsets, and `Io::synced_end <= Io::write_offset <= Io::allocated_len`.
+//! - After a failed write or sync the log is poisoned: every later call fails with
+//!   `WalError::Poisoned`, and the failed sync is never retried.
+
+use crate::Lsn;
+use crate::error::{Result, WalError};
+use crate::format::{self, BlockMeta, Codec, FileHeader};
+use crate::limits::{
+    BLOCK_ALIGN, BLOCK_LEN_RAW_MAX, BLOCK_LEN_TARGET, FILE_HEADER_LEN, PREALLOCATE_CHUNK_DEFAULT,
+    RECORD_HEADER_LEN, RECORD_LEN_MAX, SEALED_BACKLOG_MAX,
+};
+use crate::recovery::{self, TornTail};
+use crate::storage::{Dir, OsDir, Storage};
+use parking_lot::{Condvar, Mutex, MutexGuard};
+use std::path::Path;
+use std::sync::Arc;
+
+/// How a log is written.
+#[derive(Debug, Clone)]
+pub struct WalOptions {
+    /// Codec for new blocks (LZ4 by default; a block is stored raw anyway when
+    /// compression does not shrink it).
+    pub codec: Codec,
+    /// Raw size a block aims for.
+    pub block_len_target: usize,
+    /// The log file grows by writing this many zero bytes at a time.
+    pub preallocate_chunk: u64,
+    /// Sealed but unwritten bytes after which `append` writes them out (without a sync).
+    pub flush_threshold: usize,
+}
+
+impl Default for WalOptions {
+    fn default() -> Self {
+        WalOptions {
+            codec: Codec::Lz4,
+            block_len_target: BLOCK_LEN_TARGET,
+            preallocate_chunk: PREALLOCATE_CHUNK_DEFAULT,
+            flush_threshold: 1 << 20,
+        }
+    }
+}
+
+/// What `Wal::open` recovered.
+#[derive(Debug, Clone)]
+pub struct Recovery {
+    /// Every record in the log, in LSN order.
+    pub records: Vec<(Lsn, Vec<u8>)>,
+    /// The LSN of the first record the file can hold (records before it were truncated).
+    pub lsn_start: Lsn,
+    /// The LSN the next appended record gets.
+    pub lsn_next: Lsn,
+    /// Set when the log ended in a block torn by a crash (which was cut off).
+    pub torn_tail: Option<TornTail>,
+}
+
+/// A sealed block not yet written: framed records and their first LSN.
+#[derive(Debug)]
+struct RawBlock {
+    raw: Vec<u8>,
+    lsn_first: Lsn,
+    record_count: u32,
+}
+
+/// Shared state, under `Wal::state`.
+#[derive(Debug)]
+struct State {
+    poisoned: bool,
+    /// Threads inside `commit`.
+    committers: usize,
+    io_busy: bool,
+    lsn_next: Lsn,
+    lsn_written_end: Lsn,
+    lsn_durable_end: Lsn,
+    open: RawBlock,
+    sealed: Vec<RawBlock>,
+    sealed_len: usize,
+    spare: Vec<Vec<u8>>,
+}
+
+/// File state, touched only by the holder of the I/O token.
+#[derive(Debug)]
+struct Io {
+    storage: Arc<dyn Storage>,
+    header: FileHeader,
+    session: u32,
+    write_offset: u64,
+    synced_end: u64,
+    allocated_len: u64,
+    encoded: Vec<u8>,
+}
+
+/// The write-ahead log. `Send + Sync`: share it behind an `Arc`.
+///
+/// Dropping it writes nothing: records appended but not committed may be lost.
+#[derive(Debug)]
+pub struct Wal {
+    dir: Arc<dyn Dir>,
+    name: String,
+    options: WalOptions,
+    state: Mutex<State>,
+    changed: Condvar,
+    io: Mutex<Io>,
+}
+
+/// `Wal` is shared between threads.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Wal>();
+};
+
+impl Wal {
+    /// Opens (or creates) the log `name` in the OS directory `dir`.
+    pub fn open_path(dir: &Path, name: &str, options: WalOptions) -> Result<(Wal, Recovery)> {
+        Wal::open(Arc::new(OsDir::new(dir)), name, options)
+    }
+
+    /// Opens (or creates) the log `name` in `dir`, recovers it and returns every record.
+    ///
+    /// A torn tail is cut off (reported in `Recovery::torn_tail`); damage before the tail
+    /// fails with `WalError::Corrupt`.
+    pub fn open(dir: Arc<dyn Dir>, name: &str, options: WalOptions) -> Result<(Wal, Recovery)> {
+        assert!(options.block_len_target > 0, "block_len_target is zero");
+        assert!(
+            options.block_len_target <= BLOCK_LEN_RAW_MAX,
+            "block_len_target {} above {BLOCK_LEN_RAW_MAX}",
+            options.block_len_target
+        );
+        assert!(options.preallocate_chunk > 0, "preallocate_chunk is zero");
+        assert!(
+            options.preallocate_chunk.is_multiple_of(BLOCK_ALIGN),
+            "preallocate_chunk {} is not a multiple of {BLOCK_ALIGN}",
+            options.preallocate_chunk
+        );
+        let temp = temp_name(name);
+        dir.remove(&temp)?;
+        if !dir.exists(name)? {
+            create_file(dir.as_ref(), name, Lsn(1), 0, &options, &[])?;
+        }
+        let storage = dir.open(name)?;
+        let mut records = Vec::new();
+        let scan = recovery::recover(storage.as_ref(), Lsn(0), None, &mut |lsn, record| {
+            records.push((lsn, record.to_vec()));
+        })?;
+        let allocated_len = storage.len()?;
+        if scan.torn_tail.is_some() {
+            // Clear what the crash left past the end, so no later open can mistake it for
+            // log (the session check guards against that too).
+            write_zeros(storage.as_ref(), scan.end, allocated_len)?;
+        }
+        // What recovery read may sit only in the page cache (a process exit without a
+        // sync); make it durable before new blocks claim it was.
+        storage.sync()?;
+        let io = Io {
+            storage,
+            header: scan.header,
+            session: scan.session_max.saturating_add(1),
+            write_offset: scan.end,
+            synced_end: scan.end,
+            allocated_len,
+            encoded: Vec::new(),
+        };
+        let state = State {
+            poisoned: false,
+            committers: 0,
+            io_busy: false,
+            lsn_next: scan.lsn_next,
+            lsn_written_end: scan.lsn_next,
+            lsn_durable_end: scan.lsn_next,
+            open: RawBlock {
+                raw: Vec::new(),
+                lsn_first: scan.lsn_next,
+                record_count: 0,
+            },
+            sealed: Vec::new(),
+            sealed_len: 0,
+            spare: Vec::new(),
+        };
+        let recovered = Recovery {
+            records,
+            lsn_start: scan.header.lsn_start,
+            lsn_next: scan.lsn_next,
+            torn_tail: scan.torn_tail,
+        };
+        let wal = Wal {
+            dir,
+            name: name.to_owned(),
+            options,
+            state: Mutex::new(state),
+            changed: Condvar::new(),
+            io: Mutex::new(io),
+        };
+        Ok((wal, recovered))
+    }
+
+    /// Buffers one record and returns its LSN. Never syncs; the record is durable once
+    /// `commit` for its LSN (or a later one) returns `Ok`.
+    pub fn append(&self, payload: &[u8]) -> Result<Lsn> {
+        if payload.len() > RECORD_LEN_MAX {
+            return Err(WalError::RecordTooLarge {
+                len: payload.len(),
+                max: RECORD_LEN_MAX,
+            });
+        }
+        let mut state = self.state.lock();
+        if state.poisoned {
+            return Err(WalError::Poisoned);
+        }
+        let len_framed = RECORD_HEADER_LEN + payload.len();
+        if state.open.record_count > 0
+            && state.open.raw.len() + len_framed > self.options.block_len_target
+        {
+            seal(&mut state);
+        }
+        let lsn = state.lsn_next;
+        let Some(lsn_after) = lsn.0.checked_add(1) else {
+            return Err(WalError::LsnOutOfRange {
+                lsn,
+                reason: "the lsn space is exhausted",
+            });
+        };
+        if state.open.raw.capacity() == 0 {
+            let spare = state.spare.pop().unwrap_or_default();
+            state.open.raw = spare;
+        }
+        format::push_record(&mut state.open.raw, payload);
+        state.open.record_count += 1;
+        state.lsn_next = Lsn(lsn_after);
+        // Write sealed blocks out (without a sync) once enough are queued; when another
+        // thread holds the I/O token and the queue is far too long, wait for it.
+        while state.sealed_len >= self.options.flush_threshold {
+            if state.poisoned {
+                return Err(WalError::Poisoned);
+            }
+            if !state.io_busy {
+                drop(self.write_out(state, false)?);
+                break;
+            }
+            if state.sealed_len < SEALED_BACKLOG_MAX {
+                break;
+            }
+            self.changed.wait(&mut state);
+        }
+        Ok(lsn)
+    }
+
+    /// Blocks until every record up to and including `lsn` is durable. Concurrent
+    /// committers share one write and one fdatasync.
+    pub fn commit(&self, lsn: Lsn) -> Result<()> {
+        let mut state = self.state.lock();
+        if lsn >= state.lsn_next {
+            return Err(WalError::LsnOutOfRange {
+                lsn,
+                reason: "not appended yet",
+            });
+        }
+        state.committers += 1;
+        let (mut state, result) = self.commit_wait(state, lsn);
+        state.committers -= 1;
+        result
+    }
+
+    /// The group commit loop: wait for the leader, or lead.
+    fn commit_wait<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+        lsn: Lsn,
+    ) -> (MutexGuard<'a, State>, Result<()>) {
+        let mut yielded = false;
+        loop {
+            if state.poisoned {
+                return (state, Err(WalError::Poisoned));
+            }
+            if lsn < state.lsn_durable_end {
+                return (state, Ok(()));
+            }
+            if state.io_busy {
+                self.changed.wait(&mut state);
+                continue;
+            }
+            if state.committers > 1 && !yielded {
+                // Other committers are about, and the ones the last sync released are
+                // likely about to append again: let them, once, so this sync carries
+                // their records too.
+                yielded = true;
+                MutexGuard::unlocked(&mut state, std::thread::yield_now);
+                continue;
+            }
+            state = match self.write_out(state, true) {
+                Ok(state) => state,
+                Err(error) => return (self.state.lock(), Err(error)),
+            };
+        }
+    }
+
+    /// Makes every record appended so far durable.
+    pub fn commit_all(&self) -> Result<()> {
+        let lsn_next = self.state.lock().lsn_next;
+        if lsn_next.0 == 0 {
+            return Ok(());
+        }
+        match self.commit(Lsn(lsn_next.0 - 1)) {
+            Err(WalError::LsnOutOfRange { .. }) => Ok(()),
+            other => other,
+        }
+    }
+
+    /// The LSN the next appended record gets.
+    pub fn lsn_next(&self) -> Lsn {
+        self.state.lock().lsn_next
+    }
+
+    /// The largest durable LSN (`Lsn(0)` when no record is durable yet): every record up
+    /// to it survives a crash.
+    pub fn lsn_durable(&self) -> Lsn {
+        Lsn(self.state.lock().lsn_durable_end.0.saturating_sub(1))
+    }
+
+    /// Whether an earlier I/O failure poisoned the log.
+    pub fn is_poisoned(&self) -> bool {
+        self.state.lock().poisoned
+    }
+
+    /// Drops every record with an LSN below `lsn` (the engine calls this after a
+    /// checkpoint that covers them). Writes a new file generation holding the records
+    /// from `lsn` on, syncs it and renames it over the log; crash-safe at every step.
+    /// Everything appended before the call is durable when it returns.
+    pub fn truncate_before(&self, lsn: Lsn) -> Result<()> {
+        let mut state = self.state.lock();
+        loop {
+            if state.poisoned {
+                return Err(WalError::Poisoned);
+            }
+            if !state.io_busy {
+                break;
+            }
+            self.changed.wait(&mut state);
+        }
+        if lsn > state.lsn_next {
+            return Err(WalError::LsnOutOfRange {
+                lsn,
+                reason: "truncation past the next lsn",
+            });
+        }
+        let blocks = take_blocks(&mut state);
+        let lsn_end = state.lsn_next;
+        state.io_busy = true;
+        drop(state);
+        let result = self
+            .write_blocks(&blocks, false)
+            .and_then(|()| self.replace_file(lsn));
+        let mut state = self.state.lock();
+        self.finish_io(&mut state, blocks, lsn_end, true, result)
+    }
+
+    /// Takes the I/O token, writes every sealed block (and, when `sync`, the open one and
+    /// an fdatasync), and returns the token. Called with the state locked and the token
+    /// free; returns the re-locked state.
+    fn write_out<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+        sync: bool,
+    ) -> Result<MutexGuard<'a, State>> {
+        debug_assert!(!state.io_busy, "token must be free");
+        if sync {
+            seal(&mut state);
+        }
+        let blocks = std::mem::take(&mut state.sealed);
+        state.sealed_len = 0;
+        let lsn_end = blocks.last().map_or(state.lsn_written_end, |b| {
+            Lsn(b.lsn_first.0 + u64::from(b.record_count))
+        });
+        state.io_busy = true;
+        drop(state);
+        let result = self.write_blocks(&blocks, sync);
+        let mut state = self.state.lock();
+        self.finish_io(&mut state, blocks, lsn_end, sync, result)?;
+        Ok(state)
+    }
+
+    /// Returns the I/O token and publishes the outcome of a write.
+    fn finish_io(
+        &self,
+        state: &mut State,
+        blocks: Vec<RawBlock>,
+        lsn_end: Lsn,
+        durable: bool,
+        result: Result<()>,
+    ) -> Result<()> {
+        state.io_busy = false;
+        self.changed.notify_all();
+        if let Err(error) = result {
+            state.poisoned = true;
+            return Err(error);
+        }
+        assert!(lsn_end >= state.lsn_written_end, "written end went back");
+        state.lsn_written_end = lsn_end;
+        if durable {
+            state.lsn_durable_end = lsn_end;
+        }
+        for mut block in blocks {
+            if state.spare.len() < 8 {
+                block.raw.clear();
+                state.spare.push(block.raw);
+            }
+        }
+        Ok(())
+    }
+
+    /// Encodes `blocks` and writes them in one call at the end of the log; with `sync`,
+    /// then fdatasyncs. Only the token holder calls this.
+    fn write_blocks(&self, blocks: &[RawBlock], sync: bool) -> Result<()> {
+        let mut io = self.io.lock();
+        let io = &mut *io;
+        if blocks.is_empty() && (!sync || io.synced_end == io.write_offset) {
+            return Ok(());
+        }
+        io.encoded.clear();
+        for block in blocks {
+            let meta = BlockMeta {
+                lsn_first: block.lsn_first,
+                record_count: block.record_count,
+                synced_end: io.synced_end,
+                session: io.session,
+                codec: self.options.codec,
+                salt: io.header.salt,
+            };
+            format::encode_block(&mut io.encoded, &block.raw, &meta);
+        }
+        #[cfg(debug_assertions)]
+        check_encoded(&io.encoded, io.header.salt, blocks);
+        let end = io.write_offset + io.encoded.len() as u64;
+        if end > io.allocated_len {
+            if sync {
+                // A commit about to fdatasync: grow by a chunk of real zeros, so the next
+                // commits overwrite allocated space and their fdatasync needs no journal
+                // commit for a size change.
+                let target = end.next_multiple_of(self.options.preallocate_chunk);
+                write_zeros(io.storage.as_ref(), io.allocated_len, target)?;
+                io.allocated_len = target;
+            } else {
+                // A bulk write without a sync: the data itself grows the file; zeros
+                // written first would only double the bytes written.
+                io.allocated_len = end;
+            }
+        }
+        io.storage.write_all_at(&io.encoded, io.write_offset)?;
+        io.write_offset = end;
+        if sync {
+            io.storage.sync()?;
+            io.synced_end = end;
+        }
+        Ok(())
+    }
+
+    /// Writes the records from `lsn` on into a new file generation and renames it over
+    /// the log. Only the token holder calls this, after every block was written.
+    fn replace_file(&self, lsn: Lsn) -> Result<()> {
+        let mut io = self.io.lock();
+        let lsn = lsn.max(io.header.lsn_start);
+        let mut retained: Vec<(Lsn, Vec<u8>)> = Vec::new();
+        let scan = recovery::recover(
+            io.storage.as_ref(),
+            lsn,
+            Some(io.write_offset),
+            &mut |l, r| {
+                retained.push((l, r.to_vec()));
+            },
+        )?;
+        assert!(
+            scan.end == io.write_offset,
+            "live log end {} differs from the writer's {}",
+            scan.end,
+            io.write_offset
+        );
+        let (storage, header, end) = create_file(
+            self.dir.as_ref(),
+            &self.name,
+            lsn,
+            io.header.salt,
+            &self.options,
+            &retained,
+        )?;
+        io.allocated_len = storage.len()?;
+        io.storage = storage;
+        io.header = header;
+        io.write_offset = end;
+        io.synced_end = end;
+        Ok(())
+    }
+}
+
+/// Debug builds re-read every block just before it is written: it must verify and hold
+/// the records it was made from.
+#[cfg(debug_assertions)]
+fn check_encoded(encoded: &[u8], salt: u64, blocks: &[RawBlock]) {
+    let mut rest = encoded;
+    for block in blocks {
+        let (header, records) = format::decode_block(rest, salt).expect("encoded block decodes");
+        assert_eq!(header.lsn_first, block.lsn_first, "encoded block lsn");
+        assert_eq!(
+            records.len() as u32,
+            block.record_count,
+            "encoded record count"
+        );
+        let len = header.len_on_disk() as usize;
+        rest = rest.get(len..).expect("encoded blocks are whole");
+    }
+    assert!(rest.is_empty(), "{} stray encoded bytes", rest.len());
+}
+
+/// Closes the open block and queues it for writing.
+fn seal(state: &mut State) {
+    if state.open.record_count == 0 {
+        return;
+    }
+    let lsn_next = state.lsn_next;
+    let raw = state.spare.pop().unwrap_or_default();
+    let block = std::mem::replace(
+        &mut state.open,
+        RawBlock {
+            raw,
+            lsn_first: lsn_next,
+            record_count: 0,
+        },
+    );
+    state.sealed_len += block.raw.len();
+    state.sealed.push(block);
+}
+
+fn take_blocks(state: &mut State) -> Vec<RawBlock> {
+    seal(state);
+    state.sealed_len = 0;
+    std::mem::take(&mut state.sealed)
+}
+
+fn temp_name(name: &str) -> String {
+    format!("{name}.tmp")
+}
+
+/// Writes zero bytes over `[from, to)`, growing the file (real writes, not a hole, so a
+/// later fdatasync over this range needs no metadata journal commit).
+fn write_zeros(storage: &dyn Storage, from: u64, to: u64) -> std::io::Result<()> {
+    const PIECE: usize = 1 << 20;
+    if to <= from {
+        // The last block's padding may run past a file cut short; nothing to clear.
+        return Ok(());
+    }
+    let zeros = vec![0u8; PIECE.min((to - from) as usize)];
+    let mut at = from;
+    while at < to {
+        let len = ((to - at) as usize).min(PIECE);
+        storage.write_all_at(&zeros[..len], at)?;
+        at += len as u64;
+    }
+    Ok(())
+}
+
+/// Writes a new log file generation (`header`, `records` as blocks, zero preallocation)
+/// to `name.tmp`, syncs it, renames it over `name` and syncs the directory. Returns the
+/// new file, its header and the offset after its last block.
+fn create_file(
+    dir: &dyn Dir,
+    name: &str,
+    lsn_start: Lsn,
+    salt_previous: u64,
+    options: &WalOptions,
+    records: &[(Lsn, Vec<u8>)],
+) -> Result<(Arc<dyn Storage>, FileHeader, u64)> {
+    let salt = xxhash_rust::xxh3::xxh3_64(
+        &[
+            salt_previous.to_le_bytes(),
+            lsn_start.0.to_le_bytes(),
+            nanos_now().to_le_bytes(),
+        ]
+        .concat(),
+    );
+    let header = FileHeader {
+        codec: options.codec,
+        lsn_start,
+        salt,
+        block_len_target: options.block_len_target as u32,
+    };
+    let mut bytes = header.encode();
+    let mut raw = Vec::new();
+    let mut block_first = lsn_start;
+    let mut count = 0u32;
+    for (index, (lsn, record)) in records.iter().enumerate() {
+        assert_eq!(
+            *lsn,
+            Lsn(lsn_start.0 + index as u64),
+            "retained records must be dense"
+        );
+        if count > 0 && raw.len() + RECORD_HEADER_LEN + record.len() > options.block_len_target {
+            encode_retained(&mut bytes, &raw, block_first, count, &header);
+            raw.clear();
+            block_first = *lsn;
+            count = 0;
+        }
+        format::push_record(&mut raw, record);
+        count += 1;
+    }
+    if count > 0 {
+        encode_retained(&mut bytes, &raw, block_first, count, &header);
+    }
+    let end = bytes.len() as u64;
+    let temp = temp_name(name);
+    dir.remove(&temp)?;
+    let storage = dir.open(&temp)?;
+    storage.write_all_at(&bytes, 0)?;
+    let allocated = (end + options.preallocate_chunk).next_multiple_of(options.preallocate_chunk);
+    write_zeros(storage.as_ref(), end, allocated)?;
+    storage.sync()?;
+    dir.rename(&temp, name)?;
+    dir.sync()?;
+    debug_assert!(end >= FILE_HEADER_LEN, "file shorter than its header");
+    Ok((storage, header, end))
+}
+
+fn encode_retained(out: &mut Vec<u8>, raw: &[u8], lsn_first: Lsn, count: u32, header: &FileHeader) {
+    let meta = BlockMeta {
+        lsn_first,
+        record_count: count,
+        synced_end: 0,
+        session: 0,
+        codec: header.codec,
+        salt: header.salt,
+    };
+    format::encode_block(out, raw, &meta);
+}
+
+fn nanos_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}

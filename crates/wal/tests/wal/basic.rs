@@ -1,0 +1,156 @@
+//! Round trips through append, commit, reopen and truncation.
+
+use super::{NAME, check_prefix, open, options_small, payload, temp_dir};
+use std::sync::Arc;
+use wal::limits::RECORD_LEN_MAX;
+use wal::{Lsn, MemDir, MemStorage, Storage, Wal, WalError, WalOptions};
+
+#[test]
+fn new_log_is_empty_and_starts_at_lsn_one() {
+    let dir = Arc::new(MemDir::<MemStorage>::new());
+    let (wal, recovery) = open(&dir);
+    assert!(recovery.records.is_empty());
+    assert_eq!(recovery.lsn_next, Lsn(1));
+    assert_eq!(wal.lsn_durable(), Lsn(0));
+    drop(wal);
+    let (_, recovery) = open(&dir);
+    assert!(recovery.records.is_empty());
+    assert_eq!(recovery.torn_tail, None);
+}
+
+#[test]
+fn committed_records_come_back_in_order_after_reopen() {
+    let dir = Arc::new(MemDir::<MemStorage>::new());
+    let (wal, _) = open(&dir);
+    let mut model = vec![Vec::new()];
+    for i in 0..200u64 {
+        let record = payload(i, (i as usize * 37) % 3000);
+        let lsn = wal.append(&record).expect("append");
+        assert_eq!(lsn, Lsn(i + 1));
+        model.push(record);
+        if i % 7 == 0 {
+            wal.commit(lsn).expect("commit");
+            assert!(wal.lsn_durable() >= lsn);
+        }
+    }
+    wal.commit_all().expect("commit all");
+    drop(wal);
+    let (wal, recovery) = open(&dir);
+    assert_eq!(recovery.records.len(), 200);
+    check_prefix(&recovery, &model, Lsn(200));
+    assert_eq!(wal.append(b"next").expect("append"), Lsn(201));
+}
+
+#[test]
+fn records_larger_than_a_block_and_empty_records_round_trip() {
+    let dir = Arc::new(MemDir::<MemStorage>::new());
+    let (wal, _) = open(&dir);
+    let model = vec![
+        Vec::new(),
+        vec![],
+        payload(1, 50_000),
+        vec![],
+        payload(2, 10),
+    ];
+    for record in &model[1..] {
+        wal.append(record).expect("append");
+    }
+    wal.commit_all().expect("commit");
+    drop(wal);
+    let (_, recovery) = open(&dir);
+    check_prefix(&recovery, &model, Lsn(4));
+    assert_eq!(recovery.records.len(), 4);
+}
+
+#[test]
+fn oversized_record_and_unknown_lsn_are_rejected() {
+    let dir = Arc::new(MemDir::<MemStorage>::new());
+    let (wal, _) = open(&dir);
+    let huge = vec![0u8; RECORD_LEN_MAX + 1];
+    assert!(matches!(
+        wal.append(&huge),
+        Err(WalError::RecordTooLarge { .. })
+    ));
+    assert!(matches!(
+        wal.commit(Lsn(1)),
+        Err(WalError::LsnOutOfRange { .. })
+    ));
+    assert!(!wal.is_poisoned());
+}
+
+#[test]
+fn truncate_before_keeps_later_records_and_lsns_continue() {
+    let dir = Arc::new(MemDir::<MemStorage>::new());
+    let (wal, _) = open(&dir);
+    let mut model = vec![Vec::new()];
+    for i in 0..50u64 {
+        let record = payload(i, 300);
+        wal.append(&record).expect("append");
+        model.push(record);
+    }
+    wal.commit(Lsn(30)).expect("commit");
+    wal.truncate_before(Lsn(40)).expect("truncate");
+    assert_eq!(
+        wal.lsn_durable(),
+        Lsn(50),
+        "truncation makes everything durable"
+    );
+    let record = payload(99, 10);
+    assert_eq!(wal.append(&record).expect("append"), Lsn(51));
+    model.push(record);
+    wal.commit(Lsn(51)).expect("commit");
+    drop(wal);
+    assert_eq!(
+        dir.names(),
+        vec![NAME.to_owned()],
+        "temporary file left behind"
+    );
+    let (wal, recovery) = open(&dir);
+    assert_eq!(recovery.lsn_start, Lsn(40));
+    assert_eq!(recovery.records.first().map(|r| r.0), Some(Lsn(40)));
+    check_prefix(&recovery, &model, Lsn(51));
+    assert_eq!(recovery.records.len(), 12);
+    // Truncating everything leaves an empty log that still continues the LSNs.
+    wal.truncate_before(Lsn(52)).expect("truncate all");
+    drop(wal);
+    let (wal, recovery) = open(&dir);
+    assert!(recovery.records.is_empty());
+    assert_eq!(recovery.lsn_next, Lsn(52));
+    assert_eq!(wal.append(b"x").expect("append"), Lsn(52));
+    assert!(matches!(
+        wal.truncate_before(Lsn(54)),
+        Err(WalError::LsnOutOfRange { .. })
+    ));
+}
+
+#[test]
+fn os_log_is_preallocated_and_round_trips() {
+    let path = temp_dir("os");
+    let options = WalOptions {
+        preallocate_chunk: 1 << 16,
+        ..options_small()
+    };
+    let (wal, _) = Wal::open_path(&path, NAME, options.clone()).expect("open");
+    let mut model = vec![Vec::new()];
+    for i in 0..300u64 {
+        let record = payload(i, 700);
+        let lsn = wal.append(&record).expect("append");
+        model.push(record);
+        if i % 10 == 9 {
+            wal.commit(lsn).expect("commit");
+        }
+    }
+    drop(wal);
+    let len = std::fs::metadata(path.join(NAME)).expect("metadata").len();
+    assert_eq!(len % (1 << 16), 0, "file length {len} is not whole chunks");
+    let (wal, recovery) = Wal::open_path(&path, NAME, options).expect("reopen");
+    check_prefix(&recovery, &model, Lsn(300));
+    wal.truncate_before(Lsn(250)).expect("truncate");
+    drop(wal);
+    let storage = wal::OsStorage::open(&path.join(NAME)).expect("open file");
+    assert!(
+        storage.len().expect("len") < len,
+        "truncation did not shrink the file"
+    );
+    std::fs::remove_dir_all(&path).expect("cleanup");
+}
