@@ -51,6 +51,11 @@ pub const TARGETS: &[Target] = &[
         seeds: query_targets::seeds,
         run: query_targets::parse,
     },
+    Target {
+        name: "update-parse",
+        seeds: update_targets::seeds,
+        run: update_targets::parse,
+    },
 ];
 
 /// Targets of the `bson-canonical` crate: validation and what runs on validated bytes.
@@ -300,5 +305,55 @@ mod query_targets {
                 let _ = projection.apply(doc, Some(&filter));
             }
         }
+    }
+}
+
+/// Targets of the `update` crate: update parsing, and applying what parses.
+mod update_targets {
+    pub fn seeds() -> Vec<Vec<u8>> {
+        let updates = [
+            bson::rawdoc! {"$set": {"a.b": 1, "c.2": [1]}, "$unset": {"d": ""}},
+            bson::rawdoc! {"$inc": {"n": 1}, "$mul": {"m": 2.5}, "$min": {"x": 1}, "$max": {"y": "s"}},
+            bson::rawdoc! {"$push": {"a": {"$each": [3, 1], "$sort": -1, "$slice": -2, "$position": 0}}},
+            bson::rawdoc! {"$addToSet": {"a": {"$each": [1, 2]}}, "$pop": {"b": -1}, "$pullAll": {"c": [1]}},
+            bson::rawdoc! {"$pull": {"a": {"b": {"$gt": 1}}}, "$bit": {"n": {"and": 5, "xor": 1}}},
+            bson::rawdoc! {"$rename": {"a.b": "z"}, "$currentDate": {"t": {"$type": "timestamp"}}},
+            bson::rawdoc! {"$set": {"a.$[].b": 1, "a.$.c": 2, "a.$[x].d": 3}},
+            bson::rawdoc! {"b": 2, "c": {"d": [1]}},
+        ];
+        updates.iter().map(|d| d.as_bytes().to_vec()).collect()
+    }
+
+    /// Update parsing must never panic, and neither may applying what parses.
+    pub fn parse(data: &[u8]) {
+        let depth = bson_canonical::limits::WIRE_NESTING_DEPTH_MAX;
+        if bson_canonical::validate_bson(data, depth).is_err() {
+            return;
+        }
+        let Ok(update_doc) = bson::RawDocument::from_bytes(data) else {
+            return;
+        };
+        let options = update::UpdateOptions {
+            array_filters: vec![bson::rawdoc! {"x": {"$gt": 1}}],
+        };
+        for options in [options, update::UpdateOptions::default()] {
+            let Ok(parsed) = update::Update::parse(update_doc, options) else {
+                continue;
+            };
+            let query = query::Filter::parse(&bson::rawdoc! {"a.c": 1}).ok();
+            let context = update::ApplyContext {
+                query: query.as_ref(),
+                now: Some(bson::DateTime::from_millis(0)),
+                is_insert: false,
+            };
+            let docs = [
+                bson::rawdoc! {"_id": 1, "a": [{"b": 1, "c": 1}, 2, [3]], "n": 7, "b": [1, 2]},
+                bson::rawdoc! {"_id": 2, "a": {"b": {"c": null}}, "c": "s", "t": 1.5},
+            ];
+            for doc in &docs {
+                let _ = parsed.apply(doc, &context);
+            }
+        }
+        let _ = update::upsert_seed(update_doc);
     }
 }

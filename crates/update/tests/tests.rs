@@ -1,0 +1,5 @@
+//! The integration tests of `update`: one binary made of modules.
+
+mod cases;
+mod property;
+mod support;
