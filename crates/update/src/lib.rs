@@ -23,11 +23,12 @@ mod array_ops;
 pub mod error;
 pub mod limits;
 mod parse;
+mod pipeline;
 mod tree;
 mod upsert;
 mod value;
 
-use bson::{Bson, Document, RawDocument, RawDocumentBuf};
+use bson::{Bson, Document, RawArray, RawDocument, RawDocumentBuf};
 use query::Filter;
 
 pub use error::UpdateError;
@@ -82,6 +83,7 @@ enum Kind {
         array_filters: Vec<(String, Filter)>,
     },
     Replacement(Document),
+    Pipeline(Vec<pipeline::Stage>),
 }
 
 impl Update {
@@ -107,6 +109,21 @@ impl Update {
         ops.sort_by(|a, b| tree::compare_paths(&sort_key(a), &sort_key(b)));
         Ok(Update {
             kind: Kind::Operators { ops, array_filters },
+        })
+    }
+
+    /// Parses a pipeline-style update (`[{$set: ..}, {$unset: ..}, ..]`).
+    pub fn parse_pipeline(
+        stages: &RawArray,
+        options: UpdateOptions,
+    ) -> Result<Update, UpdateError> {
+        if !options.array_filters.is_empty() {
+            return Err(UpdateError::FailedToParse(
+                "arrayFilters may not be specified for pipeline-style updates".to_owned(),
+            ));
+        }
+        Ok(Update {
+            kind: Kind::Pipeline(pipeline::parse_pipeline(stages)?),
         })
     }
 
@@ -161,6 +178,29 @@ impl Update {
                 changed = out.keys().chain(tree.keys()).cloned().collect();
                 changed.sort();
                 changed.dedup();
+                tree = out;
+            }
+            Kind::Pipeline(stages) => {
+                let mut out = pipeline::run(stages, tree.clone(), context.query)?;
+                if let Some(id) = &id_before
+                    && !out.contains_key("_id")
+                {
+                    let mut ordered = Document::new();
+                    ordered.insert("_id", id.clone());
+                    ordered.extend(out);
+                    out = ordered;
+                }
+                check_id(id_before.as_ref(), &out, context.is_insert)?;
+                changed = out
+                    .iter()
+                    .filter(|(k, v)| tree.get(k.as_str()) != Some(*v))
+                    .map(|(k, _)| k.clone())
+                    .chain(
+                        tree.keys()
+                            .filter(|k| !out.contains_key(k.as_str()))
+                            .cloned(),
+                    )
+                    .collect();
                 tree = out;
             }
             Kind::Operators { ops, array_filters } => {

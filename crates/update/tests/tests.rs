@@ -1,5 +1,6 @@
 //! The integration tests of `update`: one binary made of modules.
 
 mod cases;
+mod pipeline_cases;
 mod property;
 mod support;

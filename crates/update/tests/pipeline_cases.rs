@@ -1,0 +1,191 @@
+//! Data-driven cases for pipeline-style updates and upsert documents.
+
+use bson::doc;
+
+use crate::support::{Code, Doc, check_pipeline, check_upsert};
+
+#[test]
+fn pipeline_cases() {
+    check_pipeline(
+        doc! {"_id": 1, "a": 1},
+        vec![doc! {"$set": {"b": {"$add": ["$a", 1]}}}],
+        Doc(doc! {"_id": 1, "a": 1, "b": 2}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 1},
+        vec![doc! {"$addFields": {"a": "$$REMOVE"}}],
+        Doc(doc! {"_id": 1}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": {"c": 1}},
+        vec![doc! {"$set": {"a": {"b": 2}}}],
+        Doc(doc! {"_id": 1, "a": {"c": 1, "b": 2}}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 1},
+        vec![doc! {"$set": {"x.y": "$a"}}],
+        Doc(doc! {"_id": 1, "a": 1, "x": {"y": 1}}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 1, "b": 2},
+        vec![doc! {"$set": {"a": "$b", "b": "$a"}}],
+        Doc(doc! {"_id": 1, "a": 2, "b": 1}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 1, "b": 2},
+        vec![doc! {"$unset": "a"}],
+        Doc(doc! {"_id": 1, "b": 2}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 1, "b": 2},
+        vec![doc! {"$unset": ["a", "b"]}],
+        Doc(doc! {"_id": 1}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 1},
+        vec![doc! {"$unset": 1}],
+        Code(31120),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 1},
+        vec![doc! {"$unset": []}],
+        Code(31119),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 1, "b": 2},
+        vec![doc! {"$project": {"b": 1}}],
+        Doc(doc! {"_id": 1, "b": 2}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": {"x": 5}},
+        vec![doc! {"$replaceWith": "$a"}],
+        Doc(doc! {"_id": 1, "x": 5}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": {"x": 5}},
+        vec![doc! {"$replaceRoot": {"newRoot": "$a"}}],
+        Doc(doc! {"_id": 1, "x": 5}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 3},
+        vec![doc! {"$replaceWith": "$a"}],
+        Code(40228),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 3},
+        vec![doc! {"$replaceRoot": {}}],
+        Code(40231),
+    );
+    check_pipeline(doc! {"_id": 1, "a": 3}, vec![doc! {"$match": {}}], Code(72));
+    check_pipeline(
+        doc! {"_id": 1, "a": 3},
+        vec![doc! {"bogus": {}}],
+        Code(40324),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 3},
+        vec![doc! {"$set": {"a": 1}, "$unset": "b"}],
+        Code(40323),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 3},
+        vec![doc! {"$set": {"_id": 2}}],
+        Code(66),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 3},
+        vec![doc! {"$set": {"a": {"$bogus": 1}}}],
+        Code(168),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 3},
+        vec![
+            doc! {"$set": {"b": 1}},
+            doc! {"$set": {"c": {"$add": ["$b", "$a"]}}},
+        ],
+        Doc(doc! {"_id": 1, "a": 3, "b": 1, "c": 4}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 3},
+        vec![],
+        Doc(doc! {"_id": 1, "a": 3}),
+    );
+}
+
+#[test]
+fn upsert_cases() {
+    check_upsert(
+        doc! {"a": 1},
+        doc! {"$set": {"b": 2}},
+        Doc(doc! {"a": 1, "b": 2}),
+    );
+    check_upsert(
+        doc! {"_id": 5, "a": 1},
+        doc! {"$set": {"b": 2}},
+        Doc(doc! {"_id": 5, "a": 1, "b": 2}),
+    );
+    check_upsert(
+        doc! {"a": 1, "_id": 5},
+        doc! {"$inc": {"n": 1}},
+        Doc(doc! {"_id": 5, "a": 1, "n": 1}),
+    );
+    check_upsert(
+        doc! {"a.b": 1},
+        doc! {"$set": {"c": 2}},
+        Doc(doc! {"a": {"b": 1}, "c": 2}),
+    );
+    check_upsert(
+        doc! {"a": {"$eq": 3}},
+        doc! {"$set": {"c": 2}},
+        Doc(doc! {"a": 3, "c": 2}),
+    );
+    check_upsert(
+        doc! {"a": {"$gt": 3}},
+        doc! {"$set": {"c": 2}},
+        Doc(doc! {"c": 2}),
+    );
+    check_upsert(
+        doc! {"$and": [{"a": 1}, {"b": 2}]},
+        doc! {"$set": {"c": 3}},
+        Doc(doc! {"a": 1, "b": 2, "c": 3}),
+    );
+    check_upsert(
+        doc! {"$or": [{"a": 1}]},
+        doc! {"$set": {"c": 3}},
+        Doc(doc! {"c": 3}),
+    );
+    check_upsert(
+        doc! {"a": 1, "$and": [{"a": 2}]},
+        doc! {"$set": {"c": 3}},
+        Code(54),
+    );
+    check_upsert(
+        doc! {"a": 1, "$and": [{"a.b": 2}]},
+        doc! {"$set": {"c": 3}},
+        Code(54),
+    );
+    check_upsert(
+        doc! {"a": 1},
+        doc! {"$setOnInsert": {"b": 2}},
+        Doc(doc! {"a": 1, "b": 2}),
+    );
+    check_upsert(doc! {"a": 1}, doc! {"$set": {"a": 2}}, Doc(doc! {"a": 2}));
+    check_upsert(
+        doc! {"_id": 1, "a": 1},
+        doc! {"b": 2},
+        Doc(doc! {"_id": 1, "b": 2}),
+    );
+    check_upsert(doc! {"a": 1}, doc! {"b": 2}, Doc(doc! {"b": 2}));
+    check_upsert(
+        doc! {"a": {"b": 1}},
+        doc! {"$set": {"a.c": 2}},
+        Doc(doc! {"a": {"b": 1, "c": 2}}),
+    );
+    check_upsert(
+        doc! {"a": {"$in": [1, 2]}},
+        doc! {"$set": {"c": 2}},
+        Doc(doc! {"c": 2}),
+    );
+    check_upsert(doc! {}, doc! {"$set": {"_id": 7}}, Doc(doc! {"_id": 7}));
+    check_upsert(doc! {"_id": 1}, doc! {"$set": {"_id": 7}}, Code(66));
+}
