@@ -24,6 +24,7 @@ pub mod error;
 pub mod limits;
 mod parse;
 mod pipeline;
+mod splice;
 mod tree;
 mod upsert;
 mod value;
@@ -152,6 +153,30 @@ impl Update {
         doc: &RawDocument,
         context: &ApplyContext<'_>,
     ) -> Result<Applied, UpdateError> {
+        if let Kind::Operators { ops, array_filters } = &self.kind
+            && let Some(field) = splice::single_field(ops)
+        {
+            let env = Env {
+                original: doc,
+                query: context.query,
+                array_filters,
+                now: context.now.unwrap_or_else(bson::DateTime::now),
+                is_insert: context.is_insert,
+                id_text: id_text(doc),
+            };
+            let (bytes, changed) = splice::apply(ops, field, doc, &env)?;
+            return finish(bytes, doc, changed);
+        }
+        self.apply_tree(doc, context)
+    }
+
+    /// Applies the update by decoding the whole document: the reference the
+    /// bytes fast path of [`Update::apply`] is tested against.
+    pub fn apply_tree(
+        &self,
+        doc: &RawDocument,
+        context: &ApplyContext<'_>,
+    ) -> Result<Applied, UpdateError> {
         let mut tree =
             Document::try_from(doc).map_err(|e| UpdateError::bad_value(e.to_string()))?;
         let id_before = tree.get("_id").cloned();
@@ -220,7 +245,25 @@ impl Update {
         }
         let out =
             RawDocumentBuf::try_from(&tree).map_err(|e| UpdateError::bad_value(e.to_string()))?;
-        if out.as_bytes().len() > limits::DOCUMENT_SIZE_MAX {
+        finish(out.into_bytes(), doc, changed)
+    }
+}
+
+fn id_text(doc: &RawDocument) -> String {
+    match doc.get("_id") {
+        Ok(Some(id)) => Bson::try_from(id).map_or_else(|_| String::new(), |b| b.to_string()),
+        _ => String::new(),
+    }
+}
+
+/// Checks the size of the result and works out `modified`.
+fn finish(
+    bytes: Vec<u8>,
+    doc: &RawDocument,
+    mut changed: Vec<String>,
+) -> Result<Applied, UpdateError> {
+    {
+        if bytes.len() > limits::DOCUMENT_SIZE_MAX {
             return Err(UpdateError::Location {
                 code: 17419,
                 message: format!(
@@ -229,10 +272,12 @@ impl Update {
                 ),
             });
         }
-        let modified = out.as_bytes() != doc.as_bytes();
+        let modified = bytes != doc.as_bytes();
         if !modified {
             changed.clear();
         }
+        let out =
+            RawDocumentBuf::from_bytes(bytes).map_err(|e| UpdateError::bad_value(e.to_string()))?;
         Ok(Applied {
             doc: out,
             modified,

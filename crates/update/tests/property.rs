@@ -94,3 +94,33 @@ proptest! {
         prop_assert_eq!(got, Some(v));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The bytes fast path and the whole-tree path give the same bytes, flags and errors.
+    #[test]
+    fn bytes_path_agrees_with_tree_path(
+        start in prop::collection::vec(("[a-c]", value()), 0..4),
+        ops in prop::collection::vec((operator(), path(), value()), 1..3),
+    ) {
+        let mut doc = doc! {"_id": 1};
+        for (p, v) in start {
+            doc.insert(p, v);
+        }
+        let mut update = Document::new();
+        for (op, p, v) in ops {
+            let mut inner = update.get_document(op).cloned().unwrap_or_default();
+            inner.insert(p, v);
+            update.insert(op, inner);
+        }
+        let raw_doc = RawDocumentBuf::try_from(&doc).expect("doc encodes");
+        let raw_update = RawDocumentBuf::try_from(&update).expect("update encodes");
+        let context = ApplyContext { now: Some(bson::DateTime::from_millis(0)), ..ApplyContext::default() };
+        if let Ok(parsed) = Update::parse(&raw_update, UpdateOptions::default()) {
+            let fast = parsed.apply(&raw_doc, &context).map_err(|e| e.code());
+            let tree = parsed.apply_tree(&raw_doc, &context).map_err(|e| e.code());
+            prop_assert_eq!(fast, tree);
+        }
+    }
+}
