@@ -175,8 +175,11 @@ fn query_parse_document(data: &[u8]) {
     for doc in &docs {
         let _ = filter.try_matches(doc);
     }
-    let _ = query::Expression::parse(bson::RawBsonRef::Document(filter_doc))
-        .map(|e| docs.iter().map(|d| e.evaluate(d).is_ok()).count());
+    if let Ok(expression) = query::Expression::parse(bson::RawBsonRef::Document(filter_doc)) {
+        for doc in &docs {
+            let _ = expression.evaluate(doc);
+        }
+    }
     let _ = query::SortSpec::parse(filter_doc);
     if let Ok(projection) = query::Projection::parse(filter_doc) {
         for doc in &docs {
