@@ -206,7 +206,12 @@ fn regressions_from_the_differential_corpus() {
     check("(|[[:alpha:]]?)*a", "", "BaaBa", Some((0, 2)));
     check(r"(?:\D*?| )+b", "im", "AÉabbA", Some((0, 5)));
     // Lookbehind alternatives run in order, each from its farthest start.
-    check(r"\w(?<=[a-c]a|[É]?(|\B-?[[:alpha:]]){,1})\z", "m", "Bbc", Some((2, 3)));
+    check(
+        r"\w(?<=[a-c]a|[É]?(|\B-?[[:alpha:]]){,1})\z",
+        "m",
+        "Bbc",
+        Some((2, 3)),
+    );
     // A failed negative lookahead leaves no captures behind.
     check(
         r"([b-]{1,2}(?!\1a|(c{,1}?\2?)(?i:\2)?+)*(?:.(?:bAé?)a)?)",
