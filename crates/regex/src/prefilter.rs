@@ -65,6 +65,34 @@ impl Prefilter {
     }
 }
 
+/// Needles longer than this use the standard library's search, so the
+/// rare-byte scan's verification stays O(subject x this) at worst.
+const NEEDLE_RARE_SCAN_MAX: usize = 64;
+
+/// The first occurrence of `needle` in `haystack` at or after `from`.
+///
+/// Scans for the needle's rarest byte (by [`COMMON_BYTES`]) with the
+/// vectorisable chunk scan, then verifies; `str::find` (Two-Way, scalar) is
+/// several times slower on long subjects.
+pub(crate) fn find_literal(haystack: &str, needle: &str, from: usize) -> Option<usize> {
+    let hay = haystack.as_bytes();
+    let pattern = needle.as_bytes();
+    let rare = pattern.iter().position(|b| !COMMON_BYTES.contains(b));
+    let (Some(rare), true) = (rare, pattern.len() <= NEEDLE_RARE_SCAN_MAX) else {
+        return haystack.get(from..)?.find(needle).map(|i| from + i);
+    };
+    let byte = *pattern.get(rare)?;
+    let mut at = from + rare;
+    loop {
+        let candidate = at + find3(hay.get(at..)?, byte, byte, byte)?;
+        let start = candidate - rare;
+        if hay.get(start..start + pattern.len()) == Some(pattern) {
+            return Some(start);
+        }
+        at = candidate + 1;
+    }
+}
+
 fn find3(haystack: &[u8], a: u8, b: u8, c: u8) -> Option<usize> {
     let hit = |x: u8| x == a || x == b || x == c;
     let mut chunks = haystack.chunks_exact(CHUNK);
@@ -164,6 +192,23 @@ mod tests {
         let hay = format!("{}QUOTA", "x".repeat(100));
         assert_eq!(p.find(hay.as_bytes(), 0), Some(100));
         assert_eq!(p.find(b"xxxx", 0), None);
+    }
+
+    #[test]
+    fn find_literal_agrees_with_str_find() {
+        let hay = "status: the stats of the statue, status quo, éstatus";
+        for needle in ["status", "stat", "quo", "é", "éstatus", "zz", "s", "the"] {
+            for from in 0..hay.len() {
+                if hay.is_char_boundary(from) {
+                    let expected = hay[from..].find(needle).map(|i| from + i);
+                    assert_eq!(
+                        find_literal(hay, needle, from),
+                        expected,
+                        "{needle} from {from}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
