@@ -65,32 +65,37 @@ impl Prefilter {
     }
 }
 
-/// Needles longer than this use the standard library's search, so the
-/// rare-byte scan's verification stays O(subject x this) at worst.
-const NEEDLE_RARE_SCAN_MAX: usize = 64;
+/// Block size of [`find_literal`]'s vectorised existence test.
+const LITERAL_BLOCK: usize = 1024;
 
 /// The first occurrence of `needle` in `haystack` at or after `from`.
 ///
-/// Scans for the needle's rarest byte (by [`COMMON_BYTES`]) with the
-/// vectorisable chunk scan, then verifies; `str::find` (Two-Way, scalar) is
-/// several times slower on long subjects.
+/// `str::contains` is vectorised (SSE2) in the standard library but
+/// `str::find` is not, so this tests blocks with `contains` and runs `find`
+/// only inside the block that holds a match. Blocks overlap by the needle
+/// length, so a match across a block edge is found in the earlier block.
 pub(crate) fn find_literal(haystack: &str, needle: &str, from: usize) -> Option<usize> {
-    let hay = haystack.as_bytes();
-    let pattern = needle.as_bytes();
-    let rare = pattern.iter().position(|b| !COMMON_BYTES.contains(b));
-    let (Some(rare), true) = (rare, pattern.len() <= NEEDLE_RARE_SCAN_MAX) else {
-        return haystack.get(from..)?.find(needle).map(|i| from + i);
-    };
-    let byte = *pattern.get(rare)?;
-    let mut at = from + rare;
-    loop {
-        let candidate = at + find3(hay.get(at..)?, byte, byte, byte)?;
-        let start = candidate - rare;
-        if hay.get(start..start + pattern.len()) == Some(pattern) {
-            return Some(start);
+    let mut start = from;
+    while start < haystack.len() {
+        let mut end = start
+            .saturating_add(LITERAL_BLOCK + needle.len())
+            .min(haystack.len());
+        while !haystack.is_char_boundary(end) {
+            end += 1;
         }
-        at = candidate + 1;
+        let block = haystack.get(start..end)?;
+        if block.contains(needle) {
+            return block.find(needle).map(|i| start + i);
+        }
+        if end == haystack.len() {
+            return None;
+        }
+        start += LITERAL_BLOCK;
+        while !haystack.is_char_boundary(start) {
+            start += 1;
+        }
     }
+    None
 }
 
 fn find3(haystack: &[u8], a: u8, b: u8, c: u8) -> Option<usize> {
@@ -209,6 +214,23 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn find_literal_finds_matches_across_block_edges() {
+        let hay = format!(
+            "{}status{}status{}",
+            "x".repeat(1020),
+            "é".repeat(700),
+            "y".repeat(1030)
+        );
+        for from in (0..hay.len()).step_by(7) {
+            if hay.is_char_boundary(from) {
+                let expected = hay[from..].find("status").map(|i| from + i);
+                assert_eq!(find_literal(&hay, "status", from), expected, "from {from}");
+            }
+        }
+        assert_eq!(find_literal(&hay, "éy", 0), hay.find("éy"));
     }
 
     #[test]
