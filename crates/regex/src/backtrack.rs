@@ -13,6 +13,7 @@ use crate::class::fold;
 use crate::compile::{Branch, Inst, Pc, Program};
 use crate::error::RegexError;
 use crate::pikevm::UNSET;
+use crate::prefilter::Prefilter;
 
 #[derive(Debug, Clone)]
 enum Frame {
@@ -67,12 +68,18 @@ impl<'a> Backtracker<'a> {
         &mut self,
         anchored: bool,
         prefix: &str,
+        prefilter: Option<&Prefilter>,
     ) -> Result<Option<&[usize]>, RegexError> {
         let mut start = 0;
         loop {
             if !prefix.is_empty() {
-                match self.subject.get(start..).and_then(|s| s.find(prefix)) {
-                    Some(offset) => start += offset,
+                match crate::prefilter::find_literal(self.subject, prefix, start) {
+                    Some(next) => start = next,
+                    None => return Ok(None),
+                }
+            } else if let Some(prefilter) = prefilter {
+                match prefilter.find(self.subject.as_bytes(), start) {
+                    Some(next) => start = next,
                     None => return Ok(None),
                 }
             }

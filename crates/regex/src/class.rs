@@ -261,6 +261,11 @@ impl CharClass {
         CharClass { ascii, set }
     }
 
+    /// The member ranges.
+    pub(crate) fn ranges(&self) -> &[(char, char)] {
+        &self.set.ranges
+    }
+
     /// Whether `c` is a member.
     #[inline]
     pub(crate) fn matches(&self, c: char) -> bool {

@@ -20,9 +20,15 @@ use std::collections::HashMap;
 use crate::ast::Look;
 use crate::class::is_word;
 use crate::compile::{Inst, Pc, Program};
+use crate::prefilter::Prefilter;
 
 /// Most states one cache may hold before the DFA gives up.
 const STATES_MAX: usize = 4096;
+
+/// How many prefilter skips a search makes before judging their worth.
+const SKIPS_PROBE: usize = 16;
+/// The least average skip length that keeps the prefilter on.
+const SKIP_GAIN_MIN: usize = 8;
 
 /// Transition table entry: not yet computed.
 const UNKNOWN: u32 = u32::MAX;
@@ -36,6 +42,14 @@ struct Context {
     at_start: bool,
     after_newline: bool,
     after_word: bool,
+}
+
+impl Context {
+    fn index(self) -> usize {
+        usize::from(self.at_start)
+            | usize::from(self.after_newline) << 1
+            | usize::from(self.after_word) << 2
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -58,6 +72,14 @@ pub(crate) struct Cache {
     next: Vec<Pc>,
     /// Which parts of [`Context`] the program's assertions look at.
     mask: Context,
+    /// Per state: its set is just the start (nothing in progress).
+    idle: Vec<bool>,
+    /// Per state: its set is empty (no match can follow).
+    dead: Vec<bool>,
+    /// The idle state for each masked context, by [`Context::index`].
+    idle_ids: [Option<StateId>; 8],
+    /// Per state: whether a match ends at the end of the subject, once known.
+    end_matches: Vec<Option<bool>>,
     /// How many searches ran out of states; after a few, stop trying.
     pub(crate) gave_up: u32,
 }
@@ -88,6 +110,7 @@ pub(crate) fn is_match(
     subject: &str,
     anchored: bool,
     prefix: &str,
+    prefilter: Option<&Prefilter>,
 ) -> Outcome {
     let bytes = subject.as_bytes();
     let len = bytes.len();
@@ -98,91 +121,106 @@ pub(crate) fn is_match(
         at_start: true,
         ..Context::default()
     };
-    let Some(mut state) = cache.intern(vec![0], start_context) else {
+    let Some(mut state) = cache.idle_state(start_context) else {
         return Outcome::GaveUp;
     };
-    let idle = (!anchored).then(|| cache.intern(vec![0], Context::default()));
+    // Only an unanchored search has an idle state to skip from.
+    let mut can_skip = !anchored && (!prefix.is_empty() || prefilter.is_some());
+    // Skips that land close by cost more than stepping the DFA: after
+    // SKIPS_PROBE skips, keep skipping only if they average SKIP_GAIN_MIN bytes.
+    let mut skips = 0usize;
+    let mut skipped = 0usize;
     let mut at = 0;
-    while at < len {
-        let Some(&byte) = bytes.get(at) else { break };
-        // Nothing in progress: jump to the next place a match can start.
-        if !prefix.is_empty() && idle.is_some() && cache.is_idle(state) {
-            match subject.get(at..).and_then(|s| s.find(prefix)) {
-                Some(offset) if offset > 0 => {
-                    at += offset;
-                    let context = context_before(subject, at);
-                    let Some(s) = cache.intern(vec![0], context) else {
+    'search: loop {
+        if can_skip && cache.is_idle(state) {
+            skips += 1;
+            if skips == SKIPS_PROBE && skipped < SKIPS_PROBE * SKIP_GAIN_MIN {
+                can_skip = false;
+            }
+            let next = if !prefix.is_empty() {
+                crate::prefilter::find_literal(subject, prefix, at)
+            } else {
+                prefilter.and_then(|p| p.find(bytes, at))
+            };
+            match next {
+                // A match needs at least one character: none can start.
+                None => return Outcome::NoMatch,
+                Some(next) if next > at => {
+                    skipped += next - at;
+                    at = next;
+                    let Some(s) = cache.idle_state(context_before(subject, at)) else {
                         return Outcome::GaveUp;
                     };
                     state = s;
-                    continue;
                 }
                 Some(_) => {}
-                None => return Outcome::NoMatch,
             }
         }
-        let entry = if byte < 128 && (byte != b'\n' || at + 1 < len) {
-            let index = state as usize * 128 + usize::from(byte);
-            match cache.ascii.get(index) {
-                Some(&entry) if entry != UNKNOWN => entry,
-                _ => {
-                    let Some(entry) =
-                        cache.transition(program, state, char::from(byte), false, anchored)
-                    else {
-                        return Outcome::GaveUp;
-                    };
-                    if let Some(slot) = cache.ascii.get_mut(index) {
+        // The hot loop: cached transitions on ASCII bytes.
+        while let Some(&byte) = bytes.get(at) {
+            if byte >= 128 || (byte == b'\n' && at + 1 == len) {
+                break;
+            }
+            let entry = cache
+                .ascii
+                .get(state as usize * 128 + usize::from(byte))
+                .copied()
+                .unwrap_or(UNKNOWN);
+            if entry == UNKNOWN {
+                break;
+            }
+            if entry & MATCHED != 0 {
+                return Outcome::Match;
+            }
+            state = entry;
+            at += 1;
+            if can_skip && cache.is_idle(state) {
+                continue 'search;
+            }
+            if anchored && cache.is_dead(state) {
+                return Outcome::NoMatch;
+            }
+        }
+        let Some(c) = subject.get(at..).and_then(|s| s.chars().next()) else {
+            break;
+        };
+        let final_newline = c == '\n' && at + 1 == len;
+        let cached = if final_newline || c.is_ascii() {
+            None
+        } else {
+            cache.other.get(&(state, c)).copied()
+        };
+        let entry = match cached {
+            Some(entry) => entry,
+            None => {
+                let Some(entry) = cache.transition(program, state, c, final_newline, anchored)
+                else {
+                    return Outcome::GaveUp;
+                };
+                if final_newline {
+                    // Not cached: the same byte elsewhere is not final.
+                } else if c.is_ascii() {
+                    if let Some(slot) = cache.ascii.get_mut(state as usize * 128 + c as usize) {
                         *slot = entry;
                     }
-                    entry
+                } else {
+                    cache.other.insert((state, c), entry);
                 }
-            }
-        } else {
-            let Some(c) = subject.get(at..).and_then(|s| s.chars().next()) else {
-                break;
-            };
-            let final_newline = c == '\n' && at + 1 == len;
-            let cached = if final_newline {
-                None
-            } else {
-                cache.other.get(&(state, c)).copied()
-            };
-            match cached {
-                Some(entry) => entry,
-                None => {
-                    let Some(entry) = cache.transition(program, state, c, final_newline, anchored)
-                    else {
-                        return Outcome::GaveUp;
-                    };
-                    if !final_newline {
-                        cache.other.insert((state, c), entry);
-                    }
-                    entry
-                }
+                entry
             }
         };
         if entry & MATCHED != 0 {
             return Outcome::Match;
         }
         state = entry;
+        at += c.len_utf8();
         if anchored && cache.is_dead(state) {
             return Outcome::NoMatch;
         }
-        at += utf8_len(byte);
     }
     match cache.matches_at_end(program, state) {
         true => Outcome::Match,
         false => Outcome::NoMatch,
-    }
-}
-
-/// The length of the UTF-8 sequence that `lead` starts.
-fn utf8_len(lead: u8) -> usize {
-    match lead {
-        0x00..=0x7f => 1,
-        0xc0..=0xdf => 2,
-        0xe0..=0xef => 3,
-        _ => 4,
     }
 }
 
@@ -215,11 +253,7 @@ fn context_before(subject: &str, at: usize) -> Context {
 
 impl Cache {
     fn intern(&mut self, pcs: Vec<Pc>, context: Context) -> Option<StateId> {
-        let context = Context {
-            at_start: context.at_start && self.mask.at_start,
-            after_newline: context.after_newline && self.mask.after_newline,
-            after_word: context.after_word && self.mask.after_word,
-        };
+        let context = self.masked(context);
         let key = StateKey {
             pcs: pcs.into_boxed_slice(),
             context,
@@ -231,6 +265,9 @@ impl Cache {
             return None;
         }
         let id = self.states.len() as StateId;
+        self.idle.push(*key.pcs == [0]);
+        self.end_matches.push(None);
+        self.dead.push(key.pcs.is_empty());
         self.states.push(key.clone());
         self.ids.insert(key, id);
         self.ascii.extend(std::iter::repeat_n(UNKNOWN, 128));
@@ -241,12 +278,37 @@ impl Cache {
         self.states.get(state as usize)
     }
 
+    #[inline]
     fn is_idle(&self, state: StateId) -> bool {
-        self.key(state).is_some_and(|k| *k.pcs == [0])
+        self.idle.get(state as usize).copied().unwrap_or(false)
     }
 
+    #[inline]
     fn is_dead(&self, state: StateId) -> bool {
-        self.key(state).is_some_and(|k| k.pcs.is_empty())
+        self.dead.get(state as usize).copied().unwrap_or(false)
+    }
+
+    /// The state with nothing in progress after `context`, without allocating
+    /// once it exists.
+    fn idle_state(&mut self, context: Context) -> Option<StateId> {
+        let masked = self.masked(context);
+        let index = masked.index();
+        if let Some(Some(id)) = self.idle_ids.get(index) {
+            return Some(*id);
+        }
+        let id = self.intern(vec![0], masked)?;
+        if let Some(slot) = self.idle_ids.get_mut(index) {
+            *slot = Some(id);
+        }
+        Some(id)
+    }
+
+    fn masked(&self, context: Context) -> Context {
+        Context {
+            at_start: context.at_start && self.mask.at_start,
+            after_newline: context.after_newline && self.mask.after_newline,
+            after_word: context.after_word && self.mask.after_word,
+        }
     }
 
     /// The transition of `state` on `c`: the next state, with [`MATCHED`] set
@@ -305,6 +367,9 @@ impl Cache {
 
     /// Whether a match ends at the end of the subject from `state`.
     fn matches_at_end(&mut self, program: &Program, state: StateId) -> bool {
+        if let Some(Some(known)) = self.end_matches.get(state as usize) {
+            return *known;
+        }
         let Some(key) = self.key(state).cloned() else {
             return false;
         };
@@ -313,12 +378,20 @@ impl Cache {
             next: None,
             final_newline: false,
         };
-        self.closure(program, &key.pcs, look)
+        let matched = self.closure(program, &key.pcs, look);
+        if let Some(slot) = self.end_matches.get_mut(state as usize) {
+            *slot = Some(matched);
+        }
+        matched
     }
 
     /// Forgets every state (after running out of room).
     pub(crate) fn clear(&mut self) {
         self.states.clear();
+        self.idle.clear();
+        self.dead.clear();
+        self.end_matches.clear();
+        self.idle_ids = [None; 8];
         self.ids.clear();
         self.ascii.clear();
         self.other.clear();

@@ -2,17 +2,62 @@
 //!
 //! MongoDB matches `$regex` with PCRE2 in UTF mode, so PCRE2's syntax and
 //! semantics are the specification. The pipeline is
-//! [`parse`](crate::parse) (pattern to syntax tree, errors with byte offsets)
-//! → [`compile`](crate::compile) (tree to a Thompson-NFA program) → one of
+//! `parse` (pattern to syntax tree, errors with byte offsets)
+//! → `compile` (tree to a Thompson-NFA program) → one of
 //! three matchers:
 //!
 //! 1. a pure literal pattern is a substring search;
-//! 2. a regular pattern runs on the Pike VM ([`pikevm`]), linear in the
+//! 2. a regular pattern runs on the Pike VM (`pikevm`), linear in the
 //!    subject, with literal-prefix skipping and start anchoring;
 //! 3. a pattern with backreferences, lookaround, atomic groups or possessive
-//!    quantifiers runs on the backtracker ([`backtrack`]), which has a step
+//!    quantifiers runs on the backtracker (`backtrack`), which has a step
 //!    budget: a pathological pattern returns
 //!    [`RegexError::StepLimitExceeded`] instead of hanging the server.
+//!
+//! `is_match` on a regular pattern first tries a lazy DFA (`dfa`) built from
+//! the same program, which costs one table lookup per ASCII byte once warm.
+//!
+//! # Supported syntax
+//!
+//! Options `i`, `m`, `s`, `x` (and `u`, accepted and redundant); inline
+//! `(?imsxnU-imsxnU)` and `(?flags:...)`; literals and escapes (`\t \n \r \f
+//! \e \a \0oo \ooo \o{..} \xhh \x{..} \cX \Q..\E`); `.`; classes with ranges,
+//! negation and POSIX classes `[[:alpha:]]`, `[[:^digit:]]`; `\d \D \w \W \s \S
+//! \h \H \v \V \N \R`; anchors `^ $ \A \z \Z` and `\b \B`; groups: capturing,
+//! `(?:..)`, named `(?<n>..)`, `(?'n'..)`, `(?P<n>..)`, atomic `(?>..)`,
+//! comments `(?#..)`; alternation; `* + ? {n} {n,} {n,m} {,m}` each greedy,
+//! lazy (`?`) or possessive (`+`); backreferences `\1`, `\g{n}`, `\g{-n}`,
+//! `\k<n>`, `\k'n'`, `\k{n}`, `(?P=n)`; lookahead and lookbehind (bounded
+//! length up to 255 characters, alternatives of different lengths allowed).
+//!
+//! # Differences from PCRE2 (10.46, UTF mode, no UCP)
+//!
+//! - Not implemented (a compile error saying so): `\p`/`\P`/`\X` Unicode
+//!   properties, `\G`, `\K`, `\C`, recursion and subroutine calls, conditional
+//!   groups, branch reset `(?|..)`, backtracking verbs and leading `(*OPTION)`
+//!   settings, callouts.
+//! - Case-insensitive matching uses simple one-to-one case folding
+//!   (lowercase of uppercase) plus closure: `k`, `K` and KELVIN SIGN are one
+//!   class, as are `s`, `S` and LONG S. Dotted and dotless i (U+0130,
+//!   U+0131) fold only to themselves; PCRE2 lets `ı` match `I` one way.
+//! - `find` and `captures` on a regular pattern with a loop whose body can
+//!   match empty (`(a|)+`, `(?:\\D*?| )+`) follow PCRE's rule that an empty
+//!   iteration ends the loop by running the backtracker with a budget of
+//!   [`limits::NULLABLE_LOOP_STEPS_MAX`] steps; past it the Pike VM answers,
+//!   whose match starts at the same place but may end elsewhere, and whose
+//!   groups inside such loops keep the last non-empty iteration. `is_match`
+//!   is unaffected (the rule changes priorities, never whether a match exists).
+//! - Counted repetition is expanded, so `(a{1000}){1000}` is rejected with
+//!   [`RegexError::ProgramTooLarge`] where PCRE2 compiles it.
+//! - A search that needs the backtracker gives up with
+//!   [`RegexError::StepLimitExceeded`] after [`limits::BACKTRACK_STEPS_MAX`]
+//!   steps, where PCRE2's match limit is larger (and MongoDB's can hang).
+//! - A lookbehind that refers, through a backreference, to a group that
+//!   contains the lookbehind itself (a cycle such as `((?<!\\2)a)(\\1b)`) is
+//!   accepted when every group has a bounded length; PCRE2 rejects it.
+//! - PCRE2's auto-possessification mis-handles some possessive optional
+//!   groups before `\b` (`A*(?:a)?+\bA+` on `Ab`: PCRE2 finds no match). We
+//!   follow the semantics, i.e. PCRE2 with `(*NO_AUTO_POSSESS)`.
 //!
 //! ```
 //! use regex::Regex;
@@ -34,6 +79,7 @@ pub mod limits;
 mod literal;
 mod parse;
 mod pikevm;
+mod prefilter;
 
 use std::sync::Mutex;
 
@@ -93,10 +139,20 @@ pub struct Regex {
     prefix: String,
     names: Vec<(String, u32)>,
     step_limit: u64,
-    caches: Mutex<Vec<pikevm::Cache>>,
+    #[expect(
+        clippy::vec_box,
+        reason = "caches move out of and back into the pool on every search; boxed, that is a pointer copy"
+    )]
+    caches: Mutex<Vec<Box<pikevm::Cache>>>,
+    /// The bytes a match can start with (unanchored patterns only).
+    prefilter: Option<prefilter::Prefilter>,
     /// Whether `is_match` may use the lazy DFA.
     dfa: bool,
-    dfa_caches: Mutex<Vec<dfa::Cache>>,
+    #[expect(
+        clippy::vec_box,
+        reason = "caches move out of and back into the pool on every search; boxed, that is a pointer copy"
+    )]
+    dfa_caches: Mutex<Vec<Box<dfa::Cache>>>,
 }
 
 /// A match: a byte range of the subject.
@@ -176,13 +232,20 @@ impl Regex {
             Engine::PikeVm
         };
         let dfa = matches!(engine, Engine::PikeVm) && dfa::supports(&program);
+        let anchored_start = literal::is_anchored_start(&parsed.node);
+        let prefilter = if anchored_start {
+            None
+        } else {
+            prefilter::Prefilter::new(&program)
+        };
         Ok(Regex {
+            prefilter,
             dfa,
             dfa_caches: Mutex::new(Vec::new()),
             pattern: pattern.to_string(),
             program,
             engine,
-            anchored_start: literal::is_anchored_start(&parsed.node),
+            anchored_start,
             prefix: literal::prefix(&parsed.node),
             names: parsed.names,
             step_limit: limits::BACKTRACK_STEPS_MAX,
@@ -213,15 +276,6 @@ impl Regex {
         (self.anchored_start && !self.prefix.is_empty()).then_some(self.prefix.as_str())
     }
 
-    /// Whether [`Regex::captures`] may report different group spans from
-    /// PCRE2: the pattern runs on the Pike VM and has a loop whose body can
-    /// match empty, where PCRE records one final empty iteration (see the
-    /// crate documentation). Spans of the whole match never differ.
-    #[doc(hidden)]
-    pub fn captures_may_differ_from_pcre(&self) -> bool {
-        matches!(self.engine, Engine::PikeVm) && self.program.register_count > 0
-    }
-
     /// Number of groups, the whole match included.
     pub fn captures_len(&self) -> usize {
         self.program.slot_count / 2
@@ -247,10 +301,12 @@ impl Regex {
     /// The leftmost match (PCRE's leftmost-first choice among alternatives).
     pub fn find(&self, subject: &str) -> Result<Option<Match>, RegexError> {
         if let Engine::Literal(text) = &self.engine {
-            return Ok(subject.find(text.as_str()).map(|start| Match {
-                start,
-                end: start + text.len(),
-            }));
+            return Ok(
+                prefilter::find_literal(subject, text, 0).map(|start| Match {
+                    start,
+                    end: start + text.len(),
+                }),
+            );
         }
         Ok(self
             .run(subject, 2, false)?
@@ -260,7 +316,7 @@ impl Regex {
     /// The leftmost match with every group.
     pub fn captures(&self, subject: &str) -> Result<Option<Captures>, RegexError> {
         let slots = match &self.engine {
-            Engine::Literal(text) => match subject.find(text.as_str()) {
+            Engine::Literal(text) => match prefilter::find_literal(subject, text, 0) {
                 Some(start) => vec![start, start + text.len()],
                 None => return Ok(None),
             },
@@ -293,6 +349,7 @@ impl Regex {
                 subject,
                 self.anchored_start,
                 &self.prefix,
+                self.prefilter.as_ref(),
             ) {
                 dfa::Outcome::Match => Some(true),
                 dfa::Outcome::NoMatch => Some(false),
@@ -319,8 +376,22 @@ impl Regex {
         if let Engine::Backtrack = self.engine {
             let mut backtracker =
                 backtrack::Backtracker::new(&self.program, subject, self.step_limit);
-            let found = backtracker.search(self.anchored_start, &self.prefix)?;
+            let found =
+                backtracker.search(self.anchored_start, &self.prefix, self.prefilter.as_ref())?;
             return Ok(found.map(|slots| slots.to_vec()));
+        }
+        if !earliest && self.program.register_count > 0 {
+            // A loop whose body can match empty: PCRE's spans come from its
+            // backtracking order, which the backtracker reproduces; past a
+            // small budget, fall back to the Pike VM (same match or not, and
+            // the same start; the end can differ in rare cases).
+            let budget = self.step_limit.min(limits::NULLABLE_LOOP_STEPS_MAX);
+            let mut backtracker = backtrack::Backtracker::new(&self.program, subject, budget);
+            if let Ok(found) =
+                backtracker.search(self.anchored_start, &self.prefix, self.prefilter.as_ref())
+            {
+                return Ok(found.map(|slots| slots.to_vec()));
+            }
         }
         let mut cache = self
             .caches
@@ -334,6 +405,7 @@ impl Regex {
             anchored: self.anchored_start,
             earliest,
             prefix: &self.prefix,
+            prefilter: self.prefilter.as_ref(),
         };
         let found = pikevm::search(&self.program, &mut cache, &search, &mut slots);
         if let Ok(mut caches) = self.caches.lock() {

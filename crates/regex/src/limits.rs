@@ -21,8 +21,15 @@ pub const LOOKBEHIND_LEN_MAX: u32 = 255;
 /// single call to well under a second.
 pub const BACKTRACK_STEPS_MAX: u64 = 10_000_000;
 
+/// Budget of backtracker steps for `find` and `captures` on a regular
+/// pattern with a loop whose body can match empty. The backtracker gives
+/// PCRE's spans there (an empty iteration ends the loop); past this budget the
+/// linear Pike VM answers instead, so such patterns never fail or hang.
+pub const NULLABLE_LOOP_STEPS_MAX: u64 = 100_000;
+
 /// Named group names are at most this many bytes, as in PCRE2.
 pub const GROUP_NAME_LEN_MAX: usize = 32;
 
 const _: () = assert!(PROGRAM_INSTS_MAX < u32::MAX as usize);
 const _: () = assert!(LOOKBEHIND_LEN_MAX <= REPEAT_MAX);
+const _: () = assert!(NULLABLE_LOOP_STEPS_MAX <= BACKTRACK_STEPS_MAX);

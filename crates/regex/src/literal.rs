@@ -73,3 +73,29 @@ pub(crate) fn pure_literal(node: &Node) -> Option<String> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{Mode, parse};
+
+    fn node(pattern: &str) -> Node {
+        parse(pattern, Mode::default()).expect("valid").node
+    }
+
+    #[test]
+    fn prefix_stops_at_the_first_non_literal() {
+        assert_eq!(prefix(&node(r"^abc\d")), "abc");
+        assert_eq!(prefix(&node(r"\bstatus\b")), "status");
+        assert_eq!(prefix(&node("ab*c")), "a");
+        assert_eq!(prefix(&node("(?:ab)+c")), "ab");
+        assert_eq!(prefix(&node("a|b")), "");
+    }
+
+    #[test]
+    fn pure_literals_are_only_plain_characters() {
+        assert_eq!(pure_literal(&node("needle")), Some("needle".to_string()));
+        assert_eq!(pure_literal(&node("ne.dle")), None);
+        assert_eq!(pure_literal(&node("(needle)")), None);
+    }
+}

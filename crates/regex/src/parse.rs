@@ -1129,3 +1129,67 @@ fn check_lookbehinds(
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(pattern: &str) -> RegexError {
+        parse(pattern, Mode::default()).expect_err(pattern)
+    }
+
+    #[test]
+    fn errors_carry_pcre_like_messages_and_offsets() {
+        assert_eq!(
+            error_of("(ab").to_string(),
+            "missing closing parenthesis at offset 3"
+        );
+        assert_eq!(
+            error_of("ab)").to_string(),
+            "unmatched closing parenthesis at offset 2"
+        );
+        assert_eq!(
+            error_of("a**").to_string(),
+            "quantifier does not follow a repeatable item at offset 2"
+        );
+        assert_eq!(
+            error_of("é(?<=a+)").to_string(),
+            "length of lookbehind assertion is not limited at offset 2"
+        );
+    }
+
+    #[test]
+    fn unsupported_constructs_say_so() {
+        for pattern in [r"\p{L}", "(?R)", "(?(1)a|b)", "(*UTF)a", r"\K", "(?|a)"] {
+            assert!(
+                matches!(error_of(pattern), RegexError::Unsupported { .. }),
+                "{pattern}"
+            );
+        }
+    }
+
+    #[test]
+    fn digits_after_backslash_are_backrefs_or_octal_as_in_pcre() {
+        let parsed = parse(r"(a)\1\101", Mode::default()).expect("valid");
+        let Node::Concat(items) = parsed.node else {
+            panic!("concat expected");
+        };
+        assert_eq!(
+            items.get(1),
+            Some(&Node::Backref {
+                group: 1,
+                caseless: false
+            })
+        );
+        assert_eq!(items.get(2), Some(&Node::Char('A')));
+    }
+
+    #[test]
+    fn inline_flags_last_to_the_end_of_the_group() {
+        let parsed = parse("(a(?i)b)c", Mode::default()).expect("valid");
+        let Node::Concat(items) = parsed.node else {
+            panic!("concat expected");
+        };
+        assert_eq!(items.get(1), Some(&Node::Char('c')));
+    }
+}

@@ -7,6 +7,7 @@
 //! backtracker (PCRE2) would report. Work is O(subject x program).
 
 use crate::compile::{Inst, Pc, Program};
+use crate::prefilter::Prefilter;
 
 /// `usize::MAX` marks an unset slot.
 pub(crate) const UNSET: usize = usize::MAX;
@@ -64,6 +65,8 @@ pub(crate) struct Search<'s> {
     pub(crate) earliest: bool,
     /// A literal every match starts with, to skip ahead when no thread lives.
     pub(crate) prefix: &'s str,
+    /// The bytes a match can start with, used when there is no prefix.
+    pub(crate) prefilter: Option<&'s Prefilter>,
 }
 
 /// Runs the program; on a match fills `slots` (whose length picks how many
@@ -89,8 +92,13 @@ pub(crate) fn search(
                 break;
             }
             if !search.prefix.is_empty() {
-                match subject.get(at..).and_then(|s| s.find(search.prefix)) {
-                    Some(offset) => at += offset,
+                match crate::prefilter::find_literal(subject, search.prefix, at) {
+                    Some(next) => at = next,
+                    None => break,
+                }
+            } else if let Some(prefilter) = search.prefilter {
+                match prefilter.find(subject.as_bytes(), at) {
+                    Some(next) => at = next,
                     None => break,
                 }
             }
