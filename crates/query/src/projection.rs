@@ -272,11 +272,11 @@ impl Projection {
                 items.get(index).map(|item| Bson::Array(vec![item.clone()]))
             }
             Node::Children(children) => match value {
-                Bson::Document(sub) => {
-                    let projected = self.project(sub, children, root, filter, path)?;
-                    (!(self.inclusion && projected.is_empty() && !has_computed(children)))
-                        .then_some(Bson::Document(projected))
-                }
+                // An included path below a document that lacks it leaves the
+                // document empty rather than dropping it, as MongoDB does.
+                Bson::Document(sub) => Some(Bson::Document(
+                    self.project(sub, children, root, filter, path)?,
+                )),
                 Bson::Array(items) => {
                     let mut out = Vec::new();
                     for item in items {
@@ -295,14 +295,6 @@ impl Projection {
             },
         })
     }
-}
-
-fn has_computed(children: &[(String, Node)]) -> bool {
-    children.iter().any(|(_, n)| match n {
-        Node::Computed(_) => true,
-        Node::Children(c) => has_computed(c),
-        _ => false,
-    })
 }
 
 fn element_matches(filter: &Filter, item: &Bson) -> bool {

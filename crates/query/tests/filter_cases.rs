@@ -514,6 +514,11 @@ fn value_form_elem_match_and_all() {
     check(&d, doc! {"a": {"$all": []}}, &[]);
     check(&d, doc! {"a": {"$all": [Bson::Null]}}, &[2, 3, 6, 13]);
     check(&d, doc! {"a": {"$all": [1, "x"]}}, &[15]);
+    // $size looks at the array itself, never at arrays nested in it (found by
+    // the differential test when element expansion was allowed for $size).
+    let nested = vec![doc! {"_id": 1, "a": [0, [0]]}, doc! {"_id": 2, "a": [[0]]}];
+    check(&nested, doc! {"a": {"$size": 1}}, &[2]);
+    check(&nested, doc! {"a": {"$not": {"$size": 1}}}, &[1]);
 }
 
 #[test]

@@ -65,6 +65,14 @@ fn inclusion_and_exclusion() {
         doc! {"a": 1, "b": {"c": 2, "d": 3}, "arr": [{"x": 1, "y": 1}, {"x": 2, "y": 2}, 7], "s": [1, 2, 3, 4, 5]},
     );
     check(d(), doc! {"missing": 1}, None, doc! {"_id": 1});
+    check(d(), doc! {"b.z": 1}, None, doc! {"_id": 1, "b": {}});
+    check(d(), doc! {"a.z": 1}, None, doc! {"_id": 1});
+    check(
+        d(),
+        doc! {"arr.z": 1},
+        None,
+        doc! {"_id": 1, "arr": [{}, {}]},
+    );
     check(
         d(),
         doc! {"b": 1, "a": 1},

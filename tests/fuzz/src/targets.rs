@@ -275,6 +275,146 @@ mod query_targets {
             repaired[..4].copy_from_slice(&length.to_le_bytes());
             query_parse_document(&repaired);
         }
+        // Most mutated bytes are not BSON; also read them as choices in a small
+        // filter grammar, so every input reaches the parser and the matcher.
+        let mut choices = data.iter().copied();
+        let filter = grammar_document(&mut choices, 0);
+        if let Ok(raw) = bson::RawDocumentBuf::try_from(&filter) {
+            query_parse_document(raw.as_bytes());
+        }
+    }
+
+    const GRAMMAR_KEYS: &[&str] = &[
+        "a",
+        "a.b",
+        "a.0",
+        "b",
+        "n",
+        "$and",
+        "$or",
+        "$nor",
+        "$expr",
+        "$comment",
+        "$jsonSchema",
+        "$where",
+        "a.$",
+        "$foo",
+        "s.1.x",
+        "",
+    ];
+    const GRAMMAR_OPERATORS: &[&str] = &[
+        "$eq",
+        "$ne",
+        "$gt",
+        "$gte",
+        "$lt",
+        "$lte",
+        "$in",
+        "$nin",
+        "$exists",
+        "$type",
+        "$size",
+        "$all",
+        "$elemMatch",
+        "$mod",
+        "$bitsAllSet",
+        "$bitsAnyClear",
+        "$not",
+        "$regex",
+        "$options",
+        "$foo",
+        "$add",
+        "$cond",
+        "$concat",
+        "$slice",
+        "$literal",
+        "$filter",
+        "$let",
+        "$switch",
+        "required",
+        "properties",
+        "bsonType",
+        "minimum",
+        "items",
+        "enum",
+        "pattern",
+        "$arrayElemAt",
+        "$toInt",
+        "$split",
+        "$round",
+        "$substrBytes",
+        "$map",
+        "input",
+        "as",
+        "in",
+        "cond",
+        "vars",
+    ];
+    const GRAMMAR_STRINGS: &[&str] = &[
+        "$a",
+        "$a.b",
+        "$$ROOT",
+        "$$x",
+        "x",
+        "^a.*b",
+        "(",
+        "i",
+        "number",
+        "int",
+        "string",
+        "",
+        "ims",
+        "$",
+        "$$CURRENT.n",
+        "this",
+        "array",
+    ];
+
+    fn grammar_pick<'a>(choices: &mut impl Iterator<Item = u8>, from: &[&'a str]) -> &'a str {
+        let index = usize::from(choices.next().unwrap_or(0)) % from.len();
+        from.get(index).copied().unwrap_or("")
+    }
+
+    fn grammar_document(choices: &mut impl Iterator<Item = u8>, depth: usize) -> bson::Document {
+        let mut doc = bson::Document::new();
+        let fields = choices.next().unwrap_or(0) % 4;
+        for _ in 0..fields {
+            let key = if choices.next().unwrap_or(0).is_multiple_of(2) {
+                grammar_pick(choices, GRAMMAR_KEYS)
+            } else {
+                grammar_pick(choices, GRAMMAR_OPERATORS)
+            };
+            doc.insert(key, grammar_value(choices, depth + 1));
+        }
+        doc
+    }
+
+    fn grammar_value(choices: &mut impl Iterator<Item = u8>, depth: usize) -> bson::Bson {
+        let choice = choices.next().unwrap_or(0);
+        let small = i32::from(choices.next().unwrap_or(0) as i8);
+        match choice % 11 {
+            0 => bson::Bson::Int32(small),
+            1 => bson::Bson::Int64(i64::from(small) << 40),
+            2 => bson::Bson::Double(
+                [f64::NAN, -0.0, 1.5, f64::INFINITY, 1e300][small.unsigned_abs() as usize % 5],
+            ),
+            3 => bson::Bson::String(grammar_pick(choices, GRAMMAR_STRINGS).to_owned()),
+            4 => bson::Bson::Null,
+            5 => bson::Bson::Boolean(small.is_positive()),
+            6 => bson::Bson::RegularExpression(bson::Regex {
+                pattern: grammar_pick(choices, GRAMMAR_STRINGS)
+                    .try_into()
+                    .expect("grammar strings hold no NUL"),
+                options: "i".try_into().expect("no NUL"),
+            }),
+            7 | 8 if depth < 5 => bson::Bson::Array(
+                (0..choices.next().unwrap_or(0) % 4)
+                    .map(|_| grammar_value(choices, depth + 1))
+                    .collect(),
+            ),
+            _ if depth < 5 => bson::Bson::Document(grammar_document(choices, depth + 1)),
+            _ => bson::Bson::MinKey,
+        }
     }
 
     fn query_parse_document(data: &[u8]) {
@@ -297,8 +437,11 @@ mod query_targets {
         for doc in &docs {
             let _ = filter.try_matches(doc);
         }
-        let _ = query::Expression::parse(bson::RawBsonRef::Document(filter_doc))
-            .map(|e| docs.iter().map(|d| e.evaluate(d).is_ok()).count());
+        if let Ok(expression) = query::Expression::parse(bson::RawBsonRef::Document(filter_doc)) {
+            for doc in &docs {
+                let _ = expression.evaluate(doc);
+            }
+        }
         let _ = query::SortSpec::parse(filter_doc);
         if let Ok(projection) = query::Projection::parse(filter_doc) {
             for doc in &docs {
