@@ -467,8 +467,92 @@ mod update_targets {
         updates.iter().map(|d| d.as_bytes().to_vec()).collect()
     }
 
+    const OPERATORS: &[&str] = &[
+        "$set",
+        "$unset",
+        "$inc",
+        "$mul",
+        "$min",
+        "$max",
+        "$rename",
+        "$currentDate",
+        "$setOnInsert",
+        "$push",
+        "$addToSet",
+        "$pop",
+        "$pull",
+        "$pullAll",
+        "$bit",
+        "$foo",
+        "a",
+    ];
+    const PATHS: &[&str] = &[
+        "a", "a.b", "a.0", "a.5", "a.$", "a.$[]", "a.$[x]", "a.$[].b", "b", "n", "_id", "t", "",
+        "a..b", "$x", "c.d.e",
+    ];
+
+    fn pick<'a>(choices: &mut impl Iterator<Item = u8>, from: &[&'a str]) -> &'a str {
+        let index = usize::from(choices.next().unwrap_or(0)) % from.len();
+        from.get(index).copied().unwrap_or_default()
+    }
+
+    fn value(choices: &mut impl Iterator<Item = u8>, depth: usize) -> bson::Bson {
+        match choices.next().unwrap_or(0) % 10 {
+            0 => bson::Bson::Int32(i32::from(choices.next().unwrap_or(0)) - 128),
+            1 => bson::Bson::Int64(i64::MAX),
+            2 => bson::Bson::Double(f64::from(choices.next().unwrap_or(0)) / 3.0),
+            3 => bson::Bson::String(pick(choices, PATHS).to_owned()),
+            4 => bson::Bson::Null,
+            5 => bson::Bson::Boolean(true),
+            6 if depth < 4 => bson::Bson::Array(
+                (0..choices.next().unwrap_or(0) % 4)
+                    .map(|_| value(choices, depth + 1))
+                    .collect(),
+            ),
+            _ if depth < 4 => {
+                let mut doc = bson::Document::new();
+                for _ in 0..choices.next().unwrap_or(0) % 4 {
+                    let key = pick(
+                        choices,
+                        &[
+                            "$each",
+                            "$slice",
+                            "$sort",
+                            "$position",
+                            "$type",
+                            "and",
+                            "b",
+                            "$gt",
+                        ],
+                    );
+                    doc.insert(key, value(choices, depth + 1));
+                }
+                bson::Bson::Document(doc)
+            }
+            _ => bson::Bson::Int32(1),
+        }
+    }
+
     /// Update parsing must never panic, and neither may applying what parses.
     pub fn parse(data: &[u8]) {
+        parse_document(data);
+        // Most mutated bytes are not BSON; also read them as choices in a small
+        // update grammar, so every input reaches the parser and the operators.
+        let mut choices = data.iter().copied();
+        let mut update = bson::Document::new();
+        for _ in 0..1 + choices.next().unwrap_or(0) % 3 {
+            let mut fields = bson::Document::new();
+            for _ in 0..1 + choices.next().unwrap_or(0) % 3 {
+                fields.insert(pick(&mut choices, PATHS), value(&mut choices, 0));
+            }
+            update.insert(pick(&mut choices, OPERATORS), fields);
+        }
+        if let Ok(raw) = bson::RawDocumentBuf::try_from(&update) {
+            parse_document(raw.as_bytes());
+        }
+    }
+
+    fn parse_document(data: &[u8]) {
         let depth = bson_canonical::limits::WIRE_NESTING_DEPTH_MAX;
         if bson_canonical::validate_bson(data, depth).is_err() {
             return;
