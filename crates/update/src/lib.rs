@@ -200,9 +200,7 @@ impl Update {
                         "After applying the update, the (immutable) field '_id' was found to have been altered to _id: {after}"
                     )));
                 }
-                changed = out.keys().chain(tree.keys()).cloned().collect();
-                changed.sort();
-                changed.dedup();
+                changed = differing_keys(&tree, &out);
                 tree = out;
             }
             Kind::Pipeline(stages) => {
@@ -216,16 +214,7 @@ impl Update {
                     out = ordered;
                 }
                 check_id(id_before.as_ref(), &out, context.is_insert)?;
-                changed = out
-                    .iter()
-                    .filter(|(k, v)| tree.get(k.as_str()) != Some(*v))
-                    .map(|(k, _)| k.clone())
-                    .chain(
-                        tree.keys()
-                            .filter(|k| !out.contains_key(k.as_str()))
-                            .cloned(),
-                    )
-                    .collect();
+                changed = differing_keys(&tree, &out);
                 tree = out;
             }
             Kind::Operators { ops, array_filters } => {
@@ -284,6 +273,23 @@ fn finish(
             changed_paths: changed,
         })
     }
+}
+
+/// The top-level fields whose values differ between two documents.
+fn differing_keys(before: &Document, after: &Document) -> Vec<String> {
+    let mut keys: Vec<String> = after
+        .iter()
+        .filter(|(k, v)| before.get(k.as_str()) != Some(*v))
+        .map(|(k, _)| k.clone())
+        .chain(
+            before
+                .keys()
+                .filter(|k| !after.contains_key(k.as_str()))
+                .cloned(),
+        )
+        .collect();
+    keys.sort();
+    keys
 }
 
 fn sort_key(op: &Op) -> Vec<String> {

@@ -189,3 +189,49 @@ fn upsert_cases() {
     check_upsert(doc! {}, doc! {"$set": {"_id": 7}}, Doc(doc! {"_id": 7}));
     check_upsert(doc! {"_id": 1}, doc! {"$set": {"_id": 7}}, Code(66));
 }
+
+#[test]
+fn growth_past_16_mib_is_refused() {
+    let big = "x".repeat(9 * 1024 * 1024);
+    crate::support::check(
+        doc! {"_id": 1, "a": big.clone()},
+        doc! {"$set": {"b": big.clone()}},
+        Code(17419),
+    );
+    crate::support::check(
+        doc! {"_id": 1, "a": big.clone()},
+        doc! {"$set": {"a.b": 1, "c": big}},
+        Code(28),
+    );
+}
+
+#[test]
+fn changed_paths_name_concrete_positions() {
+    use update::{ApplyContext, Update, UpdateOptions};
+    let raw = crate::support::raw;
+    let cases: &[(bson::Document, bson::Document, &[&str])] = &[
+        (
+            doc! {"_id": 1, "a": [1, 2]},
+            doc! {"$set": {"a.$[]": 2}},
+            &["a.0"],
+        ),
+        (doc! {"_id": 1, "a": 1}, doc! {"$set": {"a": 1}}, &[]),
+        (
+            doc! {"_id": 1, "a": 1},
+            doc! {"$inc": {"a": 1}, "$set": {"b.c": 1}},
+            &["a", "b.c"],
+        ),
+        (
+            doc! {"_id": 1, "a": 1},
+            doc! {"$rename": {"a": "z"}},
+            &["a"],
+        ),
+        (doc! {"_id": 1, "a": 1}, doc! {"b": 1}, &["a", "b"]),
+    ];
+    for (doc, update, want) in cases {
+        let applied = Update::parse(&raw(update), UpdateOptions::default())
+            .and_then(|u| u.apply(&raw(doc), &ApplyContext::default()))
+            .expect("applies");
+        assert_eq!(applied.changed_paths, *want, "doc {doc} update {update}");
+    }
+}
