@@ -73,8 +73,8 @@ impl<'a> Backtracker<'a> {
         let mut start = 0;
         loop {
             if !prefix.is_empty() {
-                match self.subject.get(start..).and_then(|s| s.find(prefix)) {
-                    Some(offset) => start += offset,
+                match crate::prefilter::find_literal(self.subject, prefix, start) {
+                    Some(next) => start = next,
                     None => return Ok(None),
                 }
             } else if let Some(prefilter) = prefilter {

@@ -138,10 +138,7 @@ pub(crate) fn is_match(
                 can_skip = false;
             }
             let next = if !prefix.is_empty() {
-                subject
-                    .get(at..)
-                    .and_then(|s| s.find(prefix))
-                    .map(|i| at + i)
+                crate::prefilter::find_literal(subject, prefix, at)
             } else {
                 prefilter.and_then(|p| p.find(bytes, at))
             };

@@ -301,10 +301,12 @@ impl Regex {
     /// The leftmost match (PCRE's leftmost-first choice among alternatives).
     pub fn find(&self, subject: &str) -> Result<Option<Match>, RegexError> {
         if let Engine::Literal(text) = &self.engine {
-            return Ok(subject.find(text.as_str()).map(|start| Match {
-                start,
-                end: start + text.len(),
-            }));
+            return Ok(
+                prefilter::find_literal(subject, text, 0).map(|start| Match {
+                    start,
+                    end: start + text.len(),
+                }),
+            );
         }
         Ok(self
             .run(subject, 2, false)?
@@ -314,7 +316,7 @@ impl Regex {
     /// The leftmost match with every group.
     pub fn captures(&self, subject: &str) -> Result<Option<Captures>, RegexError> {
         let slots = match &self.engine {
-            Engine::Literal(text) => match subject.find(text.as_str()) {
+            Engine::Literal(text) => match prefilter::find_literal(subject, text, 0) {
                 Some(start) => vec![start, start + text.len()],
                 None => return Ok(None),
             },

@@ -92,8 +92,8 @@ pub(crate) fn search(
                 break;
             }
             if !search.prefix.is_empty() {
-                match subject.get(at..).and_then(|s| s.find(search.prefix)) {
-                    Some(offset) => at += offset,
+                match crate::prefilter::find_literal(subject, search.prefix, at) {
+                    Some(next) => at = next,
                     None => break,
                 }
             } else if let Some(prefilter) = search.prefilter {

@@ -65,6 +65,39 @@ impl Prefilter {
     }
 }
 
+/// Block size of [`find_literal`]'s vectorised existence test.
+const LITERAL_BLOCK: usize = 1024;
+
+/// The first occurrence of `needle` in `haystack` at or after `from`.
+///
+/// `str::contains` is vectorised (SSE2) in the standard library but
+/// `str::find` is not, so this tests blocks with `contains` and runs `find`
+/// only inside the block that holds a match. Blocks overlap by the needle
+/// length, so a match across a block edge is found in the earlier block.
+pub(crate) fn find_literal(haystack: &str, needle: &str, from: usize) -> Option<usize> {
+    let mut start = from;
+    while start < haystack.len() {
+        let mut end = start
+            .saturating_add(LITERAL_BLOCK + needle.len())
+            .min(haystack.len());
+        while !haystack.is_char_boundary(end) {
+            end += 1;
+        }
+        let block = haystack.get(start..end)?;
+        if block.contains(needle) {
+            return block.find(needle).map(|i| start + i);
+        }
+        if end == haystack.len() {
+            return None;
+        }
+        start += LITERAL_BLOCK;
+        while !haystack.is_char_boundary(start) {
+            start += 1;
+        }
+    }
+    None
+}
+
 fn find3(haystack: &[u8], a: u8, b: u8, c: u8) -> Option<usize> {
     let hit = |x: u8| x == a || x == b || x == c;
     let mut chunks = haystack.chunks_exact(CHUNK);
@@ -164,6 +197,40 @@ mod tests {
         let hay = format!("{}QUOTA", "x".repeat(100));
         assert_eq!(p.find(hay.as_bytes(), 0), Some(100));
         assert_eq!(p.find(b"xxxx", 0), None);
+    }
+
+    #[test]
+    fn find_literal_agrees_with_str_find() {
+        let hay = "status: the stats of the statue, status quo, éstatus";
+        for needle in ["status", "stat", "quo", "é", "éstatus", "zz", "s", "the"] {
+            for from in 0..hay.len() {
+                if hay.is_char_boundary(from) {
+                    let expected = hay[from..].find(needle).map(|i| from + i);
+                    assert_eq!(
+                        find_literal(hay, needle, from),
+                        expected,
+                        "{needle} from {from}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn find_literal_finds_matches_across_block_edges() {
+        let hay = format!(
+            "{}status{}status{}",
+            "x".repeat(1020),
+            "é".repeat(700),
+            "y".repeat(1030)
+        );
+        for from in (0..hay.len()).step_by(7) {
+            if hay.is_char_boundary(from) {
+                let expected = hay[from..].find("status").map(|i| from + i);
+                assert_eq!(find_literal(&hay, "status", from), expected, "from {from}");
+            }
+        }
+        assert_eq!(find_literal(&hay, "éy", 0), hay.find("éy"));
     }
 
     #[test]

@@ -46,6 +46,11 @@ pub const TARGETS: &[Target] = &[
         seeds: regex_targets::seeds,
         run: regex_targets::run,
     },
+    Target {
+        name: "query-parse",
+        seeds: query_targets::seeds,
+        run: query_targets::parse,
+    },
 ];
 
 /// Targets of the `bson-canonical` crate: validation and what runs on validated bytes.
@@ -237,5 +242,206 @@ mod regex_targets {
             assert_eq!(found, caps.and_then(|c| c.get(0)));
         }
         let _ = re.literal_prefix();
+    }
+}
+
+/// Targets of the `query` crate: filter parsing and matching.
+mod query_targets {
+    pub fn seeds() -> Vec<Vec<u8>> {
+        let filters = [
+            bson::rawdoc! {"a": 1, "b.c": {"$gt": 2, "$lt": [1]}},
+            bson::rawdoc! {"$or": [{"a": {"$in": [1, "x", null]}}, {"a": {"$exists": false}}]},
+            bson::rawdoc! {"a": {"$elemMatch": {"b": {"$regex": "^x", "$options": "i"}}}},
+            bson::rawdoc! {"a": {"$not": {"$size": 2}}, "n": {"$mod": [3, 1]}, "f": {"$bitsAllSet": [1, 5]}},
+            bson::rawdoc! {"$expr": {"$gt": [{"$add": ["$a", 1]}, {"$size": "$b"}]}},
+            bson::rawdoc! {"$jsonSchema": {"required": ["a"], "properties": {"a": {"bsonType": "int", "minimum": 0}}}},
+            bson::rawdoc! {"a": {"$all": [{"$elemMatch": {"$gt": 1}}]}, "t": {"$type": ["string", 16]}},
+        ];
+        filters.iter().map(|d| d.as_bytes().to_vec()).collect()
+    }
+
+    /// Filter parsing must never panic, and neither may matching what parses.
+    pub fn parse(data: &[u8]) {
+        query_parse_document(data);
+        // As for `bson-validate`: also try the bytes with the outer length repaired.
+        if data.len() >= 5 {
+            let mut repaired = data.to_vec();
+            let length = u32::try_from(data.len()).unwrap_or(u32::MAX);
+            repaired[..4].copy_from_slice(&length.to_le_bytes());
+            query_parse_document(&repaired);
+        }
+        // Most mutated bytes are not BSON; also read them as choices in a small
+        // filter grammar, so every input reaches the parser and the matcher.
+        let mut choices = data.iter().copied();
+        let filter = grammar_document(&mut choices, 0);
+        if let Ok(raw) = bson::RawDocumentBuf::try_from(&filter) {
+            query_parse_document(raw.as_bytes());
+        }
+    }
+
+    const GRAMMAR_KEYS: &[&str] = &[
+        "a",
+        "a.b",
+        "a.0",
+        "b",
+        "n",
+        "$and",
+        "$or",
+        "$nor",
+        "$expr",
+        "$comment",
+        "$jsonSchema",
+        "$where",
+        "a.$",
+        "$foo",
+        "s.1.x",
+        "",
+    ];
+    const GRAMMAR_OPERATORS: &[&str] = &[
+        "$eq",
+        "$ne",
+        "$gt",
+        "$gte",
+        "$lt",
+        "$lte",
+        "$in",
+        "$nin",
+        "$exists",
+        "$type",
+        "$size",
+        "$all",
+        "$elemMatch",
+        "$mod",
+        "$bitsAllSet",
+        "$bitsAnyClear",
+        "$not",
+        "$regex",
+        "$options",
+        "$foo",
+        "$add",
+        "$cond",
+        "$concat",
+        "$slice",
+        "$literal",
+        "$filter",
+        "$let",
+        "$switch",
+        "required",
+        "properties",
+        "bsonType",
+        "minimum",
+        "items",
+        "enum",
+        "pattern",
+        "$arrayElemAt",
+        "$toInt",
+        "$split",
+        "$round",
+        "$substrBytes",
+        "$map",
+        "input",
+        "as",
+        "in",
+        "cond",
+        "vars",
+    ];
+    const GRAMMAR_STRINGS: &[&str] = &[
+        "$a",
+        "$a.b",
+        "$$ROOT",
+        "$$x",
+        "x",
+        "^a.*b",
+        "(",
+        "i",
+        "number",
+        "int",
+        "string",
+        "",
+        "ims",
+        "$",
+        "$$CURRENT.n",
+        "this",
+        "array",
+    ];
+
+    fn grammar_pick<'a>(choices: &mut impl Iterator<Item = u8>, from: &[&'a str]) -> &'a str {
+        let index = usize::from(choices.next().unwrap_or(0)) % from.len();
+        from.get(index).copied().unwrap_or("")
+    }
+
+    fn grammar_document(choices: &mut impl Iterator<Item = u8>, depth: usize) -> bson::Document {
+        let mut doc = bson::Document::new();
+        let fields = choices.next().unwrap_or(0) % 4;
+        for _ in 0..fields {
+            let key = if choices.next().unwrap_or(0).is_multiple_of(2) {
+                grammar_pick(choices, GRAMMAR_KEYS)
+            } else {
+                grammar_pick(choices, GRAMMAR_OPERATORS)
+            };
+            doc.insert(key, grammar_value(choices, depth + 1));
+        }
+        doc
+    }
+
+    fn grammar_value(choices: &mut impl Iterator<Item = u8>, depth: usize) -> bson::Bson {
+        let choice = choices.next().unwrap_or(0);
+        let small = i32::from(choices.next().unwrap_or(0) as i8);
+        match choice % 11 {
+            0 => bson::Bson::Int32(small),
+            1 => bson::Bson::Int64(i64::from(small) << 40),
+            2 => bson::Bson::Double(
+                [f64::NAN, -0.0, 1.5, f64::INFINITY, 1e300][small.unsigned_abs() as usize % 5],
+            ),
+            3 => bson::Bson::String(grammar_pick(choices, GRAMMAR_STRINGS).to_owned()),
+            4 => bson::Bson::Null,
+            5 => bson::Bson::Boolean(small.is_positive()),
+            6 => bson::Bson::RegularExpression(bson::Regex {
+                pattern: grammar_pick(choices, GRAMMAR_STRINGS)
+                    .try_into()
+                    .expect("grammar strings hold no NUL"),
+                options: "i".try_into().expect("no NUL"),
+            }),
+            7 | 8 if depth < 5 => bson::Bson::Array(
+                (0..choices.next().unwrap_or(0) % 4)
+                    .map(|_| grammar_value(choices, depth + 1))
+                    .collect(),
+            ),
+            _ if depth < 5 => bson::Bson::Document(grammar_document(choices, depth + 1)),
+            _ => bson::Bson::MinKey,
+        }
+    }
+
+    fn query_parse_document(data: &[u8]) {
+        let depth = bson_canonical::limits::WIRE_NESTING_DEPTH_MAX;
+        if bson_canonical::validate_bson(data, depth).is_err() {
+            return;
+        }
+        let Ok(filter_doc) = bson::RawDocument::from_bytes(data) else {
+            return;
+        };
+        let Ok(filter) = query::Filter::parse(filter_doc) else {
+            return;
+        };
+        let docs = [
+            bson::rawdoc! {"_id": 1, "a": 1, "b": {"c": [1, 2.5, "x"]}},
+            bson::rawdoc! {"a": [{"b": 1}, {"c": null}, [1, 2]], "n": -7, "t": "text"},
+            bson::rawdoc! {"a": {"b": {"$x": 1}}, "f": 54_i64, "s": [], "n": f64::NAN},
+            bson::rawdoc! {},
+        ];
+        for doc in &docs {
+            let _ = filter.try_matches(doc);
+        }
+        if let Ok(expression) = query::Expression::parse(bson::RawBsonRef::Document(filter_doc)) {
+            for doc in &docs {
+                let _ = expression.evaluate(doc);
+            }
+        }
+        let _ = query::SortSpec::parse(filter_doc);
+        if let Ok(projection) = query::Projection::parse(filter_doc) {
+            for doc in &docs {
+                let _ = projection.apply(doc, Some(&filter));
+            }
+        }
     }
 }

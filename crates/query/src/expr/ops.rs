@@ -1,0 +1,780 @@
+//! The expression operators: parsing their arguments and evaluating them.
+
+use super::value::{Number, compare_bson, format_double, to_text, truthy, type_name};
+use super::{Expr, Scope, Value, parse_expr};
+use crate::error::QueryError;
+use bson::{Bson, RawBsonRef};
+use std::cmp::Ordering;
+
+type Result<T> = std::result::Result<T, QueryError>;
+
+const POSITIONAL: &[&str] = &[
+    "$add",
+    "$subtract",
+    "$multiply",
+    "$divide",
+    "$mod",
+    "$abs",
+    "$ceil",
+    "$floor",
+    "$round",
+    "$trunc",
+    "$eq",
+    "$ne",
+    "$gt",
+    "$gte",
+    "$lt",
+    "$lte",
+    "$cmp",
+    "$and",
+    "$or",
+    "$not",
+    "$ifNull",
+    "$concat",
+    "$substr",
+    "$substrBytes",
+    "$toLower",
+    "$toUpper",
+    "$strLenBytes",
+    "$strLenCP",
+    "$split",
+    "$size",
+    "$arrayElemAt",
+    "$in",
+    "$isArray",
+    "$slice",
+    "$type",
+    "$toString",
+    "$toInt",
+    "$toDouble",
+    "$toLong",
+    "$toBool",
+    "$concatArrays",
+    "$sqrt",
+    "$max",
+    "$min",
+    "$sum",
+    "$avg",
+    "$first",
+    "$last",
+];
+
+const NAMED: &[(&str, &[&str])] = &[
+    ("$filter", &["input", "as", "cond", "limit"]),
+    ("$map", &["input", "as", "in"]),
+    ("$trim", &["input", "chars"]),
+    ("$ltrim", &["input", "chars"]),
+    ("$rtrim", &["input", "chars"]),
+];
+
+pub(super) fn parse_operator(key: &str, arg: RawBsonRef<'_>, depth: usize) -> Result<Expr> {
+    match key {
+        "$literal" => Ok(Expr::Literal(
+            Bson::try_from(arg).map_err(|e| QueryError::bad_value(e.to_string()))?,
+        )),
+        "$cond" => parse_cond(arg, depth),
+        "$let" => parse_let(arg, depth),
+        "$switch" => parse_switch(arg, depth),
+        _ if POSITIONAL.contains(&key) => {
+            let args = match arg {
+                RawBsonRef::Array(items) => bson_canonical::compare::array_values(items)
+                    .map(|item| parse_expr(item, depth + 1))
+                    .collect::<Result<Vec<_>>>()?,
+                other => vec![parse_expr(other, depth + 1)?],
+            };
+            Ok(Expr::Call(key.to_owned(), args))
+        }
+        _ => match NAMED.iter().find(|(name, _)| *name == key) {
+            Some((name, allowed)) => Ok(Expr::Named(
+                (*name).to_owned(),
+                parse_named(name, arg, allowed, depth)?,
+            )),
+            None => Err(QueryError::InvalidPipelineOperator(key.to_owned())),
+        },
+    }
+}
+
+fn parse_named(
+    name: &str,
+    arg: RawBsonRef<'_>,
+    allowed: &[&str],
+    depth: usize,
+) -> Result<Vec<(String, Expr)>> {
+    let RawBsonRef::Document(doc) = arg else {
+        return Err(QueryError::location(
+            28646,
+            format!("{name} only supports an object as its argument"),
+        ));
+    };
+    let mut out = Vec::new();
+    for (key, value) in bson_canonical::compare::elements(doc) {
+        if !allowed.contains(&key) {
+            return Err(QueryError::location(
+                28647,
+                format!("Unrecognized parameter to {name}: {key}"),
+            ));
+        }
+        let expr = match (key, value) {
+            ("as", RawBsonRef::String(s)) => Expr::Literal(Bson::String(s.to_owned())),
+            _ => parse_expr(value, depth + 1)?,
+        };
+        out.push((key.to_owned(), expr));
+    }
+    if !out.iter().any(|(k, _)| k == "input") {
+        return Err(QueryError::location(
+            28648,
+            format!("Missing 'input' parameter to {name}"),
+        ));
+    }
+    Ok(out)
+}
+
+fn parse_cond(arg: RawBsonRef<'_>, depth: usize) -> Result<Expr> {
+    let parts = match arg {
+        RawBsonRef::Array(items) => {
+            let items: Vec<_> = bson_canonical::compare::array_values(items).collect();
+            if items.len() != 3 {
+                return Err(arity("$cond", 3, items.len()));
+            }
+            items
+        }
+        RawBsonRef::Document(doc) => {
+            let mut found = [None, None, None];
+            for (key, value) in bson_canonical::compare::elements(doc) {
+                let slot = match key {
+                    "if" => 0,
+                    "then" => 1,
+                    "else" => 2,
+                    _ => {
+                        return Err(QueryError::location(
+                            17083,
+                            format!("Unrecognized parameter to $cond: {key}"),
+                        ));
+                    }
+                };
+                found[slot] = Some(value);
+            }
+            let names = [(17080, "if"), (17081, "then"), (17082, "else")];
+            let mut parts = Vec::new();
+            for (value, (code, name)) in found.into_iter().zip(names) {
+                parts.push(value.ok_or_else(|| {
+                    QueryError::location(code, format!("Missing '{name}' parameter to $cond"))
+                })?);
+            }
+            parts
+        }
+        _ => return Err(arity("$cond", 3, 1)),
+    };
+    let args = parts
+        .into_iter()
+        .map(|p| parse_expr(p, depth + 1))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Expr::Call("$cond".to_owned(), args))
+}
+
+fn parse_let(arg: RawBsonRef<'_>, depth: usize) -> Result<Expr> {
+    let RawBsonRef::Document(doc) = arg else {
+        return Err(QueryError::location(
+            16874,
+            "$let only supports an object as its argument",
+        ));
+    };
+    let mut vars = None;
+    let mut body = None;
+    for (key, value) in bson_canonical::compare::elements(doc) {
+        match (key, value) {
+            ("vars", RawBsonRef::Document(v)) => {
+                let mut out = Vec::new();
+                for (name, expr) in bson_canonical::compare::elements(v) {
+                    out.push((name.to_owned(), parse_expr(expr, depth + 1)?));
+                }
+                vars = Some(out);
+            }
+            ("in", value) => body = Some(parse_expr(value, depth + 1)?),
+            _ => {
+                return Err(QueryError::location(
+                    16875,
+                    format!("Unrecognized parameter to $let: {key}"),
+                ));
+            }
+        }
+    }
+    let vars =
+        vars.ok_or_else(|| QueryError::location(16876, "Missing 'vars' parameter to $let"))?;
+    let body = body.ok_or_else(|| QueryError::location(16877, "Missing 'in' parameter to $let"))?;
+    Ok(Expr::Let(vars, Box::new(body)))
+}
+
+fn parse_switch(arg: RawBsonRef<'_>, depth: usize) -> Result<Expr> {
+    let RawBsonRef::Document(doc) = arg else {
+        return Err(QueryError::location(
+            40060,
+            "$switch requires an object as an argument",
+        ));
+    };
+    let mut branches = Vec::new();
+    let mut default = None;
+    for (key, value) in bson_canonical::compare::elements(doc) {
+        match (key, value) {
+            ("branches", RawBsonRef::Array(items)) => {
+                for branch in bson_canonical::compare::array_values(items) {
+                    let RawBsonRef::Document(branch) = branch else {
+                        return Err(QueryError::location(
+                            40062,
+                            "$switch expected each branch to be an object",
+                        ));
+                    };
+                    let mut case = None;
+                    let mut then = None;
+                    for (k, v) in bson_canonical::compare::elements(branch) {
+                        match k {
+                            "case" => case = Some(parse_expr(v, depth + 1)?),
+                            "then" => then = Some(parse_expr(v, depth + 1)?),
+                            _ => {
+                                return Err(QueryError::location(
+                                    40063,
+                                    format!("$switch found an unknown argument to a branch: {k}"),
+                                ));
+                            }
+                        }
+                    }
+                    let case = case.ok_or_else(|| {
+                        QueryError::location(
+                            40064,
+                            "$switch requires each branch have a 'case' expression",
+                        )
+                    })?;
+                    let then = then.ok_or_else(|| {
+                        QueryError::location(
+                            40065,
+                            "$switch requires each branch have a 'then' expression.",
+                        )
+                    })?;
+                    branches.push((case, then));
+                }
+            }
+            ("branches", _) => {
+                return Err(QueryError::location(
+                    40061,
+                    "$switch expected an array for 'branches'",
+                ));
+            }
+            ("default", value) => default = Some(Box::new(parse_expr(value, depth + 1)?)),
+            _ => {
+                return Err(QueryError::location(
+                    40067,
+                    format!("$switch found an unknown argument: {key}"),
+                ));
+            }
+        }
+    }
+    if branches.is_empty() {
+        return Err(QueryError::location(
+            40068,
+            "$switch requires at least one branch.",
+        ));
+    }
+    Ok(Expr::Switch(branches, default))
+}
+
+fn arity(name: &str, wanted: usize, got: usize) -> QueryError {
+    QueryError::location(
+        16020,
+        format!("Expression {name} takes exactly {wanted} arguments. {got} were passed in."),
+    )
+}
+
+fn eval_all(args: &[Expr], scope: &mut Scope<'_>) -> Result<Vec<Value>> {
+    args.iter().map(|a| a.eval(scope)).collect()
+}
+
+fn nullish(v: &Value) -> bool {
+    matches!(v, None | Some(Bson::Null | Bson::Undefined))
+}
+
+fn exactly<const N: usize>(name: &str, values: Vec<Value>) -> Result<[Value; N]> {
+    let got = values.len();
+    values.try_into().map_err(|_| arity(name, N, got))
+}
+
+pub(super) fn call(name: &str, args: &[Expr], scope: &mut Scope<'_>) -> Result<Value> {
+    // Short-circuiting operators evaluate their own arguments.
+    match name {
+        "$and" => {
+            for a in args {
+                if !truthy(&a.eval(scope)?) {
+                    return Ok(Some(Bson::Boolean(false)));
+                }
+            }
+            return Ok(Some(Bson::Boolean(true)));
+        }
+        "$or" => {
+            for a in args {
+                if truthy(&a.eval(scope)?) {
+                    return Ok(Some(Bson::Boolean(true)));
+                }
+            }
+            return Ok(Some(Bson::Boolean(false)));
+        }
+        "$cond" => {
+            let [test, then, otherwise] = args else {
+                return Err(arity(name, 3, args.len()));
+            };
+            return if truthy(&test.eval(scope)?) {
+                then.eval(scope)
+            } else {
+                otherwise.eval(scope)
+            };
+        }
+        "$ifNull" => {
+            if args.len() < 2 {
+                return Err(QueryError::location(
+                    1257300,
+                    "$ifNull needs at least two arguments",
+                ));
+            }
+            let (last, firsts) = args.split_last().unwrap_or((&args[0], &[]));
+            for a in firsts {
+                let v = a.eval(scope)?;
+                if !nullish(&v) {
+                    return Ok(v);
+                }
+            }
+            return last.eval(scope);
+        }
+        _ => {}
+    }
+    let values = eval_all(args, scope)?;
+    match name {
+        "$add" => add(values),
+        "$subtract" => subtract(exactly::<2>(name, values)?),
+        "$multiply" => multiply(values),
+        "$divide" => divide(exactly::<2>(name, values)?),
+        "$mod" => modulo(exactly::<2>(name, values)?),
+        "$abs" | "$ceil" | "$floor" | "$sqrt" => {
+            let [v] = exactly::<1>(name, values)?;
+            unary_math(name, v)
+        }
+        "$round" | "$trunc" => round(name, values),
+        "$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte" | "$cmp" => {
+            let [a, b] = exactly::<2>(name, values)?;
+            Ok(Some(compare_op(name, &a, &b)))
+        }
+        "$not" => {
+            let [v] = exactly::<1>(name, values)?;
+            Ok(Some(Bson::Boolean(!truthy(&v))))
+        }
+        "$max" | "$min" | "$sum" | "$avg" | "$first" | "$last" => accumulate(name, values),
+        _ => super::ops_more::call(name, values),
+    }
+}
+
+fn numbers_or_error(values: &[Value], code: i32, name: &str) -> Result<Option<Vec<Number>>> {
+    let mut out = Vec::new();
+    let mut null = false;
+    for v in values {
+        match v {
+            _ if nullish(v) => null = true,
+            Some(b) => match Number::of(b) {
+                Some(n) => out.push(n),
+                None => {
+                    return Err(QueryError::location(
+                        code,
+                        format!("{name} only supports numeric types, not {}", type_name(v)),
+                    ));
+                }
+            },
+            None => null = true,
+        }
+    }
+    Ok(if null { None } else { Some(out) })
+}
+
+fn add(values: Vec<Value>) -> Result<Value> {
+    let mut total = Number::Int(0);
+    let mut date: Option<i64> = None;
+    let mut null = false;
+    for v in &values {
+        match v {
+            _ if nullish(v) => null = true,
+            Some(Bson::DateTime(dt)) => {
+                if date.is_some() {
+                    return Err(QueryError::location(
+                        16612,
+                        "only one date allowed in an $add expression",
+                    ));
+                }
+                date = Some(dt.timestamp_millis());
+            }
+            Some(b) => match Number::of(b) {
+                Some(n) => total = total.combine(n, i64::checked_add, |x, y| x + y),
+                None => {
+                    return Err(QueryError::location(
+                        16554,
+                        format!(
+                            "$add only supports numeric or date types, not {}",
+                            type_name(v)
+                        ),
+                    ));
+                }
+            },
+            None => null = true,
+        }
+    }
+    if null {
+        return Ok(Some(Bson::Null));
+    }
+    Ok(Some(match date {
+        Some(ms) => {
+            let offset = match total {
+                Number::Double(d) => d.round() as i64,
+                other => other.as_i64().unwrap_or(0),
+            };
+            Bson::DateTime(bson::DateTime::from_millis(ms.saturating_add(offset)))
+        }
+        None => total.to_bson(),
+    }))
+}
+
+fn subtract([a, b]: [Value; 2]) -> Result<Value> {
+    if nullish(&a) || nullish(&b) {
+        return Ok(Some(Bson::Null));
+    }
+    let (Some(x), Some(y)) = (&a, &b) else {
+        return Ok(Some(Bson::Null));
+    };
+    match (x, y) {
+        (Bson::DateTime(p), Bson::DateTime(q)) => Ok(Some(Bson::Int64(
+            p.timestamp_millis().saturating_sub(q.timestamp_millis()),
+        ))),
+        (Bson::DateTime(p), other) if Number::of(other).is_some() => {
+            let n = Number::of(other).map_or(0, |n| match n {
+                Number::Double(d) => d.round() as i64,
+                other => other.as_i64().unwrap_or(0),
+            });
+            Ok(Some(Bson::DateTime(bson::DateTime::from_millis(
+                p.timestamp_millis().saturating_sub(n),
+            ))))
+        }
+        _ => match (Number::of(x), Number::of(y)) {
+            (Some(p), Some(q)) => Ok(Some(p.combine(q, i64::checked_sub, |x, y| x - y).to_bson())),
+            _ => Err(QueryError::location(
+                16556,
+                format!(
+                    "cant $subtract a {} from a {}",
+                    type_name(&b),
+                    type_name(&a)
+                ),
+            )),
+        },
+    }
+}
+
+fn multiply(values: Vec<Value>) -> Result<Value> {
+    let Some(numbers) = numbers_or_error(&values, 16555, "$multiply")? else {
+        return Ok(Some(Bson::Null));
+    };
+    let product = numbers.into_iter().fold(Number::Int(1), |acc, n| {
+        acc.combine(n, i64::checked_mul, |x, y| x * y)
+    });
+    Ok(Some(product.to_bson()))
+}
+
+fn divide([a, b]: [Value; 2]) -> Result<Value> {
+    if nullish(&a) || nullish(&b) {
+        return Ok(Some(Bson::Null));
+    }
+    let (Some(x), Some(y)) = (
+        a.as_ref().and_then(Number::of),
+        b.as_ref().and_then(Number::of),
+    ) else {
+        return Err(QueryError::location(
+            16609,
+            format!(
+                "$divide only supports numeric types, not {} and {}",
+                type_name(&a),
+                type_name(&b)
+            ),
+        ));
+    };
+    if y.to_f64() == 0.0 {
+        return Err(QueryError::location(16608, "can't $divide by zero"));
+    }
+    Ok(Some(Bson::Double(x.to_f64() / y.to_f64())))
+}
+
+fn modulo([a, b]: [Value; 2]) -> Result<Value> {
+    if nullish(&a) || nullish(&b) {
+        return Ok(Some(Bson::Null));
+    }
+    let (Some(x), Some(y)) = (
+        a.as_ref().and_then(Number::of),
+        b.as_ref().and_then(Number::of),
+    ) else {
+        return Err(QueryError::location(
+            16611,
+            format!(
+                "$mod only supports numeric types, not {} and {}",
+                type_name(&a),
+                type_name(&b)
+            ),
+        ));
+    };
+    if y.to_f64() == 0.0 {
+        return Err(QueryError::location(16610, "can't $mod by zero"));
+    }
+    Ok(Some(x.combine(y, i64::checked_rem, |p, q| p % q).to_bson()))
+}
+
+fn unary_math(name: &str, v: Value) -> Result<Value> {
+    if nullish(&v) {
+        return Ok(Some(Bson::Null));
+    }
+    let Some(n) = v.as_ref().and_then(Number::of) else {
+        return Err(QueryError::location(
+            28765,
+            format!("{name} only supports numeric types, not {}", type_name(&v)),
+        ));
+    };
+    Ok(Some(match (name, n) {
+        ("$abs", Number::Int(i)) => Number::integer(i64::from(i).abs()).to_bson(),
+        ("$abs", Number::Long(l)) => l
+            .checked_abs()
+            .map_or(Bson::Double((l as f64).abs()), Bson::Int64),
+        ("$abs", Number::Double(d)) => Bson::Double(d.abs()),
+        ("$sqrt", n) => {
+            if n.to_f64() < 0.0 {
+                return Err(QueryError::location(
+                    28714,
+                    "$sqrt's argument must be greater than or equal to 0",
+                ));
+            }
+            Bson::Double(n.to_f64().sqrt())
+        }
+        (_, Number::Double(d)) => Bson::Double(if name == "$ceil" { d.ceil() } else { d.floor() }),
+        (_, other) => other.to_bson(),
+    }))
+}
+
+fn round(name: &str, values: Vec<Value>) -> Result<Value> {
+    if values.is_empty() || values.len() > 2 {
+        return Err(QueryError::location(
+            28667,
+            format!("Expression {name} takes at least 1 argument, and at most 2"),
+        ));
+    }
+    if values.iter().any(nullish) {
+        return Ok(Some(Bson::Null));
+    }
+    let Some(n) = values[0].as_ref().and_then(Number::of) else {
+        return Err(QueryError::location(
+            51081,
+            format!(
+                "{name} only supports numeric types, not {}",
+                type_name(&values[0])
+            ),
+        ));
+    };
+    let place = match values.get(1) {
+        Some(v) => v
+            .as_ref()
+            .and_then(Number::of)
+            .and_then(|p| match p {
+                Number::Double(d) => crate::value::whole_f64_to_i64(d),
+                other => other.as_i64(),
+            })
+            .filter(|p| (-20..100).contains(p))
+            .ok_or_else(|| {
+                QueryError::location(51083, format!("cannot apply {name} with precision value"))
+            })?,
+        None => 0,
+    };
+    let scale = 10f64.powi(place as i32);
+    let apply = |x: f64| {
+        let scaled = x * scale;
+        let r = if name == "$trunc" {
+            scaled.trunc()
+        } else {
+            // MongoDB rounds half to even.
+            let r = scaled.round();
+            if (scaled - scaled.trunc()).abs() == 0.5 && r % 2.0 != 0.0 {
+                r - scaled.signum()
+            } else {
+                r
+            }
+        };
+        r / scale
+    };
+    Ok(Some(match n {
+        Number::Double(d) => Bson::Double(apply(d)),
+        other if place >= 0 => other.to_bson(),
+        other => {
+            let r = apply(other.to_f64());
+            match other {
+                Number::Int(_) => Number::integer(r as i64).to_bson(),
+                _ => Bson::Int64(r as i64),
+            }
+        }
+    }))
+}
+
+fn compare_op(name: &str, a: &Value, b: &Value) -> Bson {
+    let order = compare_bson(a, b);
+    match name {
+        "$cmp" => Bson::Int32(match order {
+            Ordering::Less => -1,
+            Ordering::Equal => 0,
+            Ordering::Greater => 1,
+        }),
+        "$eq" => Bson::Boolean(order.is_eq()),
+        "$ne" => Bson::Boolean(order.is_ne()),
+        "$gt" => Bson::Boolean(order.is_gt()),
+        "$gte" => Bson::Boolean(order.is_ge()),
+        "$lt" => Bson::Boolean(order.is_lt()),
+        _ => Bson::Boolean(order.is_le()),
+    }
+}
+
+fn accumulate(name: &str, values: Vec<Value>) -> Result<Value> {
+    // With one array argument these operate on its elements.
+    let items: Vec<Value> = match values.as_slice() {
+        [Some(Bson::Array(items))] => items.iter().cloned().map(Some).collect(),
+        _ => values,
+    };
+    match name {
+        "$max" | "$min" => {
+            let present = items.into_iter().filter(|v| !nullish(v));
+            let pick = if name == "$max" {
+                present.max_by(compare_bson)
+            } else {
+                present.min_by(compare_bson)
+            };
+            Ok(Some(pick.flatten().unwrap_or(Bson::Null)))
+        }
+        "$sum" | "$avg" => {
+            let numbers: Vec<Number> = items.iter().flatten().filter_map(Number::of).collect();
+            let count = numbers.len();
+            let sum = numbers.into_iter().fold(Number::Int(0), |acc, n| {
+                acc.combine(n, i64::checked_add, |x, y| x + y)
+            });
+            if name == "$sum" {
+                Ok(Some(sum.to_bson()))
+            } else if count == 0 {
+                Ok(Some(Bson::Null))
+            } else {
+                Ok(Some(Bson::Double(sum.to_f64() / count as f64)))
+            }
+        }
+        "$first" => Ok(items.into_iter().next().flatten()),
+        _ => Ok(items.into_iter().last().flatten()),
+    }
+}
+
+pub(super) fn named(name: &str, args: &[(String, Expr)], scope: &mut Scope<'_>) -> Result<Value> {
+    let get = |key: &str| args.iter().find(|(k, _)| k == key).map(|(_, e)| e);
+    match name {
+        "$filter" | "$map" => {
+            let input = match get("input") {
+                Some(e) => e.eval(scope)?,
+                None => None,
+            };
+            if nullish(&input) {
+                return Ok(Some(Bson::Null));
+            }
+            let Some(Bson::Array(items)) = input else {
+                let (code, what) = if name == "$filter" {
+                    (28651, "$filter")
+                } else {
+                    (16883, "$map")
+                };
+                return Err(QueryError::location(
+                    code,
+                    format!("input to {what} must be an array not {}", type_name(&input)),
+                ));
+            };
+            let var = match get("as") {
+                Some(Expr::Literal(Bson::String(s))) => s.clone(),
+                _ => "this".to_owned(),
+            };
+            let body = get(if name == "$filter" { "cond" } else { "in" }).ok_or_else(|| {
+                QueryError::location(28650, format!("Missing parameter to {name}"))
+            })?;
+            let limit = match get("limit") {
+                Some(e) => e
+                    .eval(scope)?
+                    .as_ref()
+                    .and_then(Number::of)
+                    .and_then(Number::as_i64),
+                None => None,
+            };
+            let mut out = Vec::new();
+            for item in items {
+                let result = scope.with_var(&var, Some(item.clone()), |s| body.eval(s))?;
+                if name == "$map" {
+                    out.push(result.unwrap_or(Bson::Null));
+                } else if truthy(&result) {
+                    out.push(item);
+                    if limit.is_some_and(|l| i64::try_from(out.len()).is_ok_and(|n| n >= l)) {
+                        break;
+                    }
+                }
+            }
+            Ok(Some(Bson::Array(out)))
+        }
+        _ => {
+            let input = match get("input") {
+                Some(e) => e.eval(scope)?,
+                None => None,
+            };
+            let chars = match get("chars") {
+                Some(e) => e.eval(scope)?,
+                None => None,
+            };
+            if nullish(&input) {
+                return Ok(Some(Bson::Null));
+            }
+            let Some(Bson::String(text)) = &input else {
+                return Err(QueryError::location(
+                    50699,
+                    format!(
+                        "{name} requires its input to be a string, got {} instead.",
+                        type_name(&input)
+                    ),
+                ));
+            };
+            let set: Vec<char> = match &chars {
+                Some(Bson::String(c)) => c.chars().collect(),
+                None | Some(Bson::Null) => vec![
+                    '\0', ' ', '\t', '\n', '\u{b}', '\u{c}', '\r', '\u{a0}', '\u{1680}',
+                    '\u{2000}', '\u{2001}', '\u{2002}', '\u{2003}', '\u{2004}', '\u{2005}',
+                    '\u{2006}', '\u{2007}', '\u{2008}', '\u{2009}', '\u{200a}',
+                ],
+                _ => {
+                    return Err(QueryError::location(
+                        50700,
+                        format!(
+                            "{name} requires 'chars' to be a string, got {} instead.",
+                            type_name(&chars)
+                        ),
+                    ));
+                }
+            };
+            let trimmed = match name {
+                "$ltrim" => text.trim_start_matches(set.as_slice()),
+                "$rtrim" => text.trim_end_matches(set.as_slice()),
+                _ => text.trim_matches(set.as_slice()),
+            };
+            Ok(Some(Bson::String(trimmed.to_owned())))
+        }
+    }
+}
+
+/// Used by `$toString` and kin.
+pub(super) fn double_text(v: f64) -> String {
+    format_double(v)
+}
+
+/// Used by the string operators.
+pub(super) fn text_of(v: &Bson) -> Option<String> {
+    to_text(v)
+}

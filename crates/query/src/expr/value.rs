@@ -1,0 +1,176 @@
+//! Values in expression evaluation: aggregation field paths, truthiness, order and numbers.
+
+use super::Value;
+use bson::{Bson, RawBson};
+use std::cmp::Ordering;
+
+/// Follows an aggregation field path: through documents by name and through
+/// arrays element by element, collecting an array (elements where the path is
+/// missing are dropped; numeric components are field names, never positions).
+pub(crate) fn walk(value: &Bson, path: &[String]) -> Value {
+    let Some((first, rest)) = path.split_first() else {
+        return Some(value.clone());
+    };
+    match value {
+        Bson::Document(doc) => walk(doc.get(first)?, rest),
+        Bson::Array(items) => Some(Bson::Array(
+            items
+                .iter()
+                .filter(|item| matches!(item, Bson::Document(_) | Bson::Array(_)))
+                .filter_map(|item| walk(item, path))
+                .collect(),
+        )),
+        _ => None,
+    }
+}
+
+/// Aggregation truthiness: false, null, missing, undefined and numeric zero are false.
+pub(crate) fn truthy(value: &Value) -> bool {
+    match value {
+        None | Some(Bson::Null | Bson::Undefined) => false,
+        Some(Bson::Boolean(b)) => *b,
+        Some(Bson::Int32(v)) => *v != 0,
+        Some(Bson::Int64(v)) => *v != 0,
+        Some(Bson::Double(v)) => *v != 0.0,
+        Some(Bson::Decimal128(d)) => {
+            let text = d.to_string();
+            text.parse::<f64>().ok().is_none_or(|v| v != 0.0)
+        }
+        Some(_) => true,
+    }
+}
+
+/// The raw form of a tree value, for the canonical comparison.
+pub(crate) fn to_raw(value: &Bson) -> RawBson {
+    RawBson::try_from(value.clone()).unwrap_or(RawBson::Null)
+}
+
+/// MongoDB's order over expression values; missing sorts below everything.
+pub(crate) fn compare_bson(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (None, None) => Ordering::Equal,
+        (None, Some(_)) => Ordering::Less,
+        (Some(_), None) => Ordering::Greater,
+        (Some(a), Some(b)) => {
+            bson_canonical::compare_values(to_raw(a).as_raw_bson_ref(), to_raw(b).as_raw_bson_ref())
+        }
+    }
+}
+
+/// MongoDB's type name of an expression value ("missing" for none).
+pub(crate) fn type_name(value: &Value) -> &'static str {
+    let Some(value) = value else {
+        return "missing";
+    };
+    let raw = to_raw(value);
+    crate::filter::types::type_name(crate::filter::types::type_code(&raw.as_raw_bson_ref()))
+}
+
+/// A number in arithmetic.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Number {
+    Int(i32),
+    Long(i64),
+    Double(f64),
+}
+
+impl Number {
+    pub(crate) fn of(value: &Bson) -> Option<Number> {
+        match value {
+            Bson::Int32(v) => Some(Number::Int(*v)),
+            Bson::Int64(v) => Some(Number::Long(*v)),
+            Bson::Double(v) => Some(Number::Double(*v)),
+            Bson::Decimal128(d) => match d.to_string().as_str() {
+                "NaN" | "-NaN" => Some(Number::Double(f64::NAN)),
+                "Infinity" => Some(Number::Double(f64::INFINITY)),
+                "-Infinity" => Some(Number::Double(f64::NEG_INFINITY)),
+                text => text.parse().ok().map(Number::Double),
+            },
+            _ => None,
+        }
+    }
+
+    pub(crate) fn to_f64(self) -> f64 {
+        match self {
+            Number::Int(v) => f64::from(v),
+            Number::Long(v) => v as f64,
+            Number::Double(v) => v,
+        }
+    }
+
+    pub(crate) fn to_bson(self) -> Bson {
+        match self {
+            Number::Int(v) => Bson::Int32(v),
+            Number::Long(v) => Bson::Int64(v),
+            Number::Double(v) => Bson::Double(v),
+        }
+    }
+
+    /// Integer value of an int or long.
+    pub(crate) fn as_i64(self) -> Option<i64> {
+        match self {
+            Number::Int(v) => Some(i64::from(v)),
+            Number::Long(v) => Some(v),
+            Number::Double(_) => None,
+        }
+    }
+
+    /// The narrowest of int and long that holds `v`.
+    pub(crate) fn integer(v: i64) -> Number {
+        i32::try_from(v).map_or(Number::Long(v), Number::Int)
+    }
+
+    /// Combines two numbers with MongoDB's widening: int op int is an int when
+    /// it fits, then a long, then a double; any double makes a double.
+    pub(crate) fn combine(
+        self,
+        other: Number,
+        int_op: fn(i64, i64) -> Option<i64>,
+        float_op: fn(f64, f64) -> f64,
+    ) -> Number {
+        match (self, other) {
+            (Number::Double(_), _) | (_, Number::Double(_)) => {
+                Number::Double(float_op(self.to_f64(), other.to_f64()))
+            }
+            (a, b) => {
+                let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) else {
+                    return Number::Double(float_op(a.to_f64(), b.to_f64()));
+                };
+                let both_int = matches!((a, b), (Number::Int(_), Number::Int(_)));
+                match int_op(x, y) {
+                    Some(r) if both_int => Number::integer(r),
+                    Some(r) => Number::Long(r),
+                    None => Number::Double(float_op(a.to_f64(), b.to_f64())),
+                }
+            }
+        }
+    }
+}
+
+/// A value as text for `$toString`, `$concat`'s coercions and `$toLower`.
+pub(crate) fn to_text(value: &Bson) -> Option<String> {
+    Some(match value {
+        Bson::String(s) | Bson::Symbol(s) => s.clone(),
+        Bson::Int32(v) => v.to_string(),
+        Bson::Int64(v) => v.to_string(),
+        Bson::Double(v) => format_double(*v),
+        Bson::Decimal128(d) => d.to_string(),
+        Bson::Boolean(b) => b.to_string(),
+        Bson::ObjectId(oid) => oid.to_hex(),
+        Bson::DateTime(dt) => dt.try_to_rfc3339_string().ok()?,
+        _ => return None,
+    })
+}
+
+/// MongoDB's text for a double: integral values without a fraction.
+pub(crate) fn format_double(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".to_owned()
+    } else if v.is_infinite() {
+        if v > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        v.to_string()
+    }
+}

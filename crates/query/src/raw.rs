@@ -1,0 +1,141 @@
+//! Field lookup over raw document bytes that skips elements by their length.
+//!
+//! `bson`'s element iterator parses each element it passes (key as UTF-8,
+//! value header); a filter on one field of a 16 KiB document passes hundreds.
+//! Here an element is skipped by reading its type byte, finding the key's
+//! terminating zero and reading the value's length, without decoding
+//! anything. Only the element named is decoded. Types this module does not
+//! decode itself (arrays, binary, regex and the rare ones) fall back to the
+//! `bson` iterator, so the answer is always the same as
+//! `bson_canonical::path::get_field`; malformed bytes end the lookup with
+//! `None` rather than a panic.
+
+use bson::raw::RawDocument;
+use bson::{RawBsonRef, Timestamp};
+
+fn read_i32(bytes: &[u8], at: usize) -> Option<i32> {
+    let chunk: [u8; 4] = bytes.get(at..at.checked_add(4)?)?.try_into().ok()?;
+    Some(i32::from_le_bytes(chunk))
+}
+
+fn length_at(bytes: &[u8], at: usize) -> Option<usize> {
+    usize::try_from(read_i32(bytes, at)?).ok()
+}
+
+/// The size in bytes of the value of type `kind` that starts at `at`.
+fn value_size(kind: u8, bytes: &[u8], at: usize) -> Option<usize> {
+    Some(match kind {
+        0x06 | 0x0A | 0x7F | 0xFF => 0,
+        0x08 => 1,
+        0x10 => 4,
+        0x01 | 0x09 | 0x11 | 0x12 => 8,
+        0x07 => 12,
+        0x13 => 16,
+        0x02 | 0x0D | 0x0E => length_at(bytes, at)?.checked_add(4)?,
+        0x03 | 0x04 | 0x0F => length_at(bytes, at)?,
+        0x05 => length_at(bytes, at)?.checked_add(5)?,
+        0x0C => length_at(bytes, at)?.checked_add(16)?,
+        0x0B => {
+            let rest = bytes.get(at..)?;
+            let first = rest.iter().position(|&b| b == 0)?;
+            let second = rest.get(first + 1..)?.iter().position(|&b| b == 0)?;
+            first + second + 2
+        }
+        _ => return None,
+    })
+}
+
+/// Decodes a value this module handles itself; `None` sends the caller to the
+/// slow path.
+fn decode(kind: u8, value: &[u8]) -> Option<RawBsonRef<'_>> {
+    let fixed = |n: usize| -> Option<&[u8]> { value.get(..n) };
+    Some(match kind {
+        0x01 => RawBsonRef::Double(f64::from_le_bytes(fixed(8)?.try_into().ok()?)),
+        0x02 => {
+            let text = value.get(4..value.len().checked_sub(1)?)?;
+            if value.last() != Some(&0) {
+                return None;
+            }
+            RawBsonRef::String(std::str::from_utf8(text).ok()?)
+        }
+        0x03 => RawBsonRef::Document(RawDocument::from_bytes(value).ok()?),
+        0x06 => RawBsonRef::Undefined,
+        0x07 => RawBsonRef::ObjectId(bson::oid::ObjectId::from_bytes(fixed(12)?.try_into().ok()?)),
+        0x08 => match fixed(1)? {
+            [0] => RawBsonRef::Boolean(false),
+            [1] => RawBsonRef::Boolean(true),
+            _ => return None,
+        },
+        0x09 => RawBsonRef::DateTime(bson::DateTime::from_millis(i64::from_le_bytes(
+            fixed(8)?.try_into().ok()?,
+        ))),
+        0x0A => RawBsonRef::Null,
+        0x10 => RawBsonRef::Int32(i32::from_le_bytes(fixed(4)?.try_into().ok()?)),
+        0x11 => {
+            let increment = u32::from_le_bytes(value.get(..4)?.try_into().ok()?);
+            let time = u32::from_le_bytes(value.get(4..8)?.try_into().ok()?);
+            RawBsonRef::Timestamp(Timestamp { time, increment })
+        }
+        0x12 => RawBsonRef::Int64(i64::from_le_bytes(fixed(8)?.try_into().ok()?)),
+        0x13 => RawBsonRef::Decimal128(bson::Decimal128::from_bytes(fixed(16)?.try_into().ok()?)),
+        0x7F => RawBsonRef::MaxKey,
+        0xFF => RawBsonRef::MinKey,
+        _ => return None,
+    })
+}
+
+/// The value of the first field called `name`, or `None` when it is missing.
+pub(crate) fn get_field<'a>(doc: &'a RawDocument, name: &str) -> Option<RawBsonRef<'a>> {
+    let bytes = doc.as_bytes();
+    let target = name.as_bytes();
+    let end = bytes.len().saturating_sub(1);
+    let mut at = 4;
+    while at < end {
+        let kind = *bytes.get(at)?;
+        let key_start = at + 1;
+        let key_len = bytes.get(key_start..)?.iter().position(|&b| b == 0)?;
+        let value_start = key_start + key_len + 1;
+        let Some(size) = value_size(kind, bytes, value_start) else {
+            return bson_canonical::path::get_field(doc, name);
+        };
+        let value_end = value_start.checked_add(size)?;
+        if bytes.get(key_start..key_start + key_len) == Some(target) {
+            let value = bytes.get(value_start..value_end)?;
+            return decode(kind, value).or_else(|| bson_canonical::path::get_field(doc, name));
+        }
+        at = value_end;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bson::spec::BinarySubtype;
+    use bson::{Binary, rawdoc};
+
+    #[test]
+    fn agrees_with_the_bson_iterator_on_every_type() {
+        let doc = rawdoc! {
+            "d": 1.5, "s": "text", "o": {"x": 1}, "a": [1, 2],
+            "b": Binary { subtype: BinarySubtype::Generic, bytes: vec![1, 2, 3] },
+            "u": bson::RawBson::Undefined,
+            "id": bson::oid::ObjectId::from_bytes([3; 12]), "t": true, "f": false,
+            "dt": bson::DateTime::from_millis(-5), "n": bson::RawBson::Null,
+            "r": bson::Regex { pattern: "a.*".try_into().expect("cstr"), options: "i".try_into().expect("cstr") },
+            "i": -7, "ts": Timestamp { time: 9, increment: 4 }, "l": i64::MIN,
+            "dec": bson::Decimal128::from_bytes([1; 16]),
+            "max": bson::RawBson::MaxKey, "min": bson::RawBson::MinKey, "s": "duplicate",
+        };
+        for name in [
+            "d", "s", "o", "a", "b", "u", "id", "t", "f", "dt", "n", "r", "i", "ts", "l", "dec",
+            "max", "min", "missing", "",
+        ] {
+            assert_eq!(
+                get_field(&doc, name),
+                bson_canonical::path::get_field(&doc, name),
+                "{name}"
+            );
+        }
+    }
+}
