@@ -7,7 +7,7 @@
 //! [`Connection::flush`] → back to `Reading`. A read of zero bytes marks the peer
 //! closed; the connection is dropped once nothing is in flight.
 
-use crate::limits::{READ_AHEAD_MAX, READ_CHUNK, WRITE_QUEUE_MAX};
+use crate::limits::{READ_AHEAD_MAX, WRITE_QUEUE_MAX};
 use engine::ConnectionContext;
 use mio::net::TcpStream;
 use std::io::{ErrorKind, Read, Write};
@@ -83,38 +83,29 @@ impl Connection {
         wire::frame_length(rest).ok().flatten()
     }
 
-    /// Reads until the socket would block or reading is not allowed. Returns whether
-    /// any bytes arrived.
-    pub(crate) fn fill(&mut self) -> bool {
+    /// Reads until the socket would block or reading is not allowed, through the event
+    /// loop's `scratch` buffer (so no per-read zeroing or over-allocation happens here).
+    /// Returns whether any bytes arrived.
+    pub(crate) fn fill(&mut self, scratch: &mut [u8]) -> bool {
         let mut got = false;
         while self.read_allowed() {
-            if self.read_start > 0 && self.read_start * 2 >= self.read_buffer.len() {
-                self.read_buffer.drain(..self.read_start);
-                self.read_start = 0;
-            }
-            let filled = self.read_buffer.len();
-            self.read_buffer.resize(filled + READ_CHUNK, 0);
-            let result = self
-                .stream
-                .read(self.read_buffer.get_mut(filled..).unwrap_or_default());
-            match result {
-                Ok(0) => {
-                    self.read_buffer.truncate(filled);
-                    self.peer_closed = true;
-                }
+            match self.stream.read(scratch) {
+                Ok(0) => self.peer_closed = true,
                 Ok(count) => {
-                    self.read_buffer.truncate(filled + count);
+                    if self.read_start > 0 && self.read_start * 2 >= self.read_buffer.len() {
+                        self.read_buffer.drain(..self.read_start);
+                        self.read_start = 0;
+                    }
+                    self.read_buffer
+                        .extend_from_slice(scratch.get(..count).unwrap_or_default());
                     if self.frame_started.is_none() {
                         self.frame_started = Some(Instant::now());
                     }
                     self.last_read = Instant::now();
                     got = true;
                 }
-                Err(error) if error.kind() == ErrorKind::Interrupted => {
-                    self.read_buffer.truncate(filled);
-                }
+                Err(error) if error.kind() == ErrorKind::Interrupted => {}
                 Err(error) => {
-                    self.read_buffer.truncate(filled);
                     if error.kind() != ErrorKind::WouldBlock {
                         log_debug!("conn{} read error: {error}", self.ctx.connection_id);
                         self.peer_closed = true;

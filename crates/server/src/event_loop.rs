@@ -14,7 +14,7 @@
 use crate::config::{Config, Dispatch};
 use crate::connection::{Connection, FrameState};
 use crate::error::Error;
-use crate::limits::{SHUTDOWN_GRACE, TICK};
+use crate::limits::{READ_CHUNK, SHUTDOWN_GRACE, TICK};
 use crate::worker::{self, Done, Job, Outcome};
 use crossbeam::channel::{self, Receiver, Sender};
 use engine::{ConnectionContext, Engine};
@@ -99,6 +99,7 @@ pub struct Server {
 impl Server {
     /// Listens on every `--bind` address at `--port`.
     pub fn bind(config: &Config, engine: Arc<Engine>) -> Result<Server, Error> {
+        crate::log::set_level(config.log_level);
         let poll = Poll::new().map_err(Error::Poll)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(Error::Poll)?);
         let mut listeners = Vec::new();
@@ -167,6 +168,7 @@ impl Server {
             log_info!("listening on {address}");
         }
         let mut state = LoopState {
+            scratch: vec![0; READ_CHUNK],
             connections: Vec::new(),
             free: Vec::new(),
             open: 0,
@@ -196,6 +198,8 @@ fn listen(address: SocketAddr) -> std::io::Result<TcpListener> {
 }
 
 struct LoopState {
+    /// The buffer every socket read goes through before landing in a connection.
+    scratch: Vec<u8>,
     connections: Vec<Option<Connection>>,
     free: Vec<usize>,
     open: usize,
@@ -406,7 +410,7 @@ impl LoopState {
                 }
                 FrameState::Partial => {}
             }
-            if !connection.fill() {
+            if !connection.fill(&mut self.scratch) {
                 break;
             }
         }

@@ -13,6 +13,7 @@ use crate::limits::{BSON_COMMAND_OVERHEAD, BSON_OBJECT_SIZE_MAX, HEADER_LEN, MES
 use crate::reader::Reader;
 use crate::{Error, Result};
 use bson::{RawDocument, RawDocumentBuf};
+use std::borrow::Cow;
 
 /// OP_MSG flag bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -114,9 +115,10 @@ impl OpMsg {
 
     /// The command as one document: the body with each document sequence added as
     /// an array field named by its identifier, the shape command handlers expect.
-    pub fn command_document(&self) -> Result<RawDocumentBuf> {
+    /// Without sequences this borrows the body (the common case costs no copy).
+    pub fn command_document(&self) -> Result<Cow<'_, RawDocument>> {
         if self.sequences.is_empty() {
-            return Ok(self.body.clone());
+            return Ok(Cow::Borrowed(&self.body));
         }
         let body = self.body.as_bytes();
         let mut out = Vec::with_capacity(body.len() + self.sequences_len());
@@ -139,10 +141,12 @@ impl OpMsg {
             max: MESSAGE_LEN_MAX,
         })?;
         out.splice(0..4, length.to_le_bytes());
-        RawDocumentBuf::from_bytes(out).map_err(|error| Error::InvalidBson {
-            offset: 0,
-            reason: error.to_string(),
-        })
+        RawDocumentBuf::from_bytes(out)
+            .map(Cow::Owned)
+            .map_err(|error| Error::InvalidBson {
+                offset: 0,
+                reason: error.to_string(),
+            })
     }
 
     fn sequences_len(&self) -> usize {

@@ -85,7 +85,7 @@ fn op_msg_document_sequences_merge_into_the_command() {
     });
     let decoded = decode_msg(&msg.encode(1, 0).unwrap());
     assert_eq!(decoded, msg);
-    let command = decoded.command_document().unwrap();
+    let command = decoded.command_document().unwrap().into_owned();
     let expected = rawdoc! { "insert": "c", "$db": "d", "documents": [{ "_id": 1 }, { "_id": 2 }] };
     assert_eq!(command, expected);
 }
