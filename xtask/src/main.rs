@@ -2,6 +2,8 @@
 //!
 //! Each subcommand lives in its own module; `main` only dispatches.
 
+mod bench;
+mod e2e;
 mod fuzz;
 mod tidy;
 
@@ -15,6 +17,10 @@ commands:
   tidy                 check layering, file sizes, FIXMEs and unsafe rules
   fuzz <target|all> [--iterations N] [--seed S]
                        run a fuzz target (see tests/fuzz/src/targets.rs)
+  e2e                  smoke-test the server with PyMongo, the Node.js driver and mongosh
+                       (install them first: bash tests/e2e/setup.sh)
+  bench ping [--seconds S] [--clients 1,8,64]
+                       ping round trips/s against the server and a bare TCP echo server
 ";
 
 fn main() -> Result<()> {
@@ -27,6 +33,8 @@ fn main() -> Result<()> {
     match command.as_str() {
         "tidy" => tidy::run(&workspace_root()),
         "fuzz" => fuzz::run(&workspace_root(), rest),
+        "e2e" => e2e::run(&workspace_root(), rest),
+        "bench" => bench::run(&workspace_root(), rest),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             Ok(())

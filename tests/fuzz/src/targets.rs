@@ -52,6 +52,11 @@ pub const TARGETS: &[Target] = &[
         run: query_targets::parse,
     },
     Target {
+        name: "wire",
+        seeds: wire_targets::seeds,
+        run: wire_targets::run,
+    },
+    Target {
         name: "update-parse",
         seeds: update_targets::seeds,
         run: update_targets::parse,
@@ -448,6 +453,70 @@ mod query_targets {
                 let _ = projection.apply(doc, Some(&filter));
             }
         }
+    }
+}
+
+/// Targets of the `wire` crate: the message decoder.
+mod wire_targets {
+    /// Wire decoder: any frame decodes or errors; a decoded OP_MSG re-encodes to an
+    /// equal message, and merging its sequences into the command never panics.
+    pub fn run(bytes: &[u8]) {
+        decode_checked(bytes);
+        // Most mutations break the length prefix first; also try the input with its
+        // prefix repaired so the fuzzer reaches the sections and documents.
+        if bytes.len() >= 4 {
+            let mut repaired = bytes.to_vec();
+            let length = i32::try_from(bytes.len()).unwrap_or(i32::MAX).to_le_bytes();
+            repaired.splice(0..4, length);
+            decode_checked(&repaired);
+        }
+    }
+
+    fn decode_checked(bytes: &[u8]) {
+        if let Ok((header, wire::Message::Msg(msg))) = wire::decode(bytes) {
+            let _ = msg.command_document();
+            let again = msg
+                .encode(header.request_id, header.response_to)
+                .expect("re-encodes");
+            match wire::decode(&again) {
+                Ok((_, wire::Message::Msg(decoded))) => assert_eq!(decoded, msg, "round trip"),
+                other => panic!("re-encoded OP_MSG failed to decode: {other:?}"),
+            }
+        }
+    }
+
+    pub fn seeds() -> Vec<Vec<u8>> {
+        use bson::rawdoc;
+        let ping = wire::OpMsg::new(rawdoc! { "ping": 1, "$db": "admin" });
+        let mut checksummed = ping.clone();
+        checksummed.flags = wire::MsgFlags(wire::MsgFlags::CHECKSUM_PRESENT);
+        let mut insert = wire::OpMsg::new(rawdoc! { "insert": "c", "$db": "d" });
+        insert.sequences.push(wire::DocumentSequence {
+            identifier: "documents".into(),
+            documents: vec![
+                rawdoc! { "_id": 1, "a": [1.5, "x", { "b": null }] },
+                rawdoc! {},
+            ],
+        });
+        let query = wire::OpQuery {
+            flags: 0,
+            full_collection_name: "admin.$cmd".into(),
+            number_to_skip: 0,
+            number_to_return: -1,
+            query: rawdoc! { "isMaster": 1, "client": { "driver": { "name": "x" } } },
+            return_fields_selector: None,
+        };
+        let reply = wire::OpReply::single(rawdoc! { "ok": 1.0 });
+        [
+            ping.encode(1, 0),
+            checksummed.encode(2, 0),
+            insert.encode(3, 0),
+            query.encode(4),
+            reply.encode(5, 4),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 }
 

@@ -1,0 +1,165 @@
+//! Administration commands: hostInfo, getCmdLineOpts, getParameter, getLog, serverStatus,
+//! listDatabases.
+
+use super::Request;
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode};
+use crate::version;
+use bson::raw::RawBsonRef;
+use bson::{Bson, DateTime, Document, doc};
+
+fn int64(value: u64) -> Bson {
+    Bson::Int64(i64::try_from(value).unwrap_or(i64::MAX))
+}
+
+/// hostInfo: the machine, from the host facts the server passed in.
+pub(super) fn host_info(engine: &Engine, _request: &Request<'_>) -> Result<Document, Error> {
+    let facts = engine.host.facts();
+    Ok(doc! {
+        "system": {
+            "currentTime": DateTime::from_millis(engine.host.now_millis()),
+            "hostname": facts.hostname.as_str(),
+            "cpuAddrSize": 64,
+            "memSizeMB": int64(facts.memory_mb),
+            "memLimitMB": int64(facts.memory_mb),
+            "numCores": i64::from(facts.cores),
+            "cpuArch": facts.cpu_arch.as_str(),
+            "numaEnabled": false,
+        },
+        "os": {
+            "type": facts.os_type.as_str(),
+            "name": facts.os_name.as_str(),
+            "version": facts.os_version.as_str(),
+        },
+        "extra": {},
+    })
+}
+
+/// getCmdLineOpts: the command line as started, and its parsed form.
+pub(super) fn get_cmd_line_opts(
+    engine: &Engine,
+    _request: &Request<'_>,
+) -> Result<Document, Error> {
+    let argv: Vec<Bson> = engine
+        .startup
+        .argv
+        .iter()
+        .map(|a| Bson::String(a.clone()))
+        .collect();
+    Ok(doc! { "argv": argv, "parsed": engine.startup.parsed.clone() })
+}
+
+/// The server parameters getParameter can report.
+fn parameters(engine: &Engine) -> Document {
+    let log_level = engine
+        .startup
+        .parsed
+        .get_document("systemLog")
+        .ok()
+        .and_then(|log| log.get_i32("verbosity").ok())
+        .unwrap_or(0);
+    doc! {
+        "featureCompatibilityVersion": { "version": version::FEATURE_COMPATIBILITY_VERSION },
+        "logLevel": log_level,
+        "maxBSONObjectSize": i32::try_from(crate::limits::BSON_OBJECT_SIZE_MAX).unwrap_or(i32::MAX),
+        "authenticationMechanisms": [],
+        "quiet": false,
+    }
+}
+
+/// getParameter: `{getParameter: 1, name: 1, ...}` or `{getParameter: '*'}`.
+pub(super) fn get_parameter(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    let all = parameters(engine);
+    let everything = matches!(
+        request.body.get("getParameter"),
+        Ok(Some(RawBsonRef::String("*")))
+    );
+    if everything {
+        return Ok(all);
+    }
+    let mut reply = Document::new();
+    for element in request.body.iter().skip(1) {
+        let (key, _) = element.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+        let key = key.as_str();
+        if key.starts_with('$') || matches!(key, "lsid" | "comment" | "showDetails") {
+            continue;
+        }
+        if let Some(value) = all.get(key) {
+            reply.insert(key, value.clone());
+        }
+    }
+    if reply.is_empty() {
+        return Err(Error::new(
+            ErrorCode::InvalidOptions,
+            "no option found to get",
+        ));
+    }
+    Ok(reply)
+}
+
+/// getLog: the in-memory logs mongod keeps. This server keeps none, so each is empty;
+/// mongosh reads `startupWarnings` on connect and prints nothing for an empty log.
+pub(super) fn get_log(_engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    match request.body.get("getLog") {
+        Ok(Some(RawBsonRef::String("*"))) => Ok(doc! { "names": ["global", "startupWarnings"] }),
+        Ok(Some(RawBsonRef::String("global" | "startupWarnings"))) => {
+            Ok(doc! { "totalLinesWritten": 0, "log": [] })
+        }
+        Ok(Some(RawBsonRef::String(name))) => Err(Error::new(
+            ErrorCode::OperationFailed,
+            format!("no RamLog named: {name}"),
+        )),
+        _ => Err(Error::new(
+            ErrorCode::TypeMismatch,
+            "Argument to getLog must be of type String",
+        )),
+    }
+}
+
+/// serverStatus: uptime, connections, opcounters and memory.
+pub(super) fn server_status(engine: &Engine, _request: &Request<'_>) -> Result<Document, Error> {
+    let facts = engine.host.facts();
+    let stats = engine.stats().snapshot();
+    let memory = engine.host.memory();
+    let uptime_millis = engine.host.uptime_millis();
+    let available = engine
+        .connections_max
+        .saturating_sub(stats.connections_current);
+    Ok(doc! {
+        "host": facts.hostname.as_str(),
+        "version": version::SERVER_VERSION,
+        "process": "mongod",
+        "pid": i64::from(facts.process_id),
+        "uptime": uptime_millis as f64 / 1000.0,
+        "uptimeMillis": int64(uptime_millis),
+        "uptimeEstimate": int64(uptime_millis / 1000),
+        "localTime": DateTime::from_millis(engine.host.now_millis()),
+        "connections": {
+            "current": int64(stats.connections_current),
+            "available": int64(available),
+            "totalCreated": int64(stats.connections_total),
+        },
+        "opcounters": {
+            "insert": 0i64,
+            "query": int64(stats.queries),
+            "update": 0i64,
+            "delete": 0i64,
+            "getmore": 0i64,
+            "command": int64(stats.commands),
+        },
+        "mem": {
+            "bits": 64,
+            "resident": int64(memory.resident_mb),
+            "virtual": int64(memory.virtual_mb),
+            "supported": true,
+        },
+    })
+}
+
+/// listDatabases: no storage exists yet, so there are no databases.
+pub(super) fn list_databases(_engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    if super::flag(request.body, "nameOnly") {
+        return Ok(doc! { "databases": [] });
+    }
+    Ok(doc! { "databases": [], "totalSize": 0i64, "totalSizeMb": 0i64 })
+}

@@ -1,0 +1,181 @@
+//! The command dispatcher: command name to handler, the admin-only rule, and the `ok` field.
+//!
+//! To add a command: write `fn handler(engine: &Engine, request: &Request) ->
+//! Result<Document, Error>` in the module for its family (`handshake`, `admin`,
+//! later `crud`, `cursor`, ...) and add one [`Spec`] row to [`COMMANDS`]. The
+//! handler returns the reply without `ok`; the dispatcher adds `ok: 1.0`, and
+//! turns an `Err` into MongoDB's error shape. Names are matched exactly, as
+//! mongod does; aliases (`isMaster`/`ismaster`) are separate rows.
+
+mod admin;
+mod handshake;
+
+use crate::engine::{ConnectionContext, Engine};
+use crate::error::{Error, ErrorCode};
+use bson::{Document, RawDocument, RawDocumentBuf};
+
+/// One command as a handler sees it.
+pub(crate) struct Request<'a> {
+    /// The database the command runs against.
+    pub(crate) db: &'a str,
+    /// The command name (the first field of the body).
+    pub(crate) name: &'a str,
+    /// The whole command document.
+    pub(crate) body: &'a RawDocument,
+    /// The connection it came from.
+    pub(crate) ctx: &'a ConnectionContext,
+}
+
+impl<'a> Request<'a> {
+    pub(crate) fn new(
+        db: &'a str,
+        name: &'a str,
+        body: &'a RawDocument,
+        ctx: &'a ConnectionContext,
+    ) -> Self {
+        Request {
+            db,
+            name,
+            body,
+            ctx,
+        }
+    }
+}
+
+type Handler = fn(&Engine, &Request<'_>) -> Result<Document, Error>;
+
+/// A row of the command table.
+pub(crate) struct Spec {
+    /// The exact command name.
+    pub(crate) name: &'static str,
+    /// The function that answers it.
+    pub(crate) handler: Handler,
+    /// Bounded, cheap work a server may run on its network thread.
+    pub(crate) quick: bool,
+    /// Refused outside the `admin` database, as mongod does.
+    pub(crate) admin_only: bool,
+}
+
+const fn spec(name: &'static str, handler: Handler, quick: bool, admin_only: bool) -> Spec {
+    Spec {
+        name,
+        handler,
+        quick,
+        admin_only,
+    }
+}
+
+/// Every command the engine answers. Anything else is `CommandNotFound`.
+const COMMANDS: &[Spec] = &[
+    spec("hello", handshake::hello, true, false),
+    spec("isMaster", handshake::hello, true, false),
+    spec("ismaster", handshake::hello, true, false),
+    spec("ping", handshake::ping, true, false),
+    spec("buildInfo", handshake::build_info, true, false),
+    spec("buildinfo", handshake::build_info, true, false),
+    spec("whatsmyuri", handshake::whats_my_uri, true, false),
+    spec(
+        "connectionStatus",
+        handshake::connection_status,
+        true,
+        false,
+    ),
+    spec("endSessions", handshake::end_sessions, true, false),
+    spec("killAllSessions", handshake::end_sessions, true, false),
+    spec("hostInfo", admin::host_info, true, false),
+    spec("getCmdLineOpts", admin::get_cmd_line_opts, true, true),
+    spec("getParameter", admin::get_parameter, true, true),
+    spec("getLog", admin::get_log, true, true),
+    spec("serverStatus", admin::server_status, true, false),
+    spec("listDatabases", admin::list_databases, true, true),
+];
+
+/// The row for `name`, if the engine knows it.
+pub(crate) fn find(name: &str) -> Option<&'static Spec> {
+    COMMANDS.iter().find(|spec| spec.name == name)
+}
+
+/// The command name: the first field of the document.
+pub(crate) fn name_of(cmd: &RawDocument) -> Result<&str, Error> {
+    match cmd.iter_elements().next() {
+        Some(Ok(element)) => Ok(element.key().as_str()),
+        Some(Err(error)) => Err(Error::new(ErrorCode::InvalidBson, error.to_string())),
+        None => Err(Error::new(
+            ErrorCode::FailedToParse,
+            "empty command document",
+        )),
+    }
+}
+
+/// Runs `request` through the table and shapes the reply.
+pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocumentBuf, Error> {
+    check_database_name(request.db)?;
+    let Some(spec) = find(request.name) else {
+        let message = format!("no such command: '{}'", request.name);
+        return Err(Error::new(ErrorCode::CommandNotFound, message));
+    };
+    if spec.admin_only && request.db != "admin" {
+        let message = format!("{} may only be run against the admin database.", spec.name);
+        return Err(Error::new(ErrorCode::Unauthorized, message));
+    }
+    let mut reply = (spec.handler)(engine, request)?;
+    reply.insert("ok", 1.0);
+    RawDocumentBuf::try_from(&reply)
+        .map_err(|error| Error::new(ErrorCode::InternalError, error.to_string()))
+}
+
+/// Runs an OP_QUERY: only `hello`/`isMaster` on `<db>.$cmd`, the way drivers open a
+/// connection; anything else gets MongoDB's `UnsupportedOpQueryCommand`.
+pub(crate) fn run_legacy(
+    engine: &Engine,
+    query: &wire::OpQuery,
+    ctx: &ConnectionContext,
+) -> Result<RawDocumentBuf, Error> {
+    if query.collection() != "$cmd" {
+        let message = format!(
+            "Unsupported OP_QUERY on {}: legacy queries were removed; use OP_MSG find",
+            query.full_collection_name
+        );
+        return Err(Error::new(ErrorCode::UnsupportedOpQueryCommand, message));
+    }
+    // Old drivers wrap the command as {$query: {...}, $readPreference: ...}.
+    let body = match query.query.get_document("$query") {
+        Ok(inner) => inner,
+        Err(_) => &*query.query,
+    };
+    let name = name_of(body)?;
+    if !matches!(name, "hello" | "isMaster" | "ismaster") {
+        let message = format!(
+            "Unsupported OP_QUERY command: {name}. The client driver may require an upgrade. \
+             For more details see https://dochub.mongodb.org/core/legacy-opcode-removal"
+        );
+        return Err(Error::new(ErrorCode::UnsupportedOpQueryCommand, message));
+    }
+    dispatch(engine, &Request::new(query.database(), name, body, ctx))
+}
+
+fn check_database_name(db: &str) -> Result<(), Error> {
+    let bad = db.is_empty()
+        || db.len() > crate::limits::DATABASE_NAME_LEN_MAX
+        || db.contains(['/', '\\', '.', ' ', '"', '$', '\0']);
+    if bad {
+        let message = format!("Invalid database name: '{db}'");
+        return Err(Error::new(ErrorCode::InvalidNamespace, message));
+    }
+    Ok(())
+}
+
+/// Reads an optional boolean-ish option the way mongod does: any number or bool.
+pub(crate) fn flag(body: &RawDocument, key: &str) -> bool {
+    use bson::raw::RawBsonRef;
+    match body.get(key) {
+        Ok(Some(RawBsonRef::Boolean(value))) => value,
+        Ok(Some(RawBsonRef::Int32(value))) => value != 0,
+        Ok(Some(RawBsonRef::Int64(value))) => value != 0,
+        Ok(Some(RawBsonRef::Double(value))) => value != 0.0,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,120 @@
+//! The [`Engine`] value: what a server or an embedding program holds, and its entry points.
+
+use crate::command::{self, Request};
+use crate::error::{Error, ErrorCode};
+use crate::host::Host;
+use crate::stats::Stats;
+use bson::{Document, RawDocument, RawDocumentBuf};
+use std::sync::Arc;
+
+/// How the process was started, reported by getCmdLineOpts.
+#[derive(Debug, Clone, Default)]
+pub struct StartupOptions {
+    /// The command line as given (`argv`).
+    pub argv: Vec<String>,
+    /// The options after parsing, in mongod's nested shape (e.g. `net.port`).
+    pub parsed: Document,
+}
+
+/// Everything an [`Engine`] is built from.
+#[derive(Clone)]
+pub struct EngineOptions {
+    /// Clock and machine facts.
+    pub host: Arc<dyn Host>,
+    /// The command line, for getCmdLineOpts.
+    pub startup: StartupOptions,
+    /// The most client connections the server accepts (serverStatus `connections.available`).
+    pub connections_max: u64,
+}
+
+/// What the engine knows about the connection a command arrived on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConnectionContext {
+    /// The server-assigned connection number (hello's `connectionId`).
+    pub connection_id: i64,
+    /// The client's address as `host:port` (whatsmyuri), empty when embedded.
+    pub client_address: String,
+}
+
+/// The database. Shared across threads by reference (`&Engine` is `Sync`).
+pub struct Engine {
+    pub(crate) host: Arc<dyn Host>,
+    pub(crate) startup: StartupOptions,
+    pub(crate) connections_max: u64,
+    stats: Stats,
+}
+
+impl Engine {
+    /// An engine over `options`.
+    #[must_use]
+    pub fn new(options: EngineOptions) -> Engine {
+        Engine {
+            host: options.host,
+            startup: options.startup,
+            connections_max: options.connections_max,
+            stats: Stats::default(),
+        }
+    }
+
+    /// The live counters (the server records connections here).
+    #[must_use]
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Runs one command against database `db` and returns the reply document:
+    /// `{..., ok: 1.0}` on success, `{ok: 0.0, errmsg, code, codeName}` on failure.
+    #[must_use]
+    pub fn run_command(
+        &self,
+        db: &str,
+        cmd: &RawDocument,
+        ctx: &ConnectionContext,
+    ) -> RawDocumentBuf {
+        self.stats.command_ran();
+        let result = command::name_of(cmd)
+            .and_then(|name| command::dispatch(self, &Request::new(db, name, cmd, ctx)));
+        result.unwrap_or_else(|error| error.to_reply())
+    }
+
+    /// Runs an OP_MSG command body, taking the database from its `$db` field.
+    #[must_use]
+    pub fn run_message(&self, cmd: &RawDocument, ctx: &ConnectionContext) -> RawDocumentBuf {
+        match cmd.get_str("$db") {
+            Ok(db) => self.run_command(db, cmd, ctx),
+            Err(_) => {
+                self.stats.command_ran();
+                let message = "OP_MSG requests require a $db argument of type string";
+                Error::new(ErrorCode::FailedToParse, message).to_reply()
+            }
+        }
+    }
+
+    /// Runs a legacy OP_QUERY, which is accepted only for the connection handshake
+    /// (hello / isMaster on `<db>.$cmd`), as in MongoDB 5.1 and later.
+    #[must_use]
+    pub fn run_legacy_query(
+        &self,
+        query: &wire::OpQuery,
+        ctx: &ConnectionContext,
+    ) -> RawDocumentBuf {
+        self.stats.query_ran();
+        command::run_legacy(self, query, ctx).unwrap_or_else(|error| error.to_reply())
+    }
+
+    /// The reply for a message that was framed correctly but could not be decoded.
+    #[must_use]
+    pub fn protocol_error_reply(&self, error: &wire::Error) -> RawDocumentBuf {
+        Error::from(error.clone()).to_reply()
+    }
+
+    /// Whether `cmd` is bounded, cheap work (no I/O, no waiting) that a server may run
+    /// inline on its network thread instead of handing it to a worker.
+    #[must_use]
+    pub fn is_quick(&self, cmd: &RawDocument) -> bool {
+        command::name_of(cmd)
+            .ok()
+            .and_then(command::find)
+            .is_some_and(|spec| spec.quick)
+    }
+}

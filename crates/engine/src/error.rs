@@ -1,0 +1,158 @@
+//! MongoDB error codes and the one place that renders `{ok: 0, errmsg, code, codeName}`.
+
+use bson::{RawDocumentBuf, rawdoc};
+
+/// The MongoDB error codes this engine returns, with their official numbers and names
+/// (from mongod's `error_codes.yml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// 1: a bug on the server side.
+    InternalError,
+    /// 2: a value of the right type but not allowed.
+    BadValue,
+    /// 9: a command or option that could not be parsed.
+    FailedToParse,
+    /// 13: the operation is not allowed here (e.g. an admin-only command elsewhere).
+    Unauthorized,
+    /// 14: a value of the wrong BSON type.
+    TypeMismatch,
+    /// 17: a malformed wire message.
+    ProtocolError,
+    /// 22: a document that is not valid BSON.
+    InvalidBson,
+    /// 59: no command by that name.
+    CommandNotFound,
+    /// 72: options that do not fit together or name nothing.
+    InvalidOptions,
+    /// 73: a database or collection name that is not allowed.
+    InvalidNamespace,
+    /// 96: the operation ran and failed.
+    OperationFailed,
+    /// 238: a known feature this server does not have yet.
+    NotImplemented,
+    /// 352: OP_QUERY used for anything but the handshake.
+    UnsupportedOpQueryCommand,
+    /// 10334: a document over `maxBsonObjectSize`.
+    BsonObjectTooLarge,
+}
+
+impl ErrorCode {
+    /// The numeric code.
+    #[must_use]
+    pub fn code(self) -> i32 {
+        match self {
+            ErrorCode::InternalError => 1,
+            ErrorCode::BadValue => 2,
+            ErrorCode::FailedToParse => 9,
+            ErrorCode::Unauthorized => 13,
+            ErrorCode::TypeMismatch => 14,
+            ErrorCode::ProtocolError => 17,
+            ErrorCode::InvalidBson => 22,
+            ErrorCode::CommandNotFound => 59,
+            ErrorCode::InvalidOptions => 72,
+            ErrorCode::InvalidNamespace => 73,
+            ErrorCode::OperationFailed => 96,
+            ErrorCode::NotImplemented => 238,
+            ErrorCode::UnsupportedOpQueryCommand => 352,
+            ErrorCode::BsonObjectTooLarge => 10334,
+        }
+    }
+
+    /// The `codeName` clients see.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorCode::InternalError => "InternalError",
+            ErrorCode::BadValue => "BadValue",
+            ErrorCode::FailedToParse => "FailedToParse",
+            ErrorCode::Unauthorized => "Unauthorized",
+            ErrorCode::TypeMismatch => "TypeMismatch",
+            ErrorCode::ProtocolError => "ProtocolError",
+            ErrorCode::InvalidBson => "InvalidBSON",
+            ErrorCode::CommandNotFound => "CommandNotFound",
+            ErrorCode::InvalidOptions => "InvalidOptions",
+            ErrorCode::InvalidNamespace => "InvalidNamespace",
+            ErrorCode::OperationFailed => "OperationFailed",
+            ErrorCode::NotImplemented => "NotImplemented",
+            ErrorCode::UnsupportedOpQueryCommand => "UnsupportedOpQueryCommand",
+            ErrorCode::BsonObjectTooLarge => "BSONObjectTooLarge",
+        }
+    }
+}
+
+/// Everything a command can fail with. Each maps to one [`ErrorCode`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A command-level failure with its MongoDB code and message.
+    #[error("{message}")]
+    Command {
+        /// The MongoDB code.
+        code: ErrorCode,
+        /// The `errmsg` sent to the client.
+        message: String,
+    },
+    /// A wire message that could not be decoded (framing intact, contents bad).
+    #[error(transparent)]
+    Wire(#[from] wire::Error),
+}
+
+impl Error {
+    /// A command error with `code` and `message`.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Error {
+        Error::Command {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The MongoDB code this error is reported with.
+    #[must_use]
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::Command { code, .. } => *code,
+            Error::Wire(wire::Error::InvalidBson { .. }) => ErrorCode::InvalidBson,
+            Error::Wire(wire::Error::DocumentTooLarge { .. }) => ErrorCode::BsonObjectTooLarge,
+            Error::Wire(_) => ErrorCode::ProtocolError,
+        }
+    }
+
+    /// The error as a reply document: `{ok: 0.0, errmsg, code, codeName}`.
+    #[must_use]
+    pub fn to_reply(&self) -> RawDocumentBuf {
+        let code = self.code();
+        rawdoc! {
+            "ok": 0.0,
+            "errmsg": self.to_string(),
+            "code": code.code(),
+            "codeName": code.name(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Error, ErrorCode};
+    use bson::rawdoc;
+
+    #[test]
+    fn error_reply_has_mongodb_shape() {
+        let reply = Error::new(ErrorCode::CommandNotFound, "no such command: 'x'").to_reply();
+        let expected = rawdoc! {
+            "ok": 0.0, "errmsg": "no such command: 'x'", "code": 59, "codeName": "CommandNotFound",
+        };
+        assert_eq!(reply, expected);
+    }
+
+    #[test]
+    fn wire_errors_map_to_protocol_codes() {
+        let bson = Error::from(wire::Error::InvalidBson {
+            offset: 1,
+            reason: "x".into(),
+        });
+        assert_eq!(bson.code(), ErrorCode::InvalidBson);
+        let opcode = Error::from(wire::Error::UnsupportedOpcode { opcode: 2012 });
+        assert_eq!(opcode.code().code(), 17);
+    }
+}

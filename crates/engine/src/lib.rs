@@ -1,0 +1,25 @@
+//! The database engine: today the command layer (dispatcher, handshake and admin commands, MongoDB's
+//! reply and error shapes); storage, CRUD and cursors grow here later.
+//!
+//! The embedded API and the network server share one entry point,
+//! [`Engine::run_command`]: a database name, a command document and the
+//! caller's [`ConnectionContext`] in, a reply document out. Failures are never
+//! Rust errors at that boundary: they are MongoDB error replies
+//! (`{ok: 0, errmsg, code, codeName}`), built only here, from [`Error`].
+//!
+//! Everything the engine needs from the outside world (the clock, host and
+//! process facts) comes in through the [`Host`] trait, so tests can pin it.
+#![forbid(unsafe_code)]
+
+pub mod command;
+mod engine;
+mod error;
+mod host;
+pub mod limits;
+mod stats;
+pub mod version;
+
+pub use engine::{ConnectionContext, Engine, EngineOptions, StartupOptions};
+pub use error::{Error, ErrorCode};
+pub use host::{FixedHost, Host, HostFacts, MemoryFacts};
+pub use stats::Stats;

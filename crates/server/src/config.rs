@@ -1,0 +1,156 @@
+//! Command-line flags (clap) and what they turn into: the engine's startup options.
+
+use crate::host::SystemHost;
+use bson::doc;
+use clap::{Parser, ValueEnum};
+use engine::{Engine, EngineOptions, StartupOptions};
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// How verbose the log is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+#[repr(u8)]
+pub enum LogLevel {
+    /// Only failures.
+    Error = 0,
+    /// Failures and refused clients.
+    Warn = 1,
+    /// Start, stop, connections (the default).
+    Info = 2,
+    /// Every command name and protocol detail.
+    Debug = 3,
+}
+
+/// Where commands run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Dispatch {
+    /// Quick commands (the engine says which) on the network thread, the rest on workers.
+    Auto,
+    /// Every command on a worker thread (for measuring the hand-off cost).
+    Pool,
+}
+
+/// The `multiforadb` command line.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "multiforadb",
+    version,
+    about = "A MongoDB-compatible database server"
+)]
+pub struct Config {
+    /// TCP port to listen on (0 picks a free one and logs it).
+    #[arg(long, default_value_t = 27017)]
+    pub port: u16,
+    /// Addresses to listen on, comma-separated. Only loopback unless asked.
+    #[arg(long, value_delimiter = ',', default_value = "127.0.0.1")]
+    pub bind: Vec<IpAddr>,
+    /// The database file. No storage exists yet: the path is recorded, nothing is written.
+    #[arg(long, default_value = "multiforadb.mfdb")]
+    pub db: PathBuf,
+    /// Seconds between TTL index sweeps (0 disables them); recorded until TTL indexes exist.
+    #[arg(long, default_value_t = 60)]
+    pub ttl_sweep_secs: u64,
+    /// Most client connections open at once; further ones are accepted and closed.
+    #[arg(long, default_value_t = 1000)]
+    pub max_connections: usize,
+    /// Log verbosity.
+    #[arg(long, value_enum, default_value_t = LogLevel::Info)]
+    pub log_level: LogLevel,
+    /// Worker threads for commands (0: one per CPU, at least two).
+    #[arg(long, default_value_t = 0)]
+    pub workers: usize,
+    /// Close a connection whose message is still incomplete this many seconds after its
+    /// first byte arrived (0: never). Guards against clients that trickle bytes.
+    #[arg(long, default_value_t = 30)]
+    pub frame_timeout_secs: u64,
+    /// Close a connection that sends nothing for this many seconds (0: never, as mongod).
+    #[arg(long, default_value_t = 0)]
+    pub idle_timeout_secs: u64,
+    /// Where commands run (for benchmarking the worker hand-off).
+    #[arg(long, value_enum, default_value_t = Dispatch::Auto, hide = true)]
+    pub dispatch: Dispatch,
+}
+
+impl Config {
+    /// The options in mongod's nested getCmdLineOpts shape.
+    #[must_use]
+    pub fn parsed_document(&self) -> bson::Document {
+        let bind: Vec<String> = self.bind.iter().map(ToString::to_string).collect();
+        let verbosity = match self.log_level {
+            LogLevel::Debug => 1,
+            _ => 0,
+        };
+        doc! {
+            "net": {
+                "bindIp": bind.join(","),
+                "port": i32::from(self.port),
+                "maxIncomingConnections": i64::try_from(self.max_connections).unwrap_or(i64::MAX),
+            },
+            "storage": { "dbPath": self.db.display().to_string() },
+            "systemLog": { "verbosity": verbosity },
+            "multiforadb": {
+                "ttlSweepSecs": i64::try_from(self.ttl_sweep_secs).unwrap_or(i64::MAX),
+                "frameTimeoutSecs": i64::try_from(self.frame_timeout_secs).unwrap_or(i64::MAX),
+                "idleTimeoutSecs": i64::try_from(self.idle_timeout_secs).unwrap_or(i64::MAX),
+            },
+        }
+    }
+
+    /// The engine for this configuration; `argv` is reported by getCmdLineOpts.
+    #[must_use]
+    pub fn engine(&self, argv: Vec<String>) -> Engine {
+        Engine::new(EngineOptions {
+            host: Arc::new(SystemHost::new()),
+            startup: StartupOptions {
+                argv,
+                parsed: self.parsed_document(),
+            },
+            connections_max: u64::try_from(self.max_connections).unwrap_or(u64::MAX),
+        })
+    }
+
+    /// A configuration with every default, for in-process use (benchmarks).
+    #[must_use]
+    pub fn defaults() -> Config {
+        Config::parse_from(["multiforadb"])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Config;
+    use clap::Parser;
+
+    #[test]
+    fn defaults_match_mongod_conventions() {
+        let config = Config::parse_from(["multiforadb"]);
+        assert_eq!(config.port, 27017);
+        assert_eq!(config.bind, vec![std::net::IpAddr::from([127, 0, 0, 1])]);
+        assert_eq!(config.db, std::path::PathBuf::from("multiforadb.mfdb"));
+    }
+
+    #[test]
+    fn flags_parse() {
+        let config = Config::parse_from([
+            "multiforadb",
+            "--port",
+            "0",
+            "--bind",
+            "127.0.0.1,::1",
+            "--db",
+            "/tmp/x.mfdb",
+            "--ttl-sweep-secs",
+            "1",
+            "--max-connections",
+            "5",
+            "--log-level",
+            "debug",
+        ]);
+        assert_eq!(config.bind.len(), 2);
+        assert_eq!(config.max_connections, 5);
+        let parsed = config.parsed_document();
+        let storage = parsed.get_document("storage").expect("storage");
+        assert_eq!(storage.get_str("dbPath").ok(), Some("/tmp/x.mfdb"));
+    }
+}

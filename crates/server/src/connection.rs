@@ -1,0 +1,183 @@
+//! One client connection's buffers and state, driven by the event loop.
+//!
+//! States: `Reading` (assembling a frame; bytes may trickle in) → a complete frame
+//! is taken by [`Connection::next_frame`] → either answered inline or `in_flight`
+//! at a worker (no further frame is taken, so replies keep request order) → the
+//! reply is queued with [`Connection::queue`] and drained by
+//! [`Connection::flush`] → back to `Reading`. A read of zero bytes marks the peer
+//! closed; the connection is dropped once nothing is in flight.
+
+use crate::limits::{READ_AHEAD_MAX, WRITE_QUEUE_MAX};
+use engine::ConnectionContext;
+use mio::net::TcpStream;
+use std::io::{ErrorKind, Read, Write};
+use std::time::Instant;
+
+/// A client connection.
+pub(crate) struct Connection {
+    pub(crate) stream: TcpStream,
+    pub(crate) ctx: ConnectionContext,
+    read_buffer: Vec<u8>,
+    read_start: usize,
+    write_buffer: Vec<u8>,
+    write_start: usize,
+    /// A request is at a worker; no other frame is taken until it answers.
+    pub(crate) in_flight: bool,
+    /// The peer closed its side (or a read failed).
+    pub(crate) peer_closed: bool,
+    /// When the first byte of the frame being assembled arrived.
+    pub(crate) frame_started: Option<Instant>,
+    /// When the client last sent anything.
+    pub(crate) last_read: Instant,
+}
+
+/// What [`Connection::next_frame`] found in the read buffer.
+pub(crate) enum FrameState {
+    /// A whole frame, removed from the buffer.
+    Ready(Vec<u8>),
+    /// Not enough bytes yet.
+    Partial,
+    /// The length prefix is impossible; the stream cannot be resynchronised.
+    Bad(wire::Error),
+}
+
+impl Connection {
+    pub(crate) fn new(stream: TcpStream, ctx: ConnectionContext) -> Connection {
+        Connection {
+            stream,
+            ctx,
+            read_buffer: Vec::new(),
+            read_start: 0,
+            write_buffer: Vec::new(),
+            write_start: 0,
+            in_flight: false,
+            peer_closed: false,
+            frame_started: None,
+            last_read: Instant::now(),
+        }
+    }
+
+    fn buffered(&self) -> usize {
+        self.read_buffer.len() - self.read_start
+    }
+
+    /// Bytes of replies not yet written.
+    pub(crate) fn write_pending(&self) -> usize {
+        self.write_buffer.len() - self.write_start
+    }
+
+    /// Whether reading more now would only grow buffers nobody is draining.
+    fn read_allowed(&self) -> bool {
+        if self.peer_closed || self.write_pending() >= WRITE_QUEUE_MAX {
+            return false;
+        }
+        if self.in_flight {
+            return self.buffered() < READ_AHEAD_MAX;
+        }
+        let frame = self.pending_frame_length().unwrap_or(0);
+        self.buffered() < frame.max(READ_AHEAD_MAX)
+    }
+
+    fn pending_frame_length(&self) -> Option<usize> {
+        let rest = self.read_buffer.get(self.read_start..).unwrap_or_default();
+        wire::frame_length(rest).ok().flatten()
+    }
+
+    /// Reads until the socket would block or reading is not allowed, through the event
+    /// loop's `scratch` buffer (so no per-read zeroing or over-allocation happens here).
+    /// Returns whether any bytes arrived.
+    pub(crate) fn fill(&mut self, scratch: &mut [u8]) -> bool {
+        let mut got = false;
+        while self.read_allowed() {
+            match self.stream.read(scratch) {
+                Ok(0) => self.peer_closed = true,
+                Ok(count) => {
+                    if self.read_start > 0 && self.read_start * 2 >= self.read_buffer.len() {
+                        self.read_buffer.drain(..self.read_start);
+                        self.read_start = 0;
+                    }
+                    self.read_buffer
+                        .extend_from_slice(scratch.get(..count).unwrap_or_default());
+                    if self.frame_started.is_none() {
+                        self.frame_started = Some(Instant::now());
+                    }
+                    self.last_read = Instant::now();
+                    got = true;
+                }
+                Err(error) if error.kind() == ErrorKind::Interrupted => {}
+                Err(error) => {
+                    if error.kind() != ErrorKind::WouldBlock {
+                        log_debug!("conn{} read error: {error}", self.ctx.connection_id);
+                        self.peer_closed = true;
+                    }
+                    break;
+                }
+            }
+        }
+        got
+    }
+
+    /// Takes the next complete frame, if any (never while a request is in flight).
+    pub(crate) fn next_frame(&mut self) -> FrameState {
+        if self.in_flight {
+            return FrameState::Partial;
+        }
+        let rest = self.read_buffer.get(self.read_start..).unwrap_or_default();
+        match wire::frame_length(rest) {
+            Err(error) => FrameState::Bad(error),
+            Ok(Some(length)) if length <= rest.len() => {
+                let frame = rest.get(..length).unwrap_or_default().to_vec();
+                self.read_start += length;
+                if self.read_start == self.read_buffer.len() {
+                    self.read_buffer.clear();
+                    self.read_start = 0;
+                }
+                self.frame_started = (self.buffered() > 0).then(Instant::now);
+                FrameState::Ready(frame)
+            }
+            Ok(_) => FrameState::Partial,
+        }
+    }
+
+    /// Whether a frame is partly assembled.
+    pub(crate) fn has_partial_frame(&self) -> bool {
+        self.buffered() > 0 && !self.in_flight
+    }
+
+    /// Queues reply bytes.
+    pub(crate) fn queue(&mut self, bytes: &[u8]) {
+        if self.write_start == self.write_buffer.len() {
+            self.write_buffer.clear();
+            self.write_start = 0;
+        }
+        self.write_buffer.extend_from_slice(bytes);
+    }
+
+    /// Writes queued bytes until done or the socket would block. `Err` means the
+    /// connection is broken.
+    pub(crate) fn flush(&mut self) -> std::io::Result<()> {
+        while self.write_pending() > 0 {
+            let pending = self
+                .write_buffer
+                .get(self.write_start..)
+                .unwrap_or_default();
+            match self.stream.write(pending) {
+                Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                Ok(count) => self.write_start += count,
+                Err(error) if error.kind() == ErrorKind::WouldBlock => break,
+                Err(error) if error.kind() == ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
+        if self.write_pending() == 0 {
+            self.write_buffer.clear();
+            self.write_start = 0;
+        }
+        Ok(())
+    }
+
+    /// Whether the connection has nothing left to do and can be dropped.
+    pub(crate) fn finished(&self) -> bool {
+        self.peer_closed && !self.in_flight && self.write_pending() == 0
+    }
+}

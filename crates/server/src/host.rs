@@ -1,0 +1,92 @@
+//! The engine's view of this machine and process, read from the OS (Linux `/proc` when present).
+
+use engine::{Host, HostFacts, MemoryFacts};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// The real clock and machine.
+pub(crate) struct SystemHost {
+    started: Instant,
+    facts: HostFacts,
+}
+
+impl SystemHost {
+    pub(crate) fn new() -> SystemHost {
+        SystemHost {
+            started: Instant::now(),
+            facts: read_facts(),
+        }
+    }
+}
+
+fn read_trimmed(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|text| text.trim().to_owned())
+}
+
+fn read_facts() -> HostFacts {
+    let os_name = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find_map(|line| line.strip_prefix("PRETTY_NAME="))
+                .map(|name| name.trim_matches('"').to_owned())
+        })
+        .unwrap_or_else(|| std::env::consts::OS.to_owned());
+    let memory_mb = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|line| line.starts_with("MemTotal:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(0, |kib| kib / 1024);
+    HostFacts {
+        hostname: read_trimmed("/proc/sys/kernel/hostname").unwrap_or_else(|| "localhost".into()),
+        os_type: if cfg!(target_os = "linux") {
+            "Linux".into()
+        } else {
+            std::env::consts::OS.into()
+        },
+        os_name,
+        os_version: read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default(),
+        cpu_arch: std::env::consts::ARCH.into(),
+        cores: std::thread::available_parallelism()
+            .map_or(1, |n| u32::try_from(n.get()).unwrap_or(1)),
+        memory_mb,
+        process_id: std::process::id(),
+    }
+}
+
+impl Host for SystemHost {
+    fn now_millis(&self) -> i64 {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    fn uptime_millis(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn memory(&self) -> MemoryFacts {
+        // /proc/self/statm: sizes in pages; the first is virtual, the second resident.
+        let pages: Vec<u64> = read_trimmed("/proc/self/statm")
+            .map(|text| {
+                text.split_whitespace()
+                    .filter_map(|n| n.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let page_kib = 4;
+        let mb = |index: usize| pages.get(index).map_or(0, |p| p * page_kib / 1024);
+        MemoryFacts {
+            virtual_mb: mb(0),
+            resident_mb: mb(1),
+        }
+    }
+
+    fn facts(&self) -> &HostFacts {
+        &self.facts
+    }
+}

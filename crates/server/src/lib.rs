@@ -1,0 +1,38 @@
+//! The `multiforadb` server: command-line flags, the mio event loop and the worker pool.
+//!
+//! The binary (`main.rs`) is a thin wrapper over [`run_cli`]. The library exists so
+//! the integration tests and the ping benchmark can start the exact same server:
+//! tests build a shim binary from [`run_cli`], the benchmark runs [`Server`] in
+//! process. No other crate should depend on it (ARCHITECTURE.md: binary only).
+#![forbid(unsafe_code)]
+
+#[macro_use]
+mod log;
+mod config;
+mod connection;
+mod error;
+mod event_loop;
+mod host;
+pub mod limits;
+mod worker;
+
+pub use config::{Config, Dispatch, LogLevel};
+pub use error::Error;
+pub use event_loop::{Server, ShutdownHandle};
+
+use clap::Parser;
+use std::sync::Arc;
+
+/// Parses the command line, starts the server, and runs it until SIGTERM or SIGINT.
+pub fn run_cli() -> Result<(), Error> {
+    let config = Config::parse();
+    log::set_level(config.log_level);
+    let argv: Vec<String> = std::env::args().collect();
+    let engine = Arc::new(config.engine(argv));
+    let server = Server::bind(&config, engine)?;
+    let shutdown = server.shutdown_handle();
+    let signals = shutdown.on_signals()?;
+    let result = server.run();
+    signals.close();
+    result
+}

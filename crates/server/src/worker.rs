@@ -1,0 +1,160 @@
+//! Running one decoded request, and the worker pool that runs the ones that may be slow.
+//!
+//! [`execute`] is the single path from a decoded message to reply bytes; the event
+//! loop calls it inline for quick commands and the workers call it for the rest,
+//! so both give byte-identical answers.
+
+use crate::log::debug_enabled;
+use crossbeam::channel::{Receiver, Sender};
+use engine::{ConnectionContext, Engine};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
+use wire::{Header, Message, OpReply};
+
+/// What to do after a request ran.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// Send these bytes.
+    Reply(Vec<u8>),
+    /// Send nothing (the client set moreToCome).
+    Silent,
+}
+
+/// A request handed to a worker.
+pub(crate) struct Job {
+    pub(crate) token: usize,
+    pub(crate) connection_id: i64,
+    pub(crate) header: Header,
+    pub(crate) message: Message,
+    pub(crate) ctx: ConnectionContext,
+}
+
+/// A worker's answer, routed back to the connection by token and id.
+pub(crate) struct Done {
+    pub(crate) token: usize,
+    pub(crate) connection_id: i64,
+    pub(crate) outcome: Outcome,
+}
+
+/// Ids for messages the server originates; replies carry the request's id in `responseTo`.
+static REQUEST_ID: AtomicI32 = AtomicI32::new(1);
+
+fn next_request_id() -> i32 {
+    REQUEST_ID.fetch_add(1, Ordering::Relaxed) & i32::MAX
+}
+
+fn msg_reply(engine: &Engine, header: &Header, body: &bson::RawDocument) -> Outcome {
+    let mut out = Vec::new();
+    match wire::encode_reply_into(&mut out, next_request_id(), header.request_id, body) {
+        Ok(()) => Outcome::Reply(out),
+        Err(error) => {
+            // A reply over the message limit cannot be sent; say so instead.
+            let fallback = engine.protocol_error_reply(&error);
+            out.clear();
+            let id = next_request_id();
+            let encoded = wire::encode_reply_into(&mut out, id, header.request_id, &fallback);
+            assert!(encoded.is_ok(), "an error reply always fits: {encoded:?}");
+            Outcome::Reply(out)
+        }
+    }
+}
+
+fn reply_reply(engine: &Engine, header: &Header, body: bson::RawDocumentBuf) -> Outcome {
+    let reply = OpReply::single(body);
+    match reply.encode(next_request_id(), header.request_id) {
+        Ok(bytes) => Outcome::Reply(bytes),
+        Err(error) => msg_reply(engine, header, &engine.protocol_error_reply(&error)),
+    }
+}
+
+/// Runs one decoded message against the engine and encodes the answer.
+pub(crate) fn execute(
+    engine: &Engine,
+    header: &Header,
+    message: &Message,
+    ctx: &ConnectionContext,
+) -> Outcome {
+    match message {
+        Message::Msg(msg) => {
+            let reply = match msg.command_document() {
+                Ok(command) => {
+                    if debug_enabled() {
+                        let name = command.iter_elements().next().and_then(Result::ok);
+                        let name = name
+                            .map(|e| e.key().as_str().to_owned())
+                            .unwrap_or_default();
+                        log_debug!("conn{} command {name}", ctx.connection_id);
+                    }
+                    engine.run_message(&command, ctx)
+                }
+                Err(error) => engine.protocol_error_reply(&error),
+            };
+            if msg.flags.more_to_come() {
+                Outcome::Silent
+            } else {
+                msg_reply(engine, header, &reply)
+            }
+        }
+        Message::Query(query) => {
+            log_debug!(
+                "conn{} legacy OP_QUERY on {}",
+                ctx.connection_id,
+                query.full_collection_name
+            );
+            reply_reply(engine, header, engine.run_legacy_query(query, ctx))
+        }
+        _ => {
+            let error = wire::Error::UnsupportedOpcode {
+                opcode: header.op_code,
+            };
+            msg_reply(engine, header, &engine.protocol_error_reply(&error))
+        }
+    }
+}
+
+/// The answer for a frame whose header was readable but whose contents were not.
+pub(crate) fn refuse(engine: &Engine, header: &Header, error: &wire::Error) -> Outcome {
+    let body = engine.protocol_error_reply(error);
+    if header.op_code == wire::OpCode::Query.code() {
+        reply_reply(engine, header, body)
+    } else {
+        msg_reply(engine, header, &body)
+    }
+}
+
+/// Starts `count` workers that run jobs from `jobs` and send results to `done`,
+/// waking the event loop after each.
+pub(crate) fn spawn_pool(
+    count: usize,
+    engine: &Arc<Engine>,
+    jobs: &Receiver<Job>,
+    done: &Sender<Done>,
+    waker: &Arc<mio::Waker>,
+) -> std::io::Result<Vec<std::thread::JoinHandle<()>>> {
+    (0..count)
+        .map(|index| {
+            let engine = Arc::clone(engine);
+            let jobs = jobs.clone();
+            let done = done.clone();
+            let waker = Arc::clone(waker);
+            std::thread::Builder::new()
+                .name(format!("worker-{index}"))
+                .spawn(move || {
+                    for job in jobs {
+                        let outcome = execute(&engine, &job.header, &job.message, &job.ctx);
+                        let result = Done {
+                            token: job.token,
+                            connection_id: job.connection_id,
+                            outcome,
+                        };
+                        if done.send(result).is_err() {
+                            break;
+                        }
+                        if let Err(error) = waker.wake() {
+                            log_error!("worker cannot wake the event loop: {error}");
+                        }
+                    }
+                })
+        })
+        .collect()
+}

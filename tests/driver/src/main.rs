@@ -1,0 +1,15 @@
+//! The server under test: `multiforadb`'s own entry point, built inside this package so
+//! the integration tests always run a fresh binary (`CARGO_BIN_EXE_mfdb-server`).
+#![forbid(unsafe_code)]
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match server::run_cli() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("multiforadb: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! `cargo xtask e2e`: the server against real clients (PyMongo, the Node.js driver, mongosh).
+//!
+//! Builds the server (dev profile: it shares artifacts with `cargo test`, so CI
+//! compiles once; the smoke scripts are not performance tests), starts it on a
+//! free port with a temporary database path, runs the three clients pinned in
+//! `tests/e2e` (install them with `bash tests/e2e/setup.sh`), stops it with
+//! SIGTERM and fails on any client failure, any mongosh warning, or an unclean
+//! shutdown.
+
+use anyhow::{Context, Result, bail};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+struct RunningServer {
+    child: Child,
+    address: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+pub fn run(root: &Path, _args: &[String]) -> Result<()> {
+    let e2e = root.join("tests/e2e");
+    let python = e2e.join(".venv/bin/python");
+    let mongosh = e2e.join("node_modules/.bin/mongosh");
+    if !python.exists() || !e2e.join("node_modules/mongodb").exists() || !mongosh.exists() {
+        bail!("e2e clients are not installed: run `bash tests/e2e/setup.sh` first");
+    }
+    let status = Command::new(env!("CARGO"))
+        .current_dir(root)
+        .args(["build", "--quiet", "-p", "server", "--bin", "multiforadb"])
+        .status()?;
+    if !status.success() {
+        bail!("building the server failed");
+    }
+    let mut server = start(root)?;
+    let uri = format!("mongodb://{}/?directConnection=true", server.address);
+    println!("e2e: server on {}", server.address);
+    let results = [
+        (
+            "pymongo",
+            check(Command::new(&python).arg(e2e.join("smoke.py")).arg(&uri)),
+        ),
+        (
+            "node",
+            check(Command::new("node").arg(e2e.join("smoke.mjs")).arg(&uri)),
+        ),
+        ("mongosh", run_mongosh(&mongosh, &uri)),
+    ];
+    let stopped = stop(&mut server);
+    let mut failed = false;
+    for (name, result) in &results {
+        match result {
+            Ok(output) => println!("e2e {name}: ok\n{}", indent(output)),
+            Err(error) => {
+                failed = true;
+                println!("e2e {name}: FAILED: {error:#}");
+            }
+        }
+    }
+    if let Err(error) = &stopped {
+        failed = true;
+        println!("e2e shutdown: FAILED: {error:#}");
+    }
+    if failed {
+        println!(
+            "server log:\n{}",
+            indent(&server.log.lock().expect("log").join("\n"))
+        );
+        bail!("e2e failed");
+    }
+    println!("e2e: all passed");
+    Ok(())
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|line| format!("    {line}\n")).collect()
+}
+
+fn start(root: &Path) -> Result<RunningServer> {
+    let db = std::env::temp_dir().join(format!("mfdb-e2e-{}.mfdb", std::process::id()));
+    let mut child = Command::new(root.join("target/debug/multiforadb"))
+        .args(["--port", "0", "--log-level", "debug", "--db"])
+        .arg(&db)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("starting target/debug/multiforadb")?;
+    let stderr = child.stderr.take().context("server stderr")?;
+    let mut lines = BufReader::new(stderr).lines();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut address = None;
+    for line in lines.by_ref() {
+        let line = line?;
+        log.lock().expect("log").push(line.clone());
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            address = Some(rest.trim().to_owned());
+            break;
+        }
+    }
+    let Some(address) = address else {
+        let _ = child.kill();
+        bail!(
+            "server did not start:\n{}",
+            log.lock().expect("log").join("\n")
+        );
+    };
+    let sink = Arc::clone(&log);
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            sink.lock().expect("log").push(line);
+        }
+    });
+    Ok(RunningServer {
+        child,
+        address,
+        log,
+    })
+}
+
+fn stop(server: &mut RunningServer) -> Result<()> {
+    let pid = server.child.id().to_string();
+    Command::new("kill").args(["-TERM", &pid]).status()?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        if let Some(status) = server.child.try_wait()? {
+            if !status.success() {
+                bail!("server exited with {status} after SIGTERM");
+            }
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = server.child.kill();
+            bail!("server did not exit within 10 s of SIGTERM");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let log = server.log.lock().expect("log");
+    if !log.iter().any(|line| line.contains("shutdown complete")) {
+        bail!("server log lacks 'shutdown complete'");
+    }
+    if let Some(line) = log.iter().find(|line| line.contains(" ERROR ")) {
+        bail!("server logged an error: {line}");
+    }
+    Ok(())
+}
+
+fn check(command: &mut Command) -> Result<String> {
+    let output = command
+        .output()
+        .with_context(|| format!("running {command:?}"))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    if !output.status.success() {
+        bail!(
+            "{:?} exited with {}:\n{}",
+            command.get_program(),
+            output.status,
+            indent(&text)
+        );
+    }
+    Ok(text)
+}
+
+/// mongosh twice: `--eval` must print the result; an interactive session (commands on
+/// stdin) shows the banner, where mongosh prints server startup warnings and
+/// compatibility notices. Neither may carry a warning, except mongosh's notice about
+/// the Node.js version it runs on, which it prints against mongod too.
+fn run_mongosh(mongosh: &Path, uri: &str) -> Result<String> {
+    let eval = "const r = db.runCommand({ping: 1}); \
+                const b = db.adminCommand({buildInfo: 1}); \
+                print('ping ok=' + r.ok + ' version=' + b.version)";
+    let text = check(
+        Command::new(mongosh)
+            .arg(uri)
+            .args(["--eval", eval])
+            .env("MONGOSH_NO_UPDATE_CHECK", "1")
+            .env("DO_NOT_TRACK", "1"),
+    )?;
+    if !text.contains("ping ok=1 version=") {
+        bail!("mongosh did not print the ping result:\n{}", indent(&text));
+    }
+    reject_warnings(&text)?;
+    let interactive = interactive_mongosh(mongosh, uri)?;
+    if !interactive.contains("{ ok: 1 }") {
+        bail!(
+            "interactive mongosh did not answer ping:\n{}",
+            indent(&interactive)
+        );
+    }
+    reject_warnings(&interactive)?;
+    Ok(format!("{text}{interactive}"))
+}
+
+fn interactive_mongosh(mongosh: &Path, uri: &str) -> Result<String> {
+    use std::io::Write;
+    let mut child = Command::new(mongosh)
+        .arg(uri)
+        .env("MONGOSH_NO_UPDATE_CHECK", "1")
+        .env("DO_NOT_TRACK", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    child
+        .stdin
+        .take()
+        .context("stdin")?
+        .write_all(b"db.runCommand({ping: 1})\n")?;
+    let output = child.wait_with_output()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    if !output.status.success() {
+        bail!(
+            "interactive mongosh exited with {}:\n{}",
+            output.status,
+            indent(&text)
+        );
+    }
+    Ok(text)
+}
+
+fn reject_warnings(text: &str) -> Result<()> {
+    let about_node = |line: &str| {
+        line.contains("Node.js versions lower than")
+            || line.starts_with("Deprecation warnings:")
+            || line.contains("install/#supported-operating-systems")
+    };
+    for line in text.lines().filter(|line| !about_node(line)) {
+        let lower = line.to_lowercase();
+        for word in ["warning", "error", "deprecat", "not supported"] {
+            if lower.contains(word) {
+                bail!("mongosh output mentions {word:?}: {line}\n{}", indent(text));
+            }
+        }
+    }
+    Ok(())
+}
