@@ -33,6 +33,7 @@ use bson::{Bson, Document, RawArray, RawDocument, RawDocumentBuf};
 use query::Filter;
 
 pub use error::UpdateError;
+pub use parse::OPERATORS;
 pub use upsert::upsert_seed;
 
 use crate::apply::{Env, apply_op};

@@ -48,7 +48,8 @@ pub(crate) struct Op {
     pub(crate) kind: OpKind,
 }
 
-const OPERATORS: &[&str] = &[
+/// Every update operator this crate implements, as a client spells it.
+pub const OPERATORS: &[&str] = &[
     "$set",
     "$unset",
     "$inc",

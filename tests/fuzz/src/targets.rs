@@ -536,25 +536,8 @@ mod update_targets {
         updates.iter().map(|d| d.as_bytes().to_vec()).collect()
     }
 
-    const OPERATORS: &[&str] = &[
-        "$set",
-        "$unset",
-        "$inc",
-        "$mul",
-        "$min",
-        "$max",
-        "$rename",
-        "$currentDate",
-        "$setOnInsert",
-        "$push",
-        "$addToSet",
-        "$pop",
-        "$pull",
-        "$pullAll",
-        "$bit",
-        "$foo",
-        "a",
-    ];
+    /// Names that are not update operators, so parsing's refusals are exercised too.
+    const NOT_OPERATORS: &[&str] = &["$foo", "a"];
     const PATHS: &[&str] = &[
         "a", "a.b", "a.0", "a.5", "a.$", "a.$[]", "a.$[x]", "a.$[].b", "b", "n", "_id", "t", "",
         "a..b", "$x", "c.d.e",
@@ -614,7 +597,11 @@ mod update_targets {
             for _ in 0..1 + choices.next().unwrap_or(0) % 3 {
                 fields.insert(pick(&mut choices, PATHS), value(&mut choices, 0));
             }
-            update.insert(pick(&mut choices, OPERATORS), fields);
+            let name = match choices.next().unwrap_or(0) % 8 {
+                0 => pick(&mut choices, NOT_OPERATORS),
+                _ => pick(&mut choices, update::OPERATORS),
+            };
+            update.insert(name, fields);
         }
         if let Ok(raw) = bson::RawDocumentBuf::try_from(&update) {
             parse_document(raw.as_bytes());
