@@ -210,11 +210,20 @@ fn mapped_readers_survive_growth_checkpoints_and_page_reuse() {
                             .all(|(_, v)| matches!(v, std::borrow::Cow::Borrowed(_)))
                     );
                     std::thread::yield_now();
+                    // Keys below 10,000 are rewritten together in every round, so one
+                    // snapshot must show them all from the same round. The large-value
+                    // keys added one per round carry their own round and are left out:
+                    // comparing them made the test fail whenever a reader started after
+                    // the second round (seen once under load; a test bug, not a torn read).
                     let first = held[0].1[0];
+                    let rewritten = held
+                        .iter()
+                        .filter(|(k, _)| k.as_ref() < 10_000u32.to_be_bytes().as_slice());
                     assert!(
-                        held.iter().all(|(_, v)| v[0] == first),
+                        rewritten.clone().all(|(_, v)| v[0] == first),
                         "reader {reader}: torn"
                     );
+                    assert_eq!(rewritten.count(), 3000);
                     assert!(held.len() >= 3000);
                 }
             });
