@@ -9,7 +9,7 @@
 //!   rule `insert` uses.
 
 use crate::error::{Error, Result};
-use crate::limits::{BULK_FILL_BYTES, KEY_LEN_MAX, NODE_HEADER_SIZE, VALUE_LEN_MAX};
+use crate::limits::{BULK_FILL_BYTES, NODE_HEADER_SIZE};
 use crate::node;
 use crate::tree::{Btree, KIND_BRANCH, KIND_LEAF, encode_branch_key, encode_leaf_cell, separator};
 use pager::{PageId, WriteTxn};
@@ -75,18 +75,7 @@ impl Btree {
         let mut count = 0u64;
         for (key, value) in entries {
             let (key, value) = (key.as_ref(), value.as_ref());
-            if key.len() > KEY_LEN_MAX {
-                return Err(Error::KeyTooLong {
-                    len: key.len(),
-                    max: KEY_LEN_MAX,
-                });
-            }
-            if value.len() > VALUE_LEN_MAX {
-                return Err(Error::ValueTooLong {
-                    len: value.len(),
-                    max: VALUE_LEN_MAX,
-                });
-            }
+            crate::tree::check_entry_lengths(key, value)?;
             let previous = pending.cells.last().map(|_| pending.last.as_slice());
             let previous = previous.or(level_nodes.last().map(|b: &Built| b.last.as_slice()));
             if previous.is_some_and(|p| p >= key) {

@@ -275,18 +275,7 @@ impl Btree {
 
     /// Inserts or replaces `key`. Returns whether the key was already present.
     pub fn insert(&self, txn: &mut WriteTxn<'_>, key: &[u8], value: &[u8]) -> Result<bool> {
-        if key.len() > KEY_LEN_MAX {
-            return Err(Error::KeyTooLong {
-                len: key.len(),
-                max: KEY_LEN_MAX,
-            });
-        }
-        if value.len() > VALUE_LEN_MAX {
-            return Err(Error::ValueTooLong {
-                len: value.len(),
-                max: VALUE_LEN_MAX,
-            });
-        }
+        check_entry_lengths(key, value)?;
         let Some(root) = self.root(txn)? else {
             let cell = encode_leaf_cell(txn, key, value)?;
             let leaf = txn.allocate(KIND_LEAF, 1)?;
@@ -617,4 +606,21 @@ fn remove_at(txn: &mut WriteTxn<'_>, id: PageId, key: &[u8], depth: usize) -> Re
         Removed::Empty => remove_branch_cell(txn, id, index - 1)?,
     }
     Ok(Removed::Kept(id))
+}
+
+/// Refuses a key or value longer than the tree stores (insert and bulk load alike).
+pub(crate) fn check_entry_lengths(key: &[u8], value: &[u8]) -> Result<()> {
+    if key.len() > KEY_LEN_MAX {
+        return Err(Error::KeyTooLong {
+            len: key.len(),
+            max: KEY_LEN_MAX,
+        });
+    }
+    if value.len() > VALUE_LEN_MAX {
+        return Err(Error::ValueTooLong {
+            len: value.len(),
+            max: VALUE_LEN_MAX,
+        });
+    }
+    Ok(())
 }

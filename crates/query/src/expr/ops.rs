@@ -480,23 +480,30 @@ fn multiply(values: Vec<Value>) -> Result<Value> {
     Ok(Some(product.to_bson()))
 }
 
+/// Both operands of a binary arithmetic operator as numbers, or MongoDB's error naming
+/// `operator` with its location `code`.
+fn numeric_operands(a: &Value, b: &Value, operator: &str, code: i32) -> Result<(Number, Number)> {
+    match (
+        a.as_ref().and_then(Number::of),
+        b.as_ref().and_then(Number::of),
+    ) {
+        (Some(x), Some(y)) => Ok((x, y)),
+        _ => Err(QueryError::location(
+            code,
+            format!(
+                "{operator} only supports numeric types, not {} and {}",
+                type_name(a),
+                type_name(b)
+            ),
+        )),
+    }
+}
+
 fn divide([a, b]: [Value; 2]) -> Result<Value> {
     if nullish(&a) || nullish(&b) {
         return Ok(Some(Bson::Null));
     }
-    let (Some(x), Some(y)) = (
-        a.as_ref().and_then(Number::of),
-        b.as_ref().and_then(Number::of),
-    ) else {
-        return Err(QueryError::location(
-            16609,
-            format!(
-                "$divide only supports numeric types, not {} and {}",
-                type_name(&a),
-                type_name(&b)
-            ),
-        ));
-    };
+    let (x, y) = numeric_operands(&a, &b, "$divide", 16609)?;
     if y.to_f64() == 0.0 {
         return Err(QueryError::location(16608, "can't $divide by zero"));
     }
@@ -507,19 +514,7 @@ fn modulo([a, b]: [Value; 2]) -> Result<Value> {
     if nullish(&a) || nullish(&b) {
         return Ok(Some(Bson::Null));
     }
-    let (Some(x), Some(y)) = (
-        a.as_ref().and_then(Number::of),
-        b.as_ref().and_then(Number::of),
-    ) else {
-        return Err(QueryError::location(
-            16611,
-            format!(
-                "$mod only supports numeric types, not {} and {}",
-                type_name(&a),
-                type_name(&b)
-            ),
-        ));
-    };
+    let (x, y) = numeric_operands(&a, &b, "$mod", 16611)?;
     if y.to_f64() == 0.0 {
         return Err(QueryError::location(16610, "can't $mod by zero"));
     }
