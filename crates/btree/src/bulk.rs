@@ -70,6 +70,26 @@ impl Btree {
         if self.root(txn)?.is_some() {
             return Err(Error::NotEmpty);
         }
+        let (root, count) = bulk_load_in(txn, entries)?;
+        if let Some(root) = root {
+            txn.set_root(self.slot(), u64::from(root.0));
+        }
+        Ok(count)
+    }
+}
+
+/// Builds a tree from `entries` (strictly increasing keys); returns its root (`None` when
+/// there were no entries) and the entry count.
+pub(crate) fn bulk_load_in<K, V, I>(
+    txn: &mut WriteTxn<'_>,
+    entries: I,
+) -> Result<(Option<PageId>, u64)>
+where
+    K: AsRef<[u8]>,
+    V: AsRef<[u8]>,
+    I: IntoIterator<Item = (K, V)>,
+{
+    {
         let mut level_nodes = Vec::new();
         let mut pending = Pending::new();
         let mut count = 0u64;
@@ -95,7 +115,7 @@ impl Btree {
             count += 1;
         }
         if count == 0 {
-            return Ok(0);
+            return Ok((None, 0));
         }
         pending.flush(txn, 0, &mut level_nodes)?;
         let mut level = 0u8;
@@ -104,8 +124,7 @@ impl Btree {
             level_nodes = build_level(txn, level, level_nodes)?;
         }
         let root = level_nodes.first().expect("at least one node").id;
-        txn.set_root(self.slot(), u64::from(root.0));
-        Ok(count)
+        Ok((Some(root), count))
     }
 }
 

@@ -321,26 +321,36 @@ impl Btree {
         lower: Bound<&[u8]>,
         upper: Bound<&[u8]>,
     ) -> Result<Range<'t, T>> {
-        let owned = |bound: Bound<&[u8]>| match bound {
-            Bound::Included(key) => Bound::Included(key.to_vec()),
-            Bound::Excluded(key) => Bound::Excluded(key.to_vec()),
-            Bound::Unbounded => Bound::Unbounded,
-        };
-        Ok(Range {
-            txn,
-            root: self.root(txn)?,
-            lower: owned(lower),
-            upper: owned(upper),
-            front: None,
-            back: None,
-            front_last: None,
-            back_last: None,
-            done: false,
-        })
+        Ok(range_in(txn, self.root(txn)?, lower, upper))
     }
 
     /// Every entry in key order.
     pub fn iter<'t, T: PageRead>(&self, txn: &'t T) -> Result<Range<'t, T>> {
         self.range(txn, Bound::Unbounded, Bound::Unbounded)
+    }
+}
+
+/// A range over the tree rooted at `root`.
+pub(crate) fn range_in<'t, T: PageRead>(
+    txn: &'t T,
+    root: Option<PageId>,
+    lower: Bound<&[u8]>,
+    upper: Bound<&[u8]>,
+) -> Range<'t, T> {
+    let owned = |bound: Bound<&[u8]>| match bound {
+        Bound::Included(key) => Bound::Included(key.to_vec()),
+        Bound::Excluded(key) => Bound::Excluded(key.to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
+    };
+    Range {
+        txn,
+        root,
+        lower: owned(lower),
+        upper: owned(upper),
+        front: None,
+        back: None,
+        front_last: None,
+        back_last: None,
+        done: false,
     }
 }

@@ -3,7 +3,8 @@
 //! bottom-up bulk loading, and `verify`.
 //!
 //! Keys compare as bytes (index keys from `bson-canonical` are encoded so byte order is
-//! sort order). A tree is a [`Btree`] handle naming a pager root slot; writes take a
+//! sort order). A tree is a [`Btree`] handle naming a pager root slot, or a [`Tree`] whose
+//! root page number the caller keeps (a catalog holds those); writes take a
 //! `pager::WriteTxn` (the pager has one writer, so each tree has one), reads take any
 //! [`PageRead`], and a `pager::ReadTxn` sees the last commit at the time it began, while
 //! the writer goes on copying pages.
@@ -17,6 +18,7 @@
 mod bulk;
 mod cursor;
 pub mod error;
+mod held;
 pub mod limits;
 mod node;
 mod tree;
@@ -24,5 +26,6 @@ mod verify;
 
 pub use cursor::{Entry, Range};
 pub use error::{Error, Result};
+pub use held::Tree;
 pub use tree::{Btree, KIND_BRANCH, KIND_LEAF, KIND_OVERFLOW, PageRead};
 pub use verify::TreeReport;

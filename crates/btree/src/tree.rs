@@ -243,105 +243,178 @@ impl Btree {
     }
 
     pub(crate) fn root<T: PageRead>(&self, txn: &T) -> Result<Option<PageId>> {
-        match txn.root(self.slot) {
-            0 => Ok(None),
-            root => u32::try_from(root)
-                .map(|r| Some(PageId(r)))
-                .map_err(|_| corrupt(0, "root slot holds no page number")),
-        }
+        parse_root(txn.root(self.slot))
     }
 
     /// The value stored under `key`, if any.
     pub fn get<'t, T: PageRead>(&self, txn: &'t T, key: &[u8]) -> Result<Option<Cow<'t, [u8]>>> {
-        let Some(mut id) = self.root(txn)? else {
-            return Ok(None);
-        };
-        for _ in 0..HEIGHT_MAX {
-            let page = node_at(txn, id)?;
-            let node = Node::parse(&page, id)?;
-            if !node.is_leaf() {
-                id = node.child(child_index(txn, &node, key)?)?;
-                continue;
-            }
-            let (i, found) = lower_bound(txn, &node, key)?;
-            if !found {
-                return Ok(None);
-            }
-            let (cell, _) = node.leaf_cell(i)?;
-            return load(txn, &page, &cell.value, cell.value_len).map(Some);
-        }
-        Err(corrupt(id.0, "tree deeper than HEIGHT_MAX"))
+        get_in(txn, self.root(txn)?, key)
     }
 
     /// Inserts or replaces `key`. Returns whether the key was already present.
     pub fn insert(&self, txn: &mut WriteTxn<'_>, key: &[u8], value: &[u8]) -> Result<bool> {
-        check_entry_lengths(key, value)?;
-        let Some(root) = self.root(txn)? else {
-            let cell = encode_leaf_cell(txn, key, value)?;
-            let leaf = txn.allocate(KIND_LEAF, 1)?;
-            let b = txn.page_mut(leaf)?;
-            node::init(b, 0, PageId(0));
-            assert!(
-                node::insert_cell(b, 0, &cell),
-                "one cell fits an empty leaf"
-            );
-            txn.set_root(self.slot, u64::from(leaf.0));
-            return Ok(false);
-        };
-        let mut replaced = false;
-        let (new_root, split) = insert_at(txn, root, key, value, 0, &mut replaced)?;
-        let new_root = match split {
-            None => new_root,
-            Some((sep, right)) => {
-                let level = {
-                    let page = txn.page(new_root)?;
-                    Node::parse(&page, new_root)?.level()
-                };
-                let branch = txn.allocate(KIND_BRANCH, 1)?;
-                let b = txn.page_mut(branch)?;
-                node::init(b, level + 1, new_root);
-                let cell = node::branch_cell_bytes(&sep, right);
-                assert!(
-                    node::insert_cell(b, 0, &cell),
-                    "one cell fits an empty branch"
-                );
-                branch
-            }
-        };
-        txn.set_root(self.slot, u64::from(new_root.0));
+        let root = self.root(txn)?;
+        let (root, replaced) = insert_in(txn, root, key, value)?;
+        txn.set_root(self.slot, u64::from(root.0));
         Ok(replaced)
     }
 
     /// Removes `key`; returns whether it was present. Freed pages go back to the pager.
     pub fn remove(&self, txn: &mut WriteTxn<'_>, key: &[u8]) -> Result<bool> {
-        if self.get(txn, key)?.is_none() {
-            return Ok(false);
-        }
-        let root = self.root(txn)?.expect("a found key has a root");
-        let mut root = match remove_at(txn, root, key, 0)? {
-            Removed::Empty => {
-                txn.set_root(self.slot, 0);
-                return Ok(true);
-            }
-            Removed::Kept(root) => root,
-        };
-        loop {
-            let only_child = {
-                let page = txn.page(root)?;
-                let node = Node::parse(&page, root)?;
-                (!node.is_leaf() && node.count() == 0).then(|| node.child(0))
-            };
-            match only_child {
-                Some(child) => {
-                    txn.free(Extent::new(root, 1));
-                    root = child?;
-                }
-                None => break,
-            }
-        }
-        txn.set_root(self.slot, u64::from(root.0));
-        Ok(true)
+        let root = self.root(txn)?;
+        let (root, removed) = remove_in(txn, root, key)?;
+        txn.set_root(self.slot, root.map_or(0, |r| u64::from(r.0)));
+        Ok(removed)
     }
+}
+
+/// Reads a stored root value: `0` is the empty tree.
+pub(crate) fn parse_root(raw: u64) -> Result<Option<PageId>> {
+    match raw {
+        0 => Ok(None),
+        root => u32::try_from(root)
+            .map(|r| Some(PageId(r)))
+            .map_err(|_| corrupt(0, "root holds no page number")),
+    }
+}
+
+/// Point lookup in the tree rooted at `root`.
+pub(crate) fn get_in<'t, T: PageRead>(
+    txn: &'t T,
+    root: Option<PageId>,
+    key: &[u8],
+) -> Result<Option<Cow<'t, [u8]>>> {
+    let Some(mut id) = root else {
+        return Ok(None);
+    };
+    for _ in 0..HEIGHT_MAX {
+        let page = node_at(txn, id)?;
+        let node = Node::parse(&page, id)?;
+        if !node.is_leaf() {
+            id = node.child(child_index(txn, &node, key)?)?;
+            continue;
+        }
+        let (i, found) = lower_bound(txn, &node, key)?;
+        if !found {
+            return Ok(None);
+        }
+        let (cell, _) = node.leaf_cell(i)?;
+        return load(txn, &page, &cell.value, cell.value_len).map(Some);
+    }
+    Err(corrupt(id.0, "tree deeper than HEIGHT_MAX"))
+}
+
+/// Inserts or replaces `key` in the tree rooted at `root`; returns the new root and whether
+/// the key was present.
+pub(crate) fn insert_in(
+    txn: &mut WriteTxn<'_>,
+    root: Option<PageId>,
+    key: &[u8],
+    value: &[u8],
+) -> Result<(PageId, bool)> {
+    check_entry_lengths(key, value)?;
+    let Some(root) = root else {
+        let cell = encode_leaf_cell(txn, key, value)?;
+        let leaf = txn.allocate(KIND_LEAF, 1)?;
+        let b = txn.page_mut(leaf)?;
+        node::init(b, 0, PageId(0));
+        assert!(
+            node::insert_cell(b, 0, &cell),
+            "one cell fits an empty leaf"
+        );
+        return Ok((leaf, false));
+    };
+    let mut replaced = false;
+    let (new_root, split) = insert_at(txn, root, key, value, 0, &mut replaced)?;
+    let new_root = match split {
+        None => new_root,
+        Some((sep, right)) => {
+            let level = {
+                let page = txn.page(new_root)?;
+                Node::parse(&page, new_root)?.level()
+            };
+            let branch = txn.allocate(KIND_BRANCH, 1)?;
+            let b = txn.page_mut(branch)?;
+            node::init(b, level + 1, new_root);
+            let cell = node::branch_cell_bytes(&sep, right);
+            assert!(
+                node::insert_cell(b, 0, &cell),
+                "one cell fits an empty branch"
+            );
+            branch
+        }
+    };
+    Ok((new_root, replaced))
+}
+
+/// Removes `key` from the tree rooted at `root`; returns the new root (`None` when the tree
+/// emptied) and whether the key was present.
+pub(crate) fn remove_in(
+    txn: &mut WriteTxn<'_>,
+    root: Option<PageId>,
+    key: &[u8],
+) -> Result<(Option<PageId>, bool)> {
+    if get_in(txn, root, key)?.is_none() {
+        return Ok((root, false));
+    }
+    let root = root.expect("a found key has a root");
+    let mut root = match remove_at(txn, root, key, 0)? {
+        Removed::Empty => return Ok((None, true)),
+        Removed::Kept(root) => root,
+    };
+    loop {
+        let only_child = {
+            let page = txn.page(root)?;
+            let node = Node::parse(&page, root)?;
+            (!node.is_leaf() && node.count() == 0).then(|| node.child(0))
+        };
+        match only_child {
+            Some(child) => {
+                txn.free(Extent::new(root, 1));
+                root = child?;
+            }
+            None => break,
+        }
+    }
+    Ok((Some(root), true))
+}
+
+/// Frees every page of the tree rooted at `root`: nodes and overflow extents.
+pub(crate) fn free_all_in(txn: &mut WriteTxn<'_>, root: Option<PageId>) -> Result<()> {
+    let Some(root) = root else {
+        return Ok(());
+    };
+    let mut stack = vec![(root, 0usize)];
+    while let Some((id, depth)) = stack.pop() {
+        if depth >= HEIGHT_MAX {
+            return Err(corrupt(id.0, "tree deeper than HEIGHT_MAX"));
+        }
+        let mut extents = Vec::new();
+        {
+            let page = node_at(txn, id)?;
+            let node = Node::parse(&page, id)?;
+            if node.is_leaf() {
+                for i in 0..node.count() {
+                    let (cell, _) = node.leaf_cell(i)?;
+                    extents.extend(overflow_extent(&cell.key, cell.key_len));
+                    extents.extend(overflow_extent(&cell.value, cell.value_len));
+                }
+            } else {
+                for i in 0..=node.count() {
+                    stack.push((node.child(i)?, depth + 1));
+                }
+                for i in 0..node.count() {
+                    let (part, len) = node.key(i)?;
+                    extents.extend(overflow_extent(&part, len));
+                }
+            }
+        }
+        for extent in extents {
+            txn.free(extent);
+        }
+        txn.free(Extent::new(id, 1));
+    }
+    Ok(())
 }
 
 /// Copies `id` for editing and checks its structure once.

@@ -45,12 +45,19 @@ struct Walk {
 impl Btree {
     /// Walks the whole tree and checks its invariants.
     pub fn verify<T: PageRead>(&self, txn: &T) -> Result<TreeReport> {
+        verify_in(txn, self.root(txn)?)
+    }
+}
+
+/// Checks the tree rooted at `root`.
+pub(crate) fn verify_in<T: PageRead>(txn: &T, root: Option<PageId>) -> Result<TreeReport> {
+    {
         let mut walk = Walk {
             report: TreeReport::default(),
             used_bytes: 0,
             leaf_depth: None,
         };
-        if let Some(root) = self.root(txn)? {
+        if let Some(root) = root {
             let level = {
                 let page = node_at(txn, root)?;
                 Node::parse(&page, root)?.level()

@@ -6,6 +6,7 @@ mod support;
 mod common;
 mod crash;
 mod fixture;
+mod held;
 mod model;
 mod stress;
 mod tree;

@@ -51,6 +51,9 @@ pub struct WalOptions {
     pub preallocate_chunk: u64,
     /// Sealed but unwritten bytes after which `append` writes them out (without a sync).
     pub flush_threshold: usize,
+    /// The LSN of the first record when `open` creates the file (an engine whose data file
+    /// already covers LSNs up to `n` creates its log at `n + 1`). Ignored for an existing log.
+    pub lsn_first: Lsn,
 }
 
 impl Default for WalOptions {
@@ -60,6 +63,7 @@ impl Default for WalOptions {
             block_len_target: BLOCK_LEN_TARGET,
             preallocate_chunk: PREALLOCATE_CHUNK_DEFAULT,
             flush_threshold: 1 << 20,
+            lsn_first: Lsn(1),
         }
     }
 }
@@ -158,7 +162,8 @@ impl Wal {
         let temp = temp_name(name);
         dir.remove(&temp)?;
         if !dir.exists(name)? {
-            create_file(dir.as_ref(), name, Lsn(1), 0, &options, &[])?;
+            assert!(options.lsn_first.0 >= 1, "lsn 0 is reserved");
+            create_file(dir.as_ref(), name, options.lsn_first, 0, &options, &[])?;
         }
         let storage = dir.open(name)?;
         let mut records = Vec::new();

@@ -166,6 +166,7 @@ mod wal_targets {
             block_len_target: 512,
             preallocate_chunk: 4096,
             flush_threshold: 1024,
+            ..WalOptions::default()
         }
     }
 

@@ -19,6 +19,30 @@ fn new_log_is_empty_and_starts_at_lsn_one() {
 }
 
 #[test]
+fn a_new_log_starts_at_lsn_first_and_an_existing_one_ignores_it() {
+    let dir = Arc::new(MemDir::<MemStorage>::new());
+    let options = WalOptions {
+        lsn_first: Lsn(5000),
+        ..options_small()
+    };
+    let dyn_dir = Arc::clone(&dir) as Arc<dyn wal::Dir>;
+    let (wal, recovery) = Wal::open(Arc::clone(&dyn_dir), NAME, options.clone()).expect("open");
+    assert_eq!(recovery.lsn_next, Lsn(5000));
+    assert_eq!(recovery.lsn_start, Lsn(5000));
+    let lsn = wal.append(b"first").expect("append");
+    assert_eq!(lsn, Lsn(5000));
+    wal.commit(lsn).expect("commit");
+    drop(wal);
+    let later = WalOptions {
+        lsn_first: Lsn(9),
+        ..options
+    };
+    let (wal, recovery) = Wal::open(dyn_dir, NAME, later).expect("reopen");
+    assert_eq!(recovery.records, vec![(Lsn(5000), b"first".to_vec())]);
+    assert_eq!(wal.append(b"second").expect("append"), Lsn(5001));
+}
+
+#[test]
 fn committed_records_come_back_in_order_after_reopen() {
     let dir = Arc::new(MemDir::<MemStorage>::new());
     let (wal, _) = open(&dir);

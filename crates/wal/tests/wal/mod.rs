@@ -21,6 +21,7 @@ pub fn options_small() -> WalOptions {
         block_len_target: 1024,
         preallocate_chunk: 8192,
         flush_threshold: 2048,
+        ..WalOptions::default()
     }
 }
 
