@@ -4,7 +4,9 @@ use crate::command::{self, Request};
 use crate::error::{Error, ErrorCode};
 use crate::host::Host;
 use crate::stats::Stats;
+use crate::store::{Store, StoreOptions};
 use bson::{Document, RawDocument, RawDocumentBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// How the process was started, reported by getCmdLineOpts.
@@ -41,19 +43,65 @@ pub struct Engine {
     pub(crate) host: Arc<dyn Host>,
     pub(crate) startup: StartupOptions,
     pub(crate) connections_max: u64,
+    pub(crate) store: Arc<Store>,
     stats: Stats,
 }
 
 impl Engine {
-    /// An engine over `options`.
+    /// An engine over an in-memory database (nothing survives the process): for tests
+    /// and scratch work.
     #[must_use]
     pub fn new(options: EngineOptions) -> Engine {
+        let dir = Arc::new(wal::MemDir::<wal::MemStorage>::new());
+        let store_options = StoreOptions {
+            checkpoint_interval: None,
+            pager: pager::Options {
+                mmap: false,
+                ..pager::Options::default()
+            },
+            ..StoreOptions::default()
+        };
+        let store = Store::open(dir, "memory.mfdb", store_options)
+            .expect("an empty in-memory database opens");
+        Engine::with_store(options, store)
+    }
+
+    /// Opens (or creates) the database file at `path` (its log is `<path>-wal`), replaying
+    /// the log after the last checkpoint.
+    pub fn open(path: &Path, options: EngineOptions) -> Result<Engine, Error> {
+        Engine::open_with(path, options, StoreOptions::default())
+    }
+
+    /// [`Engine::open`] with explicit storage options.
+    pub fn open_with(
+        path: &Path,
+        options: EngineOptions,
+        store_options: StoreOptions,
+    ) -> Result<Engine, Error> {
+        let store = Store::open_path(path, store_options).map_err(Error::from)?;
+        Ok(Engine::with_store(options, store))
+    }
+
+    fn with_store(options: EngineOptions, store: Arc<Store>) -> Engine {
         Engine {
             host: options.host,
             startup: options.startup,
             connections_max: options.connections_max,
+            store,
             stats: Stats::default(),
         }
+    }
+
+    /// The storage layer.
+    #[must_use]
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Checkpoints and closes the database: afterwards it is a single file. Commands run
+    /// after this fail.
+    pub fn close(&self) -> Result<(), Error> {
+        self.store.close().map_err(Error::from)
     }
 
     /// The live counters (the server records connections here).

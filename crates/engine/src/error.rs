@@ -31,6 +31,18 @@ pub enum ErrorCode {
     OperationFailed,
     /// 238: a known feature this server does not have yet.
     NotImplemented,
+    /// 11000: a unique index already holds the key.
+    DuplicateKey,
+    /// 26: the collection or database does not exist.
+    NamespaceNotFound,
+    /// 48: the collection exists already.
+    NamespaceExists,
+    /// 43: no cursor with that id.
+    CursorNotFound,
+    /// 20: the operation is not allowed in this state.
+    IllegalOperation,
+    /// 290: stored bytes are damaged.
+    DataCorruptionDetected,
     /// 352: OP_QUERY used for anything but the handshake.
     UnsupportedOpQueryCommand,
     /// 10334: a document over `maxBsonObjectSize`.
@@ -54,6 +66,12 @@ impl ErrorCode {
             ErrorCode::InvalidNamespace => 73,
             ErrorCode::OperationFailed => 96,
             ErrorCode::NotImplemented => 238,
+            ErrorCode::DuplicateKey => 11000,
+            ErrorCode::NamespaceNotFound => 26,
+            ErrorCode::NamespaceExists => 48,
+            ErrorCode::CursorNotFound => 43,
+            ErrorCode::IllegalOperation => 20,
+            ErrorCode::DataCorruptionDetected => 290,
             ErrorCode::UnsupportedOpQueryCommand => 352,
             ErrorCode::BsonObjectTooLarge => 10334,
         }
@@ -75,6 +93,12 @@ impl ErrorCode {
             ErrorCode::InvalidNamespace => "InvalidNamespace",
             ErrorCode::OperationFailed => "OperationFailed",
             ErrorCode::NotImplemented => "NotImplemented",
+            ErrorCode::DuplicateKey => "DuplicateKey",
+            ErrorCode::NamespaceNotFound => "NamespaceNotFound",
+            ErrorCode::NamespaceExists => "NamespaceExists",
+            ErrorCode::CursorNotFound => "CursorNotFound",
+            ErrorCode::IllegalOperation => "IllegalOperation",
+            ErrorCode::DataCorruptionDetected => "DataCorruptionDetected",
             ErrorCode::UnsupportedOpQueryCommand => "UnsupportedOpQueryCommand",
             ErrorCode::BsonObjectTooLarge => "BSONObjectTooLarge",
         }
@@ -96,6 +120,20 @@ pub enum Error {
     /// A wire message that could not be decoded (framing intact, contents bad).
     #[error(transparent)]
     Wire(#[from] wire::Error),
+}
+
+impl From<crate::store::StoreError> for Error {
+    fn from(error: crate::store::StoreError) -> Error {
+        use crate::store::StoreError;
+        let code = match &error {
+            StoreError::DuplicateKey { .. } => ErrorCode::DuplicateKey,
+            StoreError::NamespaceNotFound(_) => ErrorCode::NamespaceNotFound,
+            StoreError::NamespaceExists(_) => ErrorCode::NamespaceExists,
+            StoreError::Corrupt(_) => ErrorCode::DataCorruptionDetected,
+            _ => ErrorCode::InternalError,
+        };
+        Error::new(code, error.to_string())
+    }
 }
 
 impl Error {

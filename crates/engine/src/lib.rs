@@ -17,6 +17,7 @@ mod error;
 mod host;
 pub mod limits;
 mod stats;
+pub mod store;
 pub mod version;
 
 pub use engine::{ConnectionContext, Engine, EngineOptions, StartupOptions};

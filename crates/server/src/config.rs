@@ -97,17 +97,27 @@ impl Config {
         }
     }
 
-    /// The engine for this configuration; `argv` is reported by getCmdLineOpts.
-    #[must_use]
-    pub fn engine(&self, argv: Vec<String>) -> Engine {
-        Engine::new(EngineOptions {
+    fn engine_options(&self, argv: Vec<String>) -> EngineOptions {
+        EngineOptions {
             host: Arc::new(SystemHost::new()),
             startup: StartupOptions {
                 argv,
                 parsed: self.parsed_document(),
             },
             connections_max: u64::try_from(self.max_connections).unwrap_or(u64::MAX),
-        })
+        }
+    }
+
+    /// The engine for this configuration, on the database file `--db`; `argv` is
+    /// reported by getCmdLineOpts.
+    pub fn engine(&self, argv: Vec<String>) -> Result<Engine, engine::Error> {
+        Engine::open(&self.db, self.engine_options(argv))
+    }
+
+    /// The engine for this configuration on an in-memory database (benchmarks).
+    #[must_use]
+    pub fn memory_engine(&self, argv: Vec<String>) -> Engine {
+        Engine::new(self.engine_options(argv))
     }
 
     /// A configuration with every default, for in-process use (benchmarks).

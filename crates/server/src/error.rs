@@ -24,4 +24,7 @@ pub enum Error {
     /// A worker thread could not be started.
     #[error("starting worker threads: {0}")]
     Workers(std::io::Error),
+    /// The database file could not be opened or closed.
+    #[error("{0}")]
+    Database(String),
 }

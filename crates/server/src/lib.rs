@@ -28,11 +28,18 @@ pub fn run_cli() -> Result<(), Error> {
     let config = Config::parse();
     log::set_level(config.log_level);
     let argv: Vec<String> = std::env::args().collect();
-    let engine = Arc::new(config.engine(argv));
-    let server = Server::bind(&config, engine)?;
+    let engine = config.engine(argv).map_err(|error| {
+        Error::Database(format!("cannot open {}: {error}", config.db.display()))
+    })?;
+    let engine = Arc::new(engine);
+    let server = Server::bind(&config, Arc::clone(&engine))?;
     let shutdown = server.shutdown_handle();
     let signals = shutdown.on_signals()?;
     let result = server.run();
     signals.close();
-    result
+    // A clean stop checkpoints and removes the log: the database is one file again.
+    let closed = engine
+        .close()
+        .map_err(|error| Error::Database(format!("closing {}: {error}", config.db.display())));
+    result.and(closed)
 }

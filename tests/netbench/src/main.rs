@@ -87,7 +87,7 @@ fn start_server(dispatch: server::Dispatch) -> SocketAddr {
     config.max_connections = 10_000;
     config.dispatch = dispatch;
     config.log_level = server::LogLevel::Warn;
-    let engine = Arc::new(config.engine(vec!["mfdb-netbench".into()]));
+    let engine = Arc::new(config.memory_engine(vec!["mfdb-netbench".into()]));
     let server = server::Server::bind(&config, engine).expect("bind");
     let address = *server.local_addresses().first().expect("one address");
     std::thread::spawn(move || server.run().expect("server runs"));

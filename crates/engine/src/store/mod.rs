@@ -1,0 +1,518 @@
+//! Durable storage for the engine: the data file (pager + B+trees), the write-ahead log,
+//! the catalog, recovery and checkpoints.
+//!
+//! Lifecycle of a [`Store`]:
+//!
+//! ```text
+//!   Store::open ── pager opened at its last checkpoint; log opened; records after
+//!                  checkpoint_lsn replayed ──▶ open
+//!   open ──Store::write → Writer::commit──▶ open   (logged, group-committed)
+//!   open ──Store::checkpoint──▶ open               (data file durable, log truncated)
+//!   open ──Store::close──▶ closed                  (checkpoint; the log file removed)
+//!   open ──any failed write or sync──▶ failed      (every later write refused; reopen)
+//! ```
+//!
+//! Lock order (see docs/ARCHITECTURE.md): the write gate, then the pager's writer lock,
+//! then the pager's published-snapshot lock; the log's own locks are leaves. Readers take
+//! only the published-snapshot lock, briefly, so readers never wait for writers.
+//!
+//! Invariants:
+//! - A checkpoint records LSN `L` only while holding the write gate, after the log is
+//!   durable through `L`, so the data file holds exactly the changes of records `<= L`.
+//! - A new log starts at `checkpoint_lsn + 1`, so no record after a checkpoint is skipped.
+//! - After an I/O failure nothing is written again until the store is reopened.
+
+mod catalog;
+mod log;
+mod txn;
+
+pub use catalog::{CollectionMeta, Namespace};
+pub use txn::{Reader, Record, Writer};
+
+use parking_lot::{Condvar, Mutex};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use wal::{Dir, Lsn, OsDir, Wal, WalOptions};
+
+/// A storage failure, mapped to a MongoDB error by the command layer.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A document with an equal `_id` exists.
+    #[error("E11000 duplicate key error collection: {ns} index: _id_ dup key: {{ _id: {id} }}")]
+    DuplicateKey {
+        /// The collection.
+        ns: Namespace,
+        /// The `_id` value, as MongoDB prints it.
+        id: String,
+    },
+    /// The collection does not exist.
+    #[error("ns not found: {0}")]
+    NamespaceNotFound(Namespace),
+    /// The collection exists already.
+    #[error("Collection {0} already exists.")]
+    NamespaceExists(Namespace),
+    /// Bytes in the data file or log are damaged.
+    #[error("data corruption: {0}")]
+    Corrupt(String),
+    /// A read, write or sync failed.
+    #[error("storage i/o failure: {0}")]
+    Io(String),
+    /// An earlier write or sync failed; the database refuses writes until reopened.
+    #[error("the database refuses writes after an earlier i/o failure; restart to recover")]
+    Failed,
+    /// The store was closed.
+    #[error("the database is closed")]
+    Closed,
+}
+
+impl StoreError {
+    fn duplicate(ns: &Namespace, doc: &bson::RawDocument) -> StoreError {
+        let id = match doc.get("_id") {
+            Ok(Some(bson::raw::RawBsonRef::Double(x))) if x.is_finite() && x.fract() == 0.0 => {
+                format!("{x:.1}")
+            }
+            Ok(Some(value)) => bson::Bson::try_from(bson::RawBson::from(value))
+                .map_or_else(|_| "?".to_owned(), |v| v.to_string()),
+            _ => "null".to_owned(),
+        };
+        StoreError::DuplicateKey { ns: ns.clone(), id }
+    }
+}
+
+impl From<pager::Error> for StoreError {
+    fn from(error: pager::Error) -> StoreError {
+        match error {
+            pager::Error::Corrupt { .. } | pager::Error::Version { .. } => {
+                StoreError::Corrupt(error.to_string())
+            }
+            pager::Error::PreviousIo => StoreError::Failed,
+            other => StoreError::Io(other.to_string()),
+        }
+    }
+}
+
+impl From<btree::Error> for StoreError {
+    fn from(error: btree::Error) -> StoreError {
+        match error {
+            btree::Error::Pager(inner) => inner.into(),
+            other => StoreError::Corrupt(other.to_string()),
+        }
+    }
+}
+
+impl From<wal::WalError> for StoreError {
+    fn from(error: wal::WalError) -> StoreError {
+        match error {
+            wal::WalError::Corrupt { .. } => StoreError::Corrupt(error.to_string()),
+            wal::WalError::Poisoned => StoreError::Failed,
+            other => StoreError::Io(other.to_string()),
+        }
+    }
+}
+
+/// How a store runs.
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    /// Time between background checkpoints (`None`: only on log size and on close).
+    pub checkpoint_interval: Option<Duration>,
+    /// Log bytes after which a checkpoint runs.
+    pub checkpoint_log_bytes: u64,
+    /// Pager options (mmap, dirty memory bound).
+    pub pager: pager::Options,
+    /// Log options (`lsn_first` is set by the store).
+    pub wal: WalOptions,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            checkpoint_interval: Some(Duration::from_secs(60)),
+            checkpoint_log_bytes: 64 << 20,
+            pager: pager::Options::default(),
+            wal: WalOptions::default(),
+        }
+    }
+}
+
+/// What `Store::open` found and did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpenReport {
+    /// Log records replayed onto the checkpoint.
+    pub replayed: u64,
+    /// Whether the log ended in a torn block (cut off).
+    pub torn_tail: bool,
+}
+
+#[derive(Default)]
+struct Signal {
+    stop: bool,
+    wake: bool,
+}
+
+/// The database's storage: one data file and its log.
+pub struct Store {
+    pager: pager::Pager,
+    wal: Wal,
+    dir: Arc<dyn Dir>,
+    wal_name: String,
+    gate: Mutex<()>,
+    failed: AtomicBool,
+    closed: AtomicBool,
+    log_bytes: AtomicU64,
+    uuid_seq: AtomicU64,
+    options: StoreOptions,
+    signal: Mutex<Signal>,
+    signal_cv: Condvar,
+    checkpointer: Mutex<Option<JoinHandle<()>>>,
+    report: OpenReport,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("wal_name", &self.wal_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens (or creates) the database file at `path`; its log is `<path>-wal` beside it.
+    pub fn open_path(path: &Path, options: StoreOptions) -> Result<Arc<Store>, StoreError> {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| StoreError::Io(format!("not a file path: {}", path.display())))?;
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        Store::open(Arc::new(OsDir::new(parent)), name, options)
+    }
+
+    /// Opens (or creates) database file `name` in `dir`, replaying its log.
+    pub fn open(
+        dir: Arc<dyn Dir>,
+        name: &str,
+        options: StoreOptions,
+    ) -> Result<Arc<Store>, StoreError> {
+        let file = dir.open(name).map_err(|e| StoreError::Io(e.to_string()))?;
+        let pager = pager::Pager::open(file, options.pager.clone())?;
+        let covered = pager.checkpoint_lsn();
+        let wal_name = format!("{name}-wal");
+        let wal_options = WalOptions {
+            lsn_first: Lsn(covered + 1),
+            ..options.wal.clone()
+        };
+        let (mut wal, mut recovery) = Wal::open(Arc::clone(&dir), &wal_name, wal_options.clone())?;
+        if recovery.lsn_next.0 < covered + 1 {
+            // Every record in this log is covered by the checkpoint: start a fresh log
+            // after it (the log was removed or replaced after the checkpoint).
+            drop(wal);
+            dir.remove(&wal_name)
+                .map_err(|e| StoreError::Io(e.to_string()))?;
+            (wal, recovery) = Wal::open(Arc::clone(&dir), &wal_name, wal_options)?;
+        }
+        let first_needed = recovery.records.first().map(|(lsn, _)| lsn.0);
+        if first_needed.is_some_and(|first| first > covered + 1) {
+            return Err(StoreError::Corrupt(format!(
+                "log starts at lsn {} but the data file covers only up to {covered}",
+                first_needed.unwrap_or(0)
+            )));
+        }
+        let report = OpenReport {
+            replayed: 0,
+            torn_tail: recovery.torn_tail.is_some(),
+        };
+        let store = Arc::new(Store {
+            pager,
+            wal,
+            dir,
+            wal_name,
+            gate: Mutex::new(()),
+            failed: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            log_bytes: AtomicU64::new(0),
+            uuid_seq: AtomicU64::new(0),
+            options,
+            signal: Mutex::new(Signal::default()),
+            signal_cv: Condvar::new(),
+            checkpointer: Mutex::new(None),
+            report,
+        });
+        let replayed = store.replay(&recovery.records, covered)?;
+        // Safe to mutate through a fresh Arc only before anyone else holds it.
+        let store = match Arc::try_unwrap(store) {
+            Ok(mut inner) => {
+                inner.report.replayed = replayed;
+                Arc::new(inner)
+            }
+            Err(_) => unreachable!("no other reference exists yet"),
+        };
+        store.start_checkpointer();
+        Ok(store)
+    }
+
+    fn replay(&self, records: &[(Lsn, Vec<u8>)], covered: u64) -> Result<u64, StoreError> {
+        let mut replayed = 0;
+        for (lsn, record) in records {
+            if lsn.0 <= covered {
+                continue;
+            }
+            let ops = log::decode(record).map_err(|e| match e {
+                StoreError::Corrupt(m) => StoreError::Corrupt(format!("lsn {}: {m}", lsn.0)),
+                other => other,
+            })?;
+            let mut writer = self.begin(false)?;
+            for op in ops {
+                writer.apply(op)?;
+            }
+            writer.commit_nowait()?;
+            self.log_bytes
+                .fetch_add(record.len() as u64, Ordering::Relaxed);
+            replayed += 1;
+        }
+        Ok(replayed)
+    }
+
+    /// What opening found.
+    pub fn open_report(&self) -> &OpenReport {
+        &self.report
+    }
+
+    /// A snapshot of the last committed state. Never waits for a writer.
+    pub fn read(&self) -> Result<Reader<'_>, StoreError> {
+        Ok(Reader {
+            txn: self.pager.begin_read()?,
+        })
+    }
+
+    /// The write transaction (one at a time; waits for the current one).
+    pub fn write(&self) -> Result<Writer<'_>, StoreError> {
+        self.begin(true)
+    }
+
+    fn begin(&self, logged: bool) -> Result<Writer<'_>, StoreError> {
+        self.check_open()?;
+        let gate = self.gate.lock();
+        self.check_open()?;
+        let txn = self.pager.begin_write()?;
+        Ok(Writer::new(self, gate, txn, logged))
+    }
+
+    fn check_open(&self) -> Result<(), StoreError> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(StoreError::Closed);
+        }
+        if self.failed.load(Ordering::Acquire) {
+            return Err(StoreError::Failed);
+        }
+        Ok(())
+    }
+
+    /// Marks the store failed on an I/O error.
+    fn check_io<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
+        if let Err(StoreError::Io(_) | StoreError::Failed) = &result {
+            self.failed.store(true, Ordering::Release);
+        }
+        result
+    }
+
+    /// Appends `ops` as log records (split below the record limit); the last LSN.
+    fn log_ops(&self, ops: &[log::Op]) -> Result<Option<Lsn>, StoreError> {
+        const RECORD_TARGET: usize = 4 << 20;
+        let mut last = None;
+        let mut record = Vec::new();
+        let mut flush = |record: &mut Vec<u8>| -> Result<(), StoreError> {
+            if !record.is_empty() {
+                let lsn = self.check_io(self.wal.append(record).map_err(StoreError::from))?;
+                self.log_bytes
+                    .fetch_add(record.len() as u64, Ordering::Relaxed);
+                last = Some(lsn);
+                record.clear();
+            }
+            Ok(())
+        };
+        for op in ops {
+            if !record.is_empty() && record.len() + op.size_hint() > RECORD_TARGET {
+                flush(&mut record)?;
+            }
+            op.encode_into(&mut record);
+        }
+        flush(&mut record)?;
+        Ok(last)
+    }
+
+    /// Waits until the log is durable through `lsn` (shared fsyncs: group commit).
+    pub fn wait_durable(&self, lsn: Lsn) -> Result<(), StoreError> {
+        self.check_io(self.wal.commit(lsn).map_err(StoreError::from))
+    }
+
+    fn after_commit(&self) {
+        let due = self.log_bytes.load(Ordering::Relaxed) >= self.options.checkpoint_log_bytes;
+        if due || self.pager.checkpoint_due() {
+            self.signal.lock().wake = true;
+            self.signal_cv.notify_all();
+        }
+    }
+
+    fn new_uuid(&self) -> [u8; 16] {
+        let seq = self.uuid_seq.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let a = xxhash_rust::xxh3::xxh3_64(
+            &[nanos.to_le_bytes().as_slice(), &seq.to_le_bytes()].concat(),
+        );
+        let b = xxhash_rust::xxh3::xxh3_64(&[a.to_le_bytes(), seq.to_le_bytes()].concat());
+        let mut uuid = [0u8; 16];
+        uuid[..8].copy_from_slice(&a.to_le_bytes());
+        uuid[8..].copy_from_slice(&b.to_le_bytes());
+        uuid[6] = (uuid[6] & 0x0f) | 0x40;
+        uuid[8] = (uuid[8] & 0x3f) | 0x80;
+        uuid
+    }
+
+    /// Makes the data file hold everything committed so far and truncates the log.
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
+        self.check_open()?;
+        let lsn = {
+            let _gate = self.gate.lock();
+            let last = Lsn(self.wal.lsn_next().0 - 1);
+            if last.0 > 0 {
+                self.wait_durable(last)?;
+            }
+            let result = self.pager.checkpoint(last.0).map_err(StoreError::from);
+            self.check_io(result)?;
+            self.log_bytes.store(0, Ordering::Relaxed);
+            last
+        };
+        let result = self
+            .wal
+            .truncate_before(Lsn(lsn.0 + 1))
+            .map_err(StoreError::from);
+        self.check_io(result)
+    }
+
+    /// Checkpoints and removes the log: a cleanly closed database is one file. Later calls
+    /// fail with `Closed`.
+    pub fn close(&self) -> Result<(), StoreError> {
+        if self.closed.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.stop_checkpointer();
+        self.checkpoint()?;
+        let _gate = self.gate.lock();
+        self.closed.store(true, Ordering::Release);
+        self.dir
+            .remove(&self.wal_name)
+            .and_then(|()| self.dir.sync())
+            .map_err(|e| StoreError::Io(e.to_string()))
+    }
+
+    /// Bytes of the data file.
+    pub fn file_bytes(&self) -> u64 {
+        self.pager.stats().map_or(0, |s| s.file_bytes)
+    }
+
+    /// Pager counters.
+    pub fn pager_stats(&self) -> Result<pager::Stats, StoreError> {
+        Ok(self.pager.stats()?)
+    }
+
+    /// Checks every tree of every collection, the catalog counters and the ownership of
+    /// every page of the file.
+    pub fn verify(&self) -> Result<VerifyReport, StoreError> {
+        let reader = self.read()?;
+        let mut report = VerifyReport::default();
+        let catalog = catalog::CATALOG.verify(reader.txn())?;
+        let mut extents = catalog.extents;
+        for (ns, meta) in reader.collections(None)? {
+            let records = meta.records.verify(reader.txn())?;
+            let ids = meta.ids.verify(reader.txn())?;
+            if records.entries != meta.count || ids.entries != meta.count {
+                return Err(StoreError::Corrupt(format!(
+                    "{ns}: catalog count {} but {} records and {} _id_ entries",
+                    meta.count, records.entries, ids.entries
+                )));
+            }
+            report.collections += 1;
+            report.documents += meta.count;
+            extents.extend(records.extents);
+            extents.extend(ids.extents);
+        }
+        drop(reader);
+        let pages = self.pager.verify(&extents)?;
+        report.pages = u64::from(pages.page_count);
+        report.free_pages = pages.free_pages;
+        Ok(report)
+    }
+
+    fn start_checkpointer(self: &Arc<Self>) {
+        let Some(interval) = self.options.checkpoint_interval else {
+            return;
+        };
+        let weak: Weak<Store> = Arc::downgrade(self);
+        let handle = std::thread::Builder::new()
+            .name("mfdb-checkpoint".into())
+            .spawn(move || checkpoint_loop(&weak, interval));
+        if let Ok(handle) = handle {
+            *self.checkpointer.lock() = Some(handle);
+        }
+    }
+
+    fn stop_checkpointer(&self) {
+        self.signal.lock().stop = true;
+        self.signal_cv.notify_all();
+        let handle = self.checkpointer.lock().take();
+        if let Some(handle) = handle
+            && handle.thread().id() != std::thread::current().id()
+        {
+            let _ = handle.join();
+        }
+    }
+}
+
+fn checkpoint_loop(weak: &Weak<Store>, interval: Duration) {
+    loop {
+        let Some(store) = weak.upgrade() else {
+            return;
+        };
+        {
+            let mut signal = store.signal.lock();
+            if !signal.stop && !signal.wake {
+                store.signal_cv.wait_for(&mut signal, interval);
+            }
+            if signal.stop {
+                return;
+            }
+            signal.wake = false;
+        }
+        let dirty = store.log_bytes.load(Ordering::Relaxed) > 0 || store.pager.checkpoint_due();
+        if dirty && let Err(error) = store.checkpoint() {
+            eprintln!("multiforadb: background checkpoint failed: {error}");
+        }
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        self.stop_checkpointer();
+    }
+}
+
+/// What `Store::verify` checked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    /// Collections checked.
+    pub collections: u64,
+    /// Documents across them.
+    pub documents: u64,
+    /// Pages in the file.
+    pub pages: u64,
+    /// Pages free for reuse.
+    pub free_pages: u64,
+}

@@ -1,0 +1,492 @@
+//! Reading and writing the database: `Reader` (a snapshot) and `Writer` (the one write
+//! transaction, logged).
+//!
+//! A `Writer` moves through: Open (`Store::write`: takes the write gate, begins the pager
+//! write transaction) → operations applied to the trees and collected as log `Op`s →
+//! `commit` (catalog entries written back, one or more WAL records appended, the pager
+//! transaction published, the gate released, then the group commit waited for) or
+//! dropped (everything discarded, nothing logged).
+//!
+//! Invariants:
+//! - Every change a `Writer` makes goes through `apply`, the same function replay uses,
+//!   so the live state and the replayed state cannot differ.
+//! - The `_id_` index holds exactly one entry per record, keyed by the canonical key of
+//!   its `_id`: 1, 1i64 and 1.0 are one key.
+
+use super::catalog::{CATALOG, CollectionMeta, Namespace, rid_key, rid_of};
+use super::log::Op;
+use super::{Store, StoreError};
+use bson::raw::RawBsonRef;
+use bson::{RawDocument, RawDocumentBuf};
+use btree::PageRead;
+use pager::{ReadTxn, WriteTxn};
+use parking_lot::MutexGuard;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+/// A record: its id and its document bytes, borrowed from the file when possible.
+pub type Record<'t> = (u64, Cow<'t, [u8]>);
+
+/// The canonical `_id_` index key of a document's `_id` (missing `_id` indexes as null).
+pub(crate) fn id_key(doc: &RawDocument) -> Vec<u8> {
+    match doc.get("_id") {
+        Ok(Some(value)) => bson_canonical::encode(value),
+        _ => bson_canonical::encode(RawBsonRef::Null),
+    }
+}
+
+/// Reads one collection entry from the catalog.
+fn load_meta<T: PageRead>(txn: &T, ns: &Namespace) -> Result<Option<CollectionMeta>, StoreError> {
+    match CATALOG.get(txn, ns.full().as_bytes())? {
+        Some(bytes) => CollectionMeta::decode(&bytes).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Every collection entry of database `db` (all databases when `None`), in name order.
+fn list_metas<T: PageRead>(
+    txn: &T,
+    db: Option<&str>,
+) -> Result<Vec<(Namespace, CollectionMeta)>, StoreError> {
+    let prefix = db.map(|db| format!("{db}."));
+    let lower = prefix
+        .as_deref()
+        .map_or(Bound::Unbounded, |p| Bound::Included(p.as_bytes()));
+    let mut out = Vec::new();
+    for entry in CATALOG.range(txn, lower, Bound::Unbounded)? {
+        let (key, value) = entry?;
+        if let Some(prefix) = &prefix
+            && !key.starts_with(prefix.as_bytes())
+        {
+            break;
+        }
+        let name = std::str::from_utf8(&key)
+            .ok()
+            .and_then(Namespace::parse)
+            .ok_or_else(|| StoreError::Corrupt("catalog key is not a namespace".into()))?;
+        out.push((name, CollectionMeta::decode(&value)?));
+    }
+    Ok(out)
+}
+
+/// The record whose `_id` equals `id` (canonically), with its id.
+fn lookup_id<'t, T: PageRead>(
+    txn: &'t T,
+    meta: &CollectionMeta,
+    id: RawBsonRef<'_>,
+) -> Result<Option<Record<'t>>, StoreError> {
+    let Some(rid) = meta.ids.get(txn, &bson_canonical::encode(id))? else {
+        return Ok(None);
+    };
+    let rid = rid_of(&rid)?;
+    match meta.records.get(txn, &rid_key(rid))? {
+        Some(doc) => Ok(Some((rid, doc))),
+        None => Err(StoreError::Corrupt(format!(
+            "_id_ index names record {rid}, which does not exist"
+        ))),
+    }
+}
+
+/// A consistent snapshot of the whole database.
+pub struct Reader<'s> {
+    pub(crate) txn: ReadTxn<'s>,
+}
+
+impl<'s> Reader<'s> {
+    /// The pager transaction, for iterating a collection's trees.
+    pub fn txn(&self) -> &ReadTxn<'s> {
+        &self.txn
+    }
+
+    /// The catalog entry of `ns`.
+    pub fn collection(&self, ns: &Namespace) -> Result<Option<CollectionMeta>, StoreError> {
+        load_meta(&self.txn, ns)
+    }
+
+    /// The collections of `db` (every database when `None`), in name order.
+    pub fn collections(
+        &self,
+        db: Option<&str>,
+    ) -> Result<Vec<(Namespace, CollectionMeta)>, StoreError> {
+        list_metas(&self.txn, db)
+    }
+
+    /// The record `rid` of a collection.
+    pub fn get(
+        &self,
+        meta: &CollectionMeta,
+        rid: u64,
+    ) -> Result<Option<Cow<'_, [u8]>>, StoreError> {
+        Ok(meta.records.get(&self.txn, &rid_key(rid))?)
+    }
+
+    /// The record whose `_id` is `id`.
+    pub fn find_id(
+        &self,
+        meta: &CollectionMeta,
+        id: RawBsonRef<'_>,
+    ) -> Result<Option<Record<'_>>, StoreError> {
+        lookup_id(&self.txn, meta, id)
+    }
+
+    /// Records with ids after `after` (from the start when `None`), in id order.
+    pub fn scan(
+        &self,
+        meta: &CollectionMeta,
+        after: Option<u64>,
+    ) -> Result<impl Iterator<Item = Result<Record<'_>, StoreError>> + '_, StoreError> {
+        scan_records(&self.txn, meta, after)
+    }
+}
+
+fn scan_records<'t, T: PageRead>(
+    txn: &'t T,
+    meta: &CollectionMeta,
+    after: Option<u64>,
+) -> Result<impl Iterator<Item = Result<Record<'t>, StoreError>> + 't, StoreError> {
+    let key = after.map(rid_key);
+    let lower = key
+        .as_ref()
+        .map_or(Bound::Unbounded, |k| Bound::Excluded(&k[..]));
+    let range = meta.records.range(txn, lower, Bound::Unbounded)?;
+    Ok(range.map(|entry| {
+        let (key, value) = entry?;
+        Ok((rid_of(&key)?, value))
+    }))
+}
+
+/// The write transaction: every change is applied to the trees and logged.
+pub struct Writer<'s> {
+    pub(crate) store: &'s Store,
+    pub(crate) txn: WriteTxn<'s>,
+    pub(crate) _gate: MutexGuard<'s, ()>,
+    /// Catalog entries touched by this transaction (`None`: dropped).
+    metas: BTreeMap<Namespace, Option<CollectionMeta>>,
+    ops: Vec<Op>,
+    logged: bool,
+}
+
+impl<'s> Writer<'s> {
+    pub(crate) fn new(
+        store: &'s Store,
+        gate: MutexGuard<'s, ()>,
+        txn: WriteTxn<'s>,
+        logged: bool,
+    ) -> Writer<'s> {
+        Writer {
+            store,
+            txn,
+            _gate: gate,
+            metas: BTreeMap::new(),
+            ops: Vec::new(),
+            logged,
+        }
+    }
+
+    /// The pager transaction, for iterating a collection's trees (as this writer sees them).
+    pub fn txn(&self) -> &WriteTxn<'s> {
+        &self.txn
+    }
+
+    /// The catalog entry of `ns` as this transaction sees it.
+    pub fn collection(&mut self, ns: &Namespace) -> Result<Option<CollectionMeta>, StoreError> {
+        Ok(self.meta(ns)?.cloned())
+    }
+
+    fn meta(&mut self, ns: &Namespace) -> Result<Option<&CollectionMeta>, StoreError> {
+        if !self.metas.contains_key(ns) {
+            let meta = load_meta(&self.txn, ns)?;
+            self.metas.insert(ns.clone(), meta);
+        }
+        Ok(self.metas.get(ns).and_then(Option::as_ref))
+    }
+
+    fn meta_mut(&mut self, ns: &Namespace) -> Result<&mut CollectionMeta, StoreError> {
+        self.meta(ns)?;
+        self.metas
+            .get_mut(ns)
+            .and_then(Option::as_mut)
+            .ok_or_else(|| StoreError::NamespaceNotFound(ns.clone()))
+    }
+
+    /// The collections of `db` (every database when `None`) as this transaction sees them.
+    pub fn collections(
+        &mut self,
+        db: Option<&str>,
+    ) -> Result<Vec<(Namespace, CollectionMeta)>, StoreError> {
+        let mut all: BTreeMap<Namespace, CollectionMeta> =
+            list_metas(&self.txn, db)?.into_iter().collect();
+        for (ns, meta) in &self.metas {
+            if db.is_some_and(|db| db != ns.db) {
+                continue;
+            }
+            match meta {
+                Some(meta) => all.insert(ns.clone(), meta.clone()),
+                None => all.remove(ns),
+            };
+        }
+        Ok(all.into_iter().collect())
+    }
+
+    /// The record `rid` of `ns`.
+    pub fn get(&mut self, ns: &Namespace, rid: u64) -> Result<Option<RawDocumentBuf>, StoreError> {
+        let Some(meta) = self.meta(ns)?.cloned() else {
+            return Ok(None);
+        };
+        let bytes = meta.records.get(&self.txn, &rid_key(rid))?;
+        bytes.map(|b| to_doc(&b)).transpose()
+    }
+
+    /// The record of `ns` whose `_id` is `id`.
+    pub fn find_id(
+        &mut self,
+        ns: &Namespace,
+        id: RawBsonRef<'_>,
+    ) -> Result<Option<(u64, RawDocumentBuf)>, StoreError> {
+        let Some(meta) = self.meta(ns)?.cloned() else {
+            return Ok(None);
+        };
+        match lookup_id(&self.txn, &meta, id)? {
+            Some((rid, bytes)) => Ok(Some((rid, to_doc(&bytes)?))),
+            None => Ok(None),
+        }
+    }
+
+    /// Records of `ns` after `after`, in id order (as this transaction sees them).
+    pub fn scan(
+        &mut self,
+        ns: &Namespace,
+        after: Option<u64>,
+    ) -> Result<Vec<(u64, RawDocumentBuf)>, StoreError> {
+        self.scan_while(ns, after, |_, _| true)
+    }
+
+    /// Records of `ns` after `after` for which `keep` holds, in id order.
+    pub fn scan_while(
+        &mut self,
+        ns: &Namespace,
+        after: Option<u64>,
+        mut keep: impl FnMut(u64, &RawDocument) -> bool,
+    ) -> Result<Vec<(u64, RawDocumentBuf)>, StoreError> {
+        let Some(meta) = self.meta(ns)?.cloned() else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for entry in scan_records(&self.txn, &meta, after)? {
+            let (rid, bytes) = entry?;
+            let doc = RawDocument::from_bytes(&bytes)
+                .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
+            if keep(rid, doc) {
+                out.push((rid, doc.to_owned()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Creates collection `ns`; `NamespaceExists` if it exists.
+    pub fn create_collection(
+        &mut self,
+        ns: &Namespace,
+        options: RawDocumentBuf,
+    ) -> Result<(), StoreError> {
+        if self.meta(ns)?.is_some() {
+            return Err(StoreError::NamespaceExists(ns.clone()));
+        }
+        let uuid = self.store.new_uuid();
+        self.apply(Op::Create {
+            ns: ns.clone(),
+            options,
+            uuid,
+        })
+    }
+
+    /// Creates `ns` with default options unless it exists (implicit creation on insert).
+    pub fn ensure_collection(&mut self, ns: &Namespace) -> Result<(), StoreError> {
+        if self.meta(ns)?.is_none() {
+            self.create_collection(ns, RawDocumentBuf::new())?;
+        }
+        Ok(())
+    }
+
+    /// Inserts `doc` (which must carry its `_id`) into `ns`, creating the collection if
+    /// needed; `DuplicateKey` when a document with an equal `_id` exists.
+    pub fn insert(&mut self, ns: &Namespace, doc: &RawDocument) -> Result<u64, StoreError> {
+        self.ensure_collection(ns)?;
+        let meta = self.meta_mut(ns)?.clone();
+        if meta.ids.get(&self.txn, &id_key(doc))?.is_some() {
+            return Err(StoreError::duplicate(ns, doc));
+        }
+        let rid = meta.next_rid;
+        self.apply(Op::Insert {
+            ns: ns.clone(),
+            rid,
+            doc: doc.to_owned(),
+        })?;
+        Ok(rid)
+    }
+
+    /// Replaces record `rid` of `ns` with `doc`; `DuplicateKey` when `doc`'s `_id` differs
+    /// from the old one and belongs to another document.
+    pub fn update(
+        &mut self,
+        ns: &Namespace,
+        rid: u64,
+        doc: &RawDocument,
+    ) -> Result<(), StoreError> {
+        let meta = self.meta_mut(ns)?.clone();
+        let old = meta
+            .records
+            .get(&self.txn, &rid_key(rid))?
+            .ok_or_else(|| StoreError::Corrupt(format!("update of missing record {rid}")))?;
+        let old_key = id_key(&to_doc(&old)?);
+        let new_key = id_key(doc);
+        if old_key != new_key && meta.ids.get(&self.txn, &new_key)?.is_some() {
+            return Err(StoreError::duplicate(ns, doc));
+        }
+        self.apply(Op::Update {
+            ns: ns.clone(),
+            rid,
+            doc: doc.to_owned(),
+        })
+    }
+
+    /// Deletes record `rid` of `ns`.
+    pub fn delete(&mut self, ns: &Namespace, rid: u64) -> Result<(), StoreError> {
+        self.apply(Op::Delete {
+            ns: ns.clone(),
+            rid,
+        })
+    }
+
+    /// Drops `ns` and frees its pages; returns whether it existed.
+    pub fn drop_collection(&mut self, ns: &Namespace) -> Result<bool, StoreError> {
+        if self.meta(ns)?.is_none() {
+            return Ok(false);
+        }
+        self.apply(Op::Drop { ns: ns.clone() })?;
+        Ok(true)
+    }
+
+    /// Renames `from` to `to`; `NamespaceNotFound` / `NamespaceExists` as MongoDB.
+    pub fn rename_collection(
+        &mut self,
+        from: &Namespace,
+        to: &Namespace,
+    ) -> Result<(), StoreError> {
+        if self.meta(from)?.is_none() {
+            return Err(StoreError::NamespaceNotFound(from.clone()));
+        }
+        if self.meta(to)?.is_some() {
+            return Err(StoreError::NamespaceExists(to.clone()));
+        }
+        self.apply(Op::Rename {
+            from: from.clone(),
+            to: to.clone(),
+        })
+    }
+
+    /// Applies one operation to the trees and the cached catalog, and logs it.
+    pub(crate) fn apply(&mut self, op: Op) -> Result<(), StoreError> {
+        match &op {
+            Op::Create { ns, options, uuid } => {
+                let meta = CollectionMeta::new(options.clone(), *uuid);
+                self.metas.insert(ns.clone(), Some(meta));
+            }
+            Op::Drop { ns } => {
+                let mut meta = self.meta_mut(ns)?.clone();
+                meta.records.destroy(&mut self.txn)?;
+                meta.ids.destroy(&mut self.txn)?;
+                self.metas.insert(ns.clone(), None);
+            }
+            Op::Rename { from, to } => {
+                let meta = self.meta_mut(from)?.clone();
+                self.metas.insert(from.clone(), None);
+                self.metas.insert(to.clone(), Some(meta));
+            }
+            Op::Insert { ns, rid, doc } => {
+                let mut meta = self.meta_mut(ns)?.clone();
+                meta.ids
+                    .insert(&mut self.txn, &id_key(doc), &rid_key(*rid))?;
+                meta.records
+                    .insert(&mut self.txn, &rid_key(*rid), doc.as_bytes())?;
+                meta.count += 1;
+                meta.size += doc.as_bytes().len() as u64;
+                meta.next_rid = meta.next_rid.max(rid + 1);
+                *self.meta_mut(ns)? = meta;
+            }
+            Op::Update { ns, rid, doc } => {
+                let mut meta = self.meta_mut(ns)?.clone();
+                let old = meta
+                    .records
+                    .get(&self.txn, &rid_key(*rid))?
+                    .map(|b| b.into_owned());
+                let old = old.ok_or_else(|| StoreError::Corrupt(format!("no record {rid}")))?;
+                let old_key = id_key(&to_doc(&old)?);
+                let new_key = id_key(doc);
+                if old_key != new_key {
+                    meta.ids.remove(&mut self.txn, &old_key)?;
+                    meta.ids.insert(&mut self.txn, &new_key, &rid_key(*rid))?;
+                }
+                meta.records
+                    .insert(&mut self.txn, &rid_key(*rid), doc.as_bytes())?;
+                meta.size = meta.size - old.len() as u64 + doc.as_bytes().len() as u64;
+                *self.meta_mut(ns)? = meta;
+            }
+            Op::Delete { ns, rid } => {
+                let mut meta = self.meta_mut(ns)?.clone();
+                let old = meta
+                    .records
+                    .get(&self.txn, &rid_key(*rid))?
+                    .map(|b| b.into_owned());
+                let old = old.ok_or_else(|| StoreError::Corrupt(format!("no record {rid}")))?;
+                meta.ids.remove(&mut self.txn, &id_key(&to_doc(&old)?))?;
+                meta.records.remove(&mut self.txn, &rid_key(*rid))?;
+                meta.count -= 1;
+                meta.size -= old.len() as u64;
+                *self.meta_mut(ns)? = meta;
+            }
+        }
+        if self.logged {
+            self.ops.push(op);
+        }
+        Ok(())
+    }
+
+    /// Publishes the transaction and waits until it is durable.
+    pub fn commit(self) -> Result<(), StoreError> {
+        let store = self.store;
+        if let Some(lsn) = self.commit_nowait()? {
+            store.wait_durable(lsn)?;
+        }
+        Ok(())
+    }
+
+    /// Publishes the transaction; returns the LSN to wait for (`None` if nothing was logged).
+    pub fn commit_nowait(mut self) -> Result<Option<wal::Lsn>, StoreError> {
+        for (ns, meta) in std::mem::take(&mut self.metas) {
+            let key = ns.full();
+            match meta {
+                Some(meta) => {
+                    CATALOG.insert(&mut self.txn, key.as_bytes(), meta.encode().as_bytes())?;
+                }
+                None => {
+                    CATALOG.remove(&mut self.txn, key.as_bytes())?;
+                }
+            }
+        }
+        let store = self.store;
+        let lsn = store.log_ops(&self.ops)?;
+        let result = self.txn.commit();
+        store.check_io(result.map_err(StoreError::from))?;
+        if lsn.is_some() {
+            store.after_commit();
+        }
+        Ok(lsn)
+    }
+}
+
+fn to_doc(bytes: &[u8]) -> Result<RawDocumentBuf, StoreError> {
+    RawDocumentBuf::from_bytes(bytes.to_vec())
+        .map_err(|_| StoreError::Corrupt("stored record is not BSON".into()))
+}
