@@ -43,6 +43,10 @@ pub enum ErrorCode {
     IllegalOperation,
     /// 290: stored bytes are damaged.
     DataCorruptionDetected,
+    /// A numbered assertion site of mongod, reported as `Location<code>`.
+    Location(i32),
+    /// Any other code with its official name (errors raised by the query and update crates).
+    Other(i32, &'static str),
     /// 352: OP_QUERY used for anything but the handshake.
     UnsupportedOpQueryCommand,
     /// 10334: a document over `maxBsonObjectSize`.
@@ -72,6 +76,7 @@ impl ErrorCode {
             ErrorCode::CursorNotFound => 43,
             ErrorCode::IllegalOperation => 20,
             ErrorCode::DataCorruptionDetected => 290,
+            ErrorCode::Location(code) | ErrorCode::Other(code, _) => code,
             ErrorCode::UnsupportedOpQueryCommand => 352,
             ErrorCode::BsonObjectTooLarge => 10334,
         }
@@ -79,7 +84,15 @@ impl ErrorCode {
 
     /// The `codeName` clients see.
     #[must_use]
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> std::borrow::Cow<'static, str> {
+        match self {
+            ErrorCode::Location(code) => std::borrow::Cow::Owned(format!("Location{code}")),
+            ErrorCode::Other(_, name) => std::borrow::Cow::Borrowed(name),
+            _ => std::borrow::Cow::Borrowed(self.static_name()),
+        }
+    }
+
+    fn static_name(self) -> &'static str {
         match self {
             ErrorCode::InternalError => "InternalError",
             ErrorCode::BadValue => "BadValue",
@@ -99,6 +112,7 @@ impl ErrorCode {
             ErrorCode::CursorNotFound => "CursorNotFound",
             ErrorCode::IllegalOperation => "IllegalOperation",
             ErrorCode::DataCorruptionDetected => "DataCorruptionDetected",
+            ErrorCode::Location(_) | ErrorCode::Other(..) => "",
             ErrorCode::UnsupportedOpQueryCommand => "UnsupportedOpQueryCommand",
             ErrorCode::BsonObjectTooLarge => "BSONObjectTooLarge",
         }
@@ -136,6 +150,33 @@ impl From<crate::store::StoreError> for Error {
     }
 }
 
+impl ErrorCode {
+    /// The code for a number and name reported by a lower crate (`Location` names carry
+    /// the number themselves).
+    #[must_use]
+    pub fn from_parts(code: i32, name: &'static str) -> ErrorCode {
+        if name.starts_with("Location") {
+            ErrorCode::Location(code)
+        } else {
+            ErrorCode::Other(code, name)
+        }
+    }
+}
+
+impl From<query::QueryError> for Error {
+    fn from(error: query::QueryError) -> Error {
+        let code = ErrorCode::from_parts(error.code(), error.code_name());
+        Error::new(code, error.to_string())
+    }
+}
+
+impl From<update::UpdateError> for Error {
+    fn from(error: update::UpdateError) -> Error {
+        let code = ErrorCode::from_parts(error.code(), error.code_name());
+        Error::new(code, error.to_string())
+    }
+}
+
 impl Error {
     /// A command error with `code` and `message`.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Error {
@@ -164,7 +205,7 @@ impl Error {
             "ok": 0.0,
             "errmsg": self.to_string(),
             "code": code.code(),
-            "codeName": code.name(),
+            "codeName": code.name().as_ref(),
         }
     }
 }
