@@ -45,6 +45,25 @@ pub enum QueryError {
     /// A regular expression exhausted its step budget while matching (code 2).
     #[error("regular expression is too complex to evaluate: {0}")]
     RegexTooComplex(String),
+    /// A MongoDB feature this crate does not implement, such as an aggregation
+    /// stage that needs the engine (`$lookup`, `$out`) (code 238).
+    #[error("{0}")]
+    NotImplemented(String),
+    /// An accumulator (`$push`, `$addToSet`) grew past its memory limit (code 146).
+    #[error("{0}")]
+    ExceededMemoryLimit(String),
+    /// A document produced by a pipeline is larger than BSON allows (code 10334).
+    #[error("{0}")]
+    BsonObjectTooLarge(String),
+    /// An error with the context MongoDB adds in front of it, such as
+    /// `Invalid $project :: caused by :: ...`; code and code name are the cause's.
+    #[error("{context} :: caused by :: {cause}")]
+    Context {
+        /// What was being done.
+        context: String,
+        /// The error underneath.
+        cause: Box<QueryError>,
+    },
 }
 
 impl QueryError {
@@ -61,6 +80,14 @@ impl QueryError {
         }
     }
 
+    /// Puts `context` in front of the message, keeping the code.
+    pub(crate) fn context(self, context: impl Into<String>) -> QueryError {
+        QueryError::Context {
+            context: context.into(),
+            cause: Box::new(self),
+        }
+    }
+
     /// MongoDB's numeric error code.
     pub fn code(&self) -> i32 {
         match self {
@@ -70,10 +97,16 @@ impl QueryError {
             QueryError::Location { code, .. } | QueryError::Projection { code, .. } => *code,
             QueryError::InvalidPipelineOperator(_) => 168,
             QueryError::ConversionFailure(_) => 241,
+            QueryError::NotImplemented(_) => 238,
+            QueryError::ExceededMemoryLimit(_) => 146,
+            QueryError::BsonObjectTooLarge(_) => 10334,
+            QueryError::Context { cause, .. } => cause.code(),
         }
     }
 
-    /// MongoDB's code name (`Location<code>` for numbered locations).
+    /// MongoDB's code name. For numbered locations this is the prefix
+    /// `Location`: the name on the wire is it followed by [`QueryError::code`]
+    /// (`Location40324`).
     pub fn code_name(&self) -> &'static str {
         match self.code() {
             2 => "BadValue",
@@ -81,6 +114,9 @@ impl QueryError {
             14 => "TypeMismatch",
             168 => "InvalidPipelineOperator",
             241 => "ConversionFailure",
+            238 => "NotImplemented",
+            146 => "ExceededMemoryLimit",
+            10334 => "BSONObjectTooLarge",
             _ => "Location",
         }
     }

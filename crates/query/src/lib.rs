@@ -10,6 +10,8 @@
 //! - [`SortSpec`] and [`top_k`]: canonical-order sorting with the multikey rule.
 //! - [`Projection`]: inclusion, exclusion, `$slice`, `$elemMatch`, positional
 //!   `$` and computed fields.
+//! - [`Pipeline`]: aggregation pipelines (`$match`, `$group`, `$sort`,
+//!   `$project`, `$unwind`, ...) over documents the engine supplies.
 //!
 //! ```
 //! use bson::rawdoc;
@@ -25,6 +27,7 @@ pub mod error;
 mod expr;
 mod filter;
 pub mod limits;
+mod pipeline;
 mod projection;
 mod raw;
 mod schema;
@@ -34,6 +37,7 @@ mod value;
 pub use error::QueryError;
 pub use expr::{Expression, Value};
 pub use filter::Filter;
+pub use pipeline::Pipeline;
 pub use projection::Projection;
 pub use sort::{Direction, SortKey, SortSpec, top_k};
 
@@ -44,4 +48,5 @@ const _: fn() = || {
     shareable::<Expression>();
     shareable::<SortSpec>();
     shareable::<Projection>();
+    shareable::<Pipeline>();
 };

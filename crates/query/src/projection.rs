@@ -20,6 +20,9 @@ pub struct Projection {
     tree: Vec<(String, Node)>,
     inclusion: bool,
     id_excluded: bool,
+    /// Whether sub-paths reach into arrays nested in arrays (aggregation) or
+    /// leave them alone (find).
+    nested_arrays: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -62,51 +65,210 @@ fn insert(tree: &mut Vec<(String, Node)>, path: &str, node: Node) -> Result<(), 
     Ok(())
 }
 
-impl Projection {
-    /// Parses a projection document.
-    pub fn parse(spec: &RawDocument) -> Result<Projection, QueryError> {
-        let mut projection = Projection::default();
-        let mut includes = None::<String>;
-        let mut excludes = None::<String>;
-        for (key, value) in elements(spec) {
-            if key.is_empty() || key.starts_with('$') {
-                return Err(QueryError::Projection {
-                    code: 16410,
-                    message: format!("FieldPath field names may not start with '$'. Got: {key}"),
-                });
+/// Which command a projection belongs to: `find` allows `$slice`,
+/// `$elemMatch` and the positional `$`; an aggregation `$project` reads
+/// `{$slice: ..}` as the expression and refuses the other two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Find,
+    Aggregation,
+}
+
+/// What the fields parsed so far make the projection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Inclusion,
+    Exclusion,
+}
+
+/// Parsing state: the kind so far and the find-only operators seen, which
+/// decide the kind when no field does (MongoDB's `projection_ast` rules).
+struct ParseState {
+    mode: Mode,
+    kind: Option<Kind>,
+    id_included: bool,
+    has_slice: bool,
+    has_elem_match: bool,
+}
+
+impl ParseState {
+    fn set_kind(
+        &mut self,
+        kind: Kind,
+        error: impl FnOnce() -> QueryError,
+    ) -> Result<(), QueryError> {
+        match self.kind {
+            Some(current) if current != kind => Err(error()),
+            _ => {
+                self.kind = Some(kind);
+                Ok(())
             }
-            let (path, node) = Self::parse_field(key, value)?;
-            match &node {
-                Node::Exclude if path == "_id" => projection.id_excluded = true,
-                Node::Include if path == "_id" => {}
-                Node::Exclude => excludes = excludes.or(Some(path.clone())),
-                Node::Include | Node::Positional | Node::Computed(_) | Node::ElemMatch(_) => {
-                    includes = includes.or(Some(path.clone()));
-                }
-                _ => {}
-            }
-            if let (Some(_), Some(excluded)) = (&includes, &excludes) {
-                return Err(QueryError::Projection {
-                    code: 31254,
-                    message: format!(
-                        "Cannot do exclusion on field {excluded} in inclusion projection"
-                    ),
-                });
-            }
-            insert(&mut projection.tree, &path, node)?;
         }
-        projection.inclusion = includes.is_some();
+    }
+}
+
+/// Whether a document value in a projection is a sub-projection
+/// (`{a: {b: 1}}`) rather than an expression (one field named `$op`).
+fn is_sub_projection(sub: &RawDocument) -> bool {
+    let mut fields = elements(sub);
+    match (fields.next(), fields.next()) {
+        (Some((key, _)), None) => !key.starts_with('$'),
+        _ => true,
+    }
+}
+
+fn projection_error(code: i32, message: impl Into<String>) -> QueryError {
+    QueryError::Projection {
+        code,
+        message: message.into(),
+    }
+}
+
+impl Projection {
+    /// Parses a `find` projection document.
+    pub fn parse(spec: &RawDocument) -> Result<Projection, QueryError> {
+        Self::parse_mode(spec, Mode::Find)
+    }
+
+    /// Parses the specification of an aggregation `$project` stage: the
+    /// positional `$` is refused (31324), `$elemMatch` is no expression
+    /// (31325), `{$slice: ..}` is the `$slice` expression and an empty
+    /// specification is refused (51272).
+    pub fn parse_aggregation(spec: &RawDocument) -> Result<Projection, QueryError> {
+        if spec.is_empty() {
+            return Err(projection_error(
+                51272,
+                "projection specification must have at least one field",
+            ));
+        }
+        Self::parse_mode(spec, Mode::Aggregation)
+    }
+
+    fn parse_mode(spec: &RawDocument, mode: Mode) -> Result<Projection, QueryError> {
+        let mut projection = Projection::default();
+        let mut state = ParseState {
+            mode,
+            kind: None,
+            id_included: false,
+            has_slice: false,
+            has_elem_match: false,
+        };
+        projection.parse_level(spec, "", &mut state)?;
+        // With no field deciding, find's rules: `{_id: 1}` includes, then
+        // `$slice` excludes, then `$elemMatch` includes.
+        let kind = state.kind.unwrap_or(
+            if state.id_included || (state.has_elem_match && !state.has_slice) {
+                Kind::Inclusion
+            } else {
+                Kind::Exclusion
+            },
+        );
+        projection.inclusion = kind == Kind::Inclusion;
+        projection.nested_arrays = mode == Mode::Aggregation;
         Ok(projection)
     }
 
-    fn parse_field(key: &str, value: RawBsonRef<'_>) -> Result<(String, Node), QueryError> {
+    /// Parses the fields of `spec`, a sub-projection at `prefix` when not empty.
+    fn parse_level(
+        &mut self,
+        spec: &RawDocument,
+        prefix: &str,
+        state: &mut ParseState,
+    ) -> Result<(), QueryError> {
+        for (key, value) in elements(spec) {
+            if key.is_empty() || key.starts_with('$') {
+                return Err(projection_error(
+                    16410,
+                    format!("FieldPath field names may not start with '$'. Got: {key}"),
+                ));
+            }
+            let path = if prefix.is_empty() {
+                key.to_owned()
+            } else {
+                format!("{prefix}.{key}")
+            };
+            if let RawBsonRef::Document(sub) = value
+                && !key.ends_with(".$")
+                && is_sub_projection(sub)
+            {
+                if sub.is_empty() {
+                    return Err(projection_error(
+                        51270,
+                        format!(
+                            "An empty sub-projection is not a valid value. Found empty object \
+                             at path {path}"
+                        ),
+                    ));
+                }
+                self.parse_level(sub, &path, state)?;
+                continue;
+            }
+            let (path, node) = Self::parse_field(&path, value, state.mode)?;
+            let top_level_id = path == "_id";
+            match &node {
+                Node::Exclude if top_level_id => self.id_excluded = true,
+                Node::Include if top_level_id => state.id_included = true,
+                Node::Exclude => state.set_kind(Kind::Exclusion, || {
+                    projection_error(
+                        31254,
+                        format!("Cannot do exclusion on field {path} in inclusion projection"),
+                    )
+                })?,
+                Node::Include | Node::Positional => state.set_kind(Kind::Inclusion, || {
+                    projection_error(
+                        31253,
+                        format!("Cannot do inclusion on field {path} in exclusion projection"),
+                    )
+                })?,
+                Node::Computed(_) => state.set_kind(Kind::Inclusion, || {
+                    if matches!(value, RawBsonRef::Document(_)) {
+                        projection_error(
+                            31252,
+                            "Cannot use expression other than $meta in exclusion projection",
+                        )
+                    } else {
+                        let shown = Bson::try_from(value).map_or(String::new(), |v| v.to_string());
+                        projection_error(
+                            31310,
+                            format!(
+                                "Cannot use an expression {key}: {shown} in an exclusion projection"
+                            ),
+                        )
+                    }
+                })?,
+                Node::Slice(_) => state.has_slice = true,
+                Node::ElemMatch(_) => state.has_elem_match = true,
+                Node::Children(_) => {}
+            }
+            insert(&mut self.tree, &path, node)?;
+        }
+        Ok(())
+    }
+
+    fn parse_field(
+        key: &str,
+        value: RawBsonRef<'_>,
+        mode: Mode,
+    ) -> Result<(String, Node), QueryError> {
         if let Some(array_path) = key.strip_suffix(".$") {
+            if mode == Mode::Aggregation {
+                return Err(projection_error(
+                    31324,
+                    "Cannot use positional projection in aggregation projection",
+                ));
+            }
             if array_path.contains(".$") {
                 return Err(QueryError::bad_value(
                     "Positional projection may only be used at the end",
                 ));
             }
             return Ok((array_path.to_owned(), Node::Positional));
+        }
+        if mode == Mode::Aggregation && (key.contains(".$.") || key == "$") {
+            return Err(projection_error(
+                31324,
+                "Cannot use positional projection in aggregation projection",
+            ));
         }
         let node = match value {
             RawBsonRef::Boolean(b) => {
@@ -126,17 +288,20 @@ impl Projection {
                     Node::Exclude
                 }
             }
-            RawBsonRef::Document(doc) => match elements(doc).next() {
-                Some(("$slice", arg)) => Node::Slice(parse_slice(arg)?),
-                Some(("$elemMatch", RawBsonRef::Document(filter))) => {
+            RawBsonRef::Document(doc) => match (mode, elements(doc).next()) {
+                (Mode::Find, Some(("$slice", arg))) => Node::Slice(parse_slice(arg)?),
+                (Mode::Find, Some(("$elemMatch", RawBsonRef::Document(filter)))) => {
                     Node::ElemMatch(Box::new(Filter::parse(filter)?))
                 }
-                Some(("$elemMatch", _)) => {
+                (Mode::Find, Some(("$elemMatch", _))) => {
                     return Err(QueryError::bad_value(
                         "elemMatch: Invalid argument, object required.",
                     ));
                 }
-                Some(("$meta", _)) => {
+                (Mode::Aggregation, Some(("$elemMatch", _))) => {
+                    return Err(projection_error(31325, "Unknown expression $elemMatch"));
+                }
+                (_, Some(("$meta", _))) => {
                     return Err(QueryError::bad_value("$meta projections are not supported"));
                 }
                 _ => Node::Computed(Box::new(Expression::parse(value)?)),
@@ -200,36 +365,43 @@ impl Projection {
                     (!self.id_excluded).then(|| value.clone())
                 }
                 None => (!self.inclusion).then(|| value.clone()),
+                // Computed fields are appended below, as MongoDB does.
+                Some(Node::Computed(_)) => None,
                 Some(node) => self.apply_node(node, value, root, filter, &path)?,
             };
             if let Some(v) = kept {
                 out.insert(key.clone(), v);
             }
         }
-        // Computed fields (and computed fields nested in sub-trees) appear
-        // after the document's own fields when the document lacks them.
+        // Computed fields follow the document's own fields in projection
+        // order, and so do sub-trees with computed fields that the document
+        // lacks.
         for (key, node) in tree {
-            if doc.contains_key(key) {
-                continue;
-            }
-            if let Some(v) = self.computed_only(node, root)? {
+            let value = match node {
+                Node::Computed(expr) => expr.evaluate(root)?,
+                Node::Children(_) if !doc.contains_key(key) => self.computed_only(node, root)?,
+                _ => None,
+            };
+            if let Some(v) = value {
                 out.insert(key.clone(), v);
             }
         }
         Ok(out)
     }
 
+    /// The computed fields of a sub-tree on their own: a document of them
+    /// when the sub-tree has any (empty when all are missing), else nothing.
     fn computed_only(&self, node: &Node, root: &RawDocument) -> Result<Option<Bson>, QueryError> {
         Ok(match node {
             Node::Computed(expr) => expr.evaluate(root)?,
-            Node::Children(children) => {
+            Node::Children(children) if has_computed(children) => {
                 let mut sub = Document::new();
                 for (key, child) in children {
                     if let Some(v) = self.computed_only(child, root)? {
                         sub.insert(key.clone(), v);
                     }
                 }
-                (!sub.is_empty()).then_some(Bson::Document(sub))
+                Some(Bson::Document(sub))
             }
             _ => None,
         })
@@ -284,6 +456,11 @@ impl Projection {
                             Bson::Document(sub) => out.push(Bson::Document(
                                 self.project(sub, children, root, filter, path)?,
                             )),
+                            Bson::Array(_) if self.nested_arrays => {
+                                if let Some(v) = self.apply_node(node, item, root, filter, path)? {
+                                    out.push(v);
+                                }
+                            }
                             Bson::Array(_) if !self.inclusion => out.push(item.clone()),
                             _ if !self.inclusion => out.push(item.clone()),
                             _ => {}
@@ -291,10 +468,22 @@ impl Projection {
                     }
                     Some(Bson::Array(out))
                 }
-                other => (!self.inclusion).then(|| other.clone()),
+                // A scalar where the projection has sub-fields: kept by an
+                // exclusion; replaced by the computed sub-fields, if any, in
+                // an inclusion ({"a.b": {$literal: 1}} makes {a: 2} {a: {b: 1}}).
+                other if !self.inclusion => Some(other.clone()),
+                _ => self.computed_only(node, root)?,
             },
         })
     }
+}
+
+fn has_computed(tree: &[(String, Node)]) -> bool {
+    tree.iter().any(|(_, node)| match node {
+        Node::Computed(_) => true,
+        Node::Children(children) => has_computed(children),
+        _ => false,
+    })
 }
 
 fn element_matches(filter: &Filter, item: &Bson) -> bool {

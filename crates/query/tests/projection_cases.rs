@@ -146,9 +146,88 @@ fn slice_elem_match_positional_and_computed() {
 }
 
 #[test]
+fn sub_projections_and_computed_order() {
+    // Manual, "Project fields" (4.4+): {a: {b: 1}} is {"a.b": 1}.
+    check(
+        d(),
+        doc! {"b": {"c": 1}},
+        None,
+        doc! {"_id": 1, "b": {"c": 2}},
+    );
+    check(
+        d(),
+        doc! {"b": {"c": 0}, "arr": 0, "s": 0},
+        None,
+        doc! {"_id": 1, "a": 1, "b": {"d": 3}},
+    );
+    check(
+        d(),
+        doc! {"b": {"z": "$a"}, "a": 1},
+        None,
+        doc! {"_id": 1, "a": 1, "b": {"z": 1}},
+    );
+    // Computed fields follow the included ones, in projection order, even
+    // where the document has the field (projection_node.cpp).
+    check(
+        d(),
+        doc! {"a": {"$add": ["$a", 1]}, "s": 1},
+        None,
+        doc! {"_id": 1, "s": [1, 2, 3, 4, 5], "a": 2},
+    );
+    // A scalar under computed sub-fields becomes a document of them.
+    check(
+        d(),
+        doc! {"a.b": {"$literal": 1}},
+        None,
+        doc! {"_id": 1, "a": {"b": 1}},
+    );
+}
+
+#[test]
+fn aggregation_projection_rules() {
+    let agg = |projection: Document| Projection::parse_aggregation(&raw(&projection));
+    assert_eq!(
+        agg(doc! {"arr.$": 1}).expect_err("positional").code(),
+        31324
+    );
+    assert_eq!(
+        agg(doc! {"arr": {"$elemMatch": {"x": 1}}})
+            .expect_err("elemMatch")
+            .code(),
+        31325
+    );
+    assert_eq!(agg(doc! {}).expect_err("empty").code(), 51272);
+    // {$slice: [..]} is the expression, not find's operator.
+    let spec = agg(doc! {"s": {"$slice": ["$s", 1, 2]}}).expect("slice expression");
+    let out = spec.apply(&raw(&d()), None).expect("applies");
+    assert_eq!(
+        Document::try_from(out.as_ref()).expect("valid"),
+        doc! {"_id": 1, "s": [2, 3]}
+    );
+    // Aggregation reaches into arrays nested in arrays; find leaves them out.
+    let nested = doc! {"_id": 1, "a": [[{"b": 1, "c": 2}], {"b": 3}]};
+    let spec = agg(doc! {"a.b": 1}).expect("parses");
+    let out = spec.apply(&raw(&nested), None).expect("applies");
+    assert_eq!(
+        Document::try_from(out.as_ref()).expect("valid"),
+        doc! {"_id": 1, "a": [[{"b": 1}], {"b": 3}]}
+    );
+    check(
+        nested,
+        doc! {"a.b": 1},
+        None,
+        doc! {"_id": 1, "a": [{"b": 3}]},
+    );
+}
+
+#[test]
 fn bad_projections_are_refused() {
     refused(doc! {"a": 1, "b": 0}, 31254);
-    refused(doc! {"a": 0, "b": 1}, 31254);
+    // MongoDB names the field that breaks the kind the earlier fields set.
+    refused(doc! {"a": 0, "b": 1}, 31253);
+    refused(doc! {"a": 0, "b": "$x"}, 31310);
+    refused(doc! {"a": 0, "b": {"$add": [1, 1]}}, 31252);
+    refused(doc! {"a": {}}, 51270);
     refused(doc! {"a": 1, "a.b": 1}, 31250);
     refused(doc! {"$a": 1}, 16410);
     refused(doc! {"a": {"$meta": "textScore"}}, 2);

@@ -3,6 +3,8 @@
 mod differential;
 mod expr_cases;
 mod filter_cases;
+mod pipeline;
+mod pipeline_differential;
 mod projection_cases;
 mod sort_cases;
 mod support;

@@ -17,7 +17,9 @@ use bson::{Bson, RawBsonRef};
 use bson_canonical::path::get_field;
 
 pub(crate) use ops_more::slice_items;
-pub(crate) use value::{compare_bson, to_raw as value_to_raw, truthy};
+pub(crate) use value::{
+    compare_bson, to_raw as value_to_raw, truthy, type_name as value_type_name,
+};
 
 /// A value during evaluation: `None` is a missing field.
 pub type Value = Option<Bson>;

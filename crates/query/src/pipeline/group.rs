@@ -1,0 +1,518 @@
+//! `$group`: the group key, the accumulators and their MongoDB semantics.
+//!
+//! Documents whose `_id` values compare equal under MongoDB's order (1,
+//! `NumberLong(1)` and 1.0; documents field by field) fall in one group: the
+//! key of a group is the canonical index-key encoding of its `_id`, which
+//! is identical exactly for equal values. The group's `_id` is the first
+//! such value seen. Groups come out in order of first appearance, which
+//! MongoDB leaves unspecified; `$addToSet` keeps first appearances in order.
+
+use super::fields;
+use crate::error::QueryError;
+use crate::expr::{Expression, value_to_raw};
+use crate::limits::ACCUMULATOR_BYTES_MAX;
+use bson::raw::{RawDocument, RawDocumentBuf};
+use bson::{Bson, Document, RawBsonRef};
+use bson_canonical::compare::elements;
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+
+/// A parsed `$group` stage.
+#[derive(Debug, Clone)]
+pub(crate) struct Group {
+    id: Expression,
+    fields: Vec<(String, Accumulator, Expression)>,
+    bytes_max: usize,
+}
+
+/// The accumulators implemented (`$count: {}` is `$sum: 1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Accumulator {
+    Sum,
+    Avg,
+    Min,
+    Max,
+    First,
+    Last,
+    Push,
+    AddToSet,
+}
+
+/// Accumulators MongoDB has that this crate does not: refused with
+/// NotImplemented rather than reported unknown.
+const REFUSED_ACCUMULATORS: &[&str] = &[
+    "$accumulator",
+    "$bottom",
+    "$bottomN",
+    "$concatArrays",
+    "$firstN",
+    "$lastN",
+    "$maxN",
+    "$median",
+    "$mergeObjects",
+    "$minN",
+    "$percentile",
+    "$setUnion",
+    "$stdDevPop",
+    "$stdDevSamp",
+    "$top",
+    "$topN",
+];
+
+fn location(code: i32, message: impl Into<String>) -> QueryError {
+    QueryError::location(code, message)
+}
+
+impl Group {
+    /// Parses the specification of a `$group` stage.
+    pub(crate) fn parse(spec: RawBsonRef<'_>) -> Result<Group, QueryError> {
+        let RawBsonRef::Document(spec) = spec else {
+            return Err(location(
+                15947,
+                "a group's fields must be specified in an object",
+            ));
+        };
+        let mut id = None;
+        let mut fields = Vec::new();
+        for (name, value) in elements(spec) {
+            if name == "_id" {
+                if id.is_some() {
+                    return Err(location(15948, "a group's _id may only be specified once"));
+                }
+                id = Some(Expression::parse(value)?);
+                continue;
+            }
+            let (accumulator, argument) = parse_accumulator(name, value)?;
+            fields.push((name.to_owned(), accumulator, argument));
+        }
+        let Some(id) = id else {
+            return Err(location(15955, "a group specification must include an _id"));
+        };
+        Ok(Group {
+            id,
+            fields,
+            bytes_max: ACCUMULATOR_BYTES_MAX,
+        })
+    }
+
+    /// `$sortByCount`'s group: `{_id: <expression>, count: {$sum: 1}}`.
+    pub(crate) fn count_by(id: Expression) -> Group {
+        Group {
+            id,
+            fields: vec![("count".to_owned(), Accumulator::Sum, one())],
+            bytes_max: ACCUMULATOR_BYTES_MAX,
+        }
+    }
+
+    /// Groups the documents and returns one document per group.
+    pub(crate) fn run(
+        &self,
+        input: impl Iterator<Item = Result<RawDocumentBuf, QueryError>>,
+    ) -> Result<Vec<RawDocumentBuf>, QueryError> {
+        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut groups: Vec<(Bson, Vec<State>)> = Vec::new();
+        for doc in input {
+            let doc = doc?;
+            let id = self.id.evaluate(&doc)?.unwrap_or(Bson::Null);
+            let key = bson_canonical::encode(value_to_raw(&id).as_raw_bson_ref());
+            let position = match index.get(&key) {
+                Some(&position) => position,
+                None => {
+                    let states = self.fields.iter().map(|(_, a, _)| State::new(*a)).collect();
+                    groups.push((id, states));
+                    index.insert(key, groups.len() - 1);
+                    groups.len() - 1
+                }
+            };
+            let (_, states) = &mut groups[position];
+            self.accumulate(states, &doc)?;
+        }
+        let mut out = Vec::with_capacity(groups.len());
+        for (id, states) in groups {
+            let mut doc = Document::new();
+            doc.insert("_id", id);
+            for ((name, _, _), state) in self.fields.iter().zip(states) {
+                doc.insert(name.clone(), state.finish());
+            }
+            out.push(super::stages::to_raw(&doc)?);
+        }
+        Ok(out)
+    }
+
+    fn accumulate(&self, states: &mut [State], doc: &RawDocument) -> Result<(), QueryError> {
+        for ((_, _, argument), state) in self.fields.iter().zip(states) {
+            state.add(argument.evaluate(doc)?, self.bytes_max)?;
+        }
+        Ok(())
+    }
+}
+
+fn one() -> Expression {
+    Expression::parse(RawBsonRef::Int32(1)).expect("the literal 1 is an expression")
+}
+
+fn parse_accumulator(
+    name: &str,
+    value: RawBsonRef<'_>,
+) -> Result<(Accumulator, Expression), QueryError> {
+    let spec = match value {
+        RawBsonRef::Document(spec)
+            if elements(spec)
+                .next()
+                .is_some_and(|(k, _)| k.starts_with('$')) =>
+        {
+            spec
+        }
+        _ => {
+            return Err(location(
+                40234,
+                format!("The field '{name}' must be an accumulator object"),
+            ));
+        }
+    };
+    if name.contains('.') {
+        return Err(location(
+            40235,
+            format!("The field name '{name}' cannot contain '.'"),
+        ));
+    }
+    if name.starts_with('$') {
+        return Err(location(
+            40236,
+            format!("The field name '{name}' cannot be an operator name"),
+        ));
+    }
+    let mut operators = elements(spec);
+    let (operator, argument) = match (operators.next(), operators.next()) {
+        (Some(first), None) => first,
+        _ => {
+            return Err(location(
+                40238,
+                format!("The field '{name}' must specify one accumulator"),
+            ));
+        }
+    };
+    if matches!(argument, RawBsonRef::Array(_)) {
+        return Err(location(
+            40237,
+            format!("The {operator} accumulator is a unary operator"),
+        ));
+    }
+    let accumulator = match operator {
+        "$sum" => Accumulator::Sum,
+        "$avg" => Accumulator::Avg,
+        "$min" => Accumulator::Min,
+        "$max" => Accumulator::Max,
+        "$first" => Accumulator::First,
+        "$last" => Accumulator::Last,
+        "$push" => Accumulator::Push,
+        "$addToSet" => Accumulator::AddToSet,
+        "$count" => {
+            return match argument {
+                RawBsonRef::Document(d) if d.is_empty() => Ok((Accumulator::Sum, one())),
+                _ => Err(QueryError::TypeMismatch(
+                    "$count takes no arguments, i.e. $count:{}".to_owned(),
+                )),
+            };
+        }
+        _ if REFUSED_ACCUMULATORS.contains(&operator) => {
+            return Err(QueryError::NotImplemented(format!(
+                "the {operator} accumulator is not implemented"
+            )));
+        }
+        _ => {
+            return Err(location(
+                15952,
+                format!("unknown group operator '{operator}'"),
+            ));
+        }
+    };
+    Ok((accumulator, Expression::parse(argument)?))
+}
+
+/// The widest numeric type a sum has seen, which decides its result type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Width {
+    Int,
+    Long,
+    Double,
+}
+
+/// A running `$sum`: integers exactly, doubles with compensated
+/// (Neumaier) summation, as MongoDB keeps a double-double total.
+#[derive(Debug, Clone)]
+struct Total {
+    width: Width,
+    integer: i128,
+    double: f64,
+    compensation: f64,
+    count: u64,
+}
+
+impl Total {
+    fn new() -> Total {
+        Total {
+            width: Width::Int,
+            integer: 0,
+            double: 0.0,
+            compensation: 0.0,
+            count: 0,
+        }
+    }
+
+    /// Adds a value; non-numbers are ignored, as MongoDB does.
+    fn add(&mut self, value: &Bson) -> Result<(), QueryError> {
+        let width = match value {
+            Bson::Int32(v) => {
+                self.integer = self.integer.saturating_add(i128::from(*v));
+                Width::Int
+            }
+            Bson::Int64(v) => {
+                self.integer = self.integer.saturating_add(i128::from(*v));
+                Width::Long
+            }
+            Bson::Double(v) => {
+                self.add_double(*v);
+                Width::Double
+            }
+            Bson::Decimal128(_) => {
+                return Err(QueryError::NotImplemented(
+                    "$sum and $avg of Decimal128 values are not implemented".to_owned(),
+                ));
+            }
+            _ => return Ok(()),
+        };
+        self.width = self.width.max(width);
+        self.count += 1;
+        Ok(())
+    }
+
+    fn add_double(&mut self, v: f64) {
+        let sum = self.double + v;
+        if sum.is_finite() {
+            self.compensation += if self.double.abs() >= v.abs() {
+                (self.double - sum) + v
+            } else {
+                (v - sum) + self.double
+            };
+        }
+        self.double = sum;
+    }
+
+    fn as_f64(&self) -> f64 {
+        let doubles = if self.double.is_finite() {
+            self.double + self.compensation
+        } else {
+            self.double
+        };
+        self.integer as f64 + doubles
+    }
+
+    /// MongoDB's result type: an int when only ints were summed and the
+    /// total fits, else a long when no double was summed and it fits, else a double.
+    fn sum(&self) -> Bson {
+        let fits_long = i64::try_from(self.integer).ok();
+        match (self.width, fits_long) {
+            (Width::Int, Some(v)) => i32::try_from(v).map_or(Bson::Int64(v), Bson::Int32),
+            (Width::Long, Some(v)) => Bson::Int64(v),
+            _ => Bson::Double(self.as_f64()),
+        }
+    }
+
+    fn average(&self) -> Bson {
+        if self.count == 0 {
+            Bson::Null
+        } else {
+            Bson::Double(self.as_f64() / self.count as f64)
+        }
+    }
+}
+
+/// The running state of one accumulator in one group.
+#[derive(Debug, Clone)]
+enum State {
+    Sum(Total),
+    Avg(Total),
+    Min(Option<Bson>),
+    Max(Option<Bson>),
+    First(Option<Bson>),
+    Last(Bson),
+    Push(Vec<Bson>, usize),
+    AddToSet(Vec<Bson>, HashSet<Vec<u8>>, usize),
+}
+
+impl State {
+    fn new(accumulator: Accumulator) -> State {
+        match accumulator {
+            Accumulator::Sum => State::Sum(Total::new()),
+            Accumulator::Avg => State::Avg(Total::new()),
+            Accumulator::Min => State::Min(None),
+            Accumulator::Max => State::Max(None),
+            Accumulator::First => State::First(None),
+            Accumulator::Last => State::Last(Bson::Null),
+            Accumulator::Push => State::Push(Vec::new(), 0),
+            Accumulator::AddToSet => State::AddToSet(Vec::new(), HashSet::new(), 0),
+        }
+    }
+
+    /// Folds in one document's value (`None`: missing).
+    fn add(&mut self, value: Option<Bson>, bytes_max: usize) -> Result<(), QueryError> {
+        match self {
+            State::Sum(total) | State::Avg(total) => {
+                if let Some(v) = &value {
+                    total.add(v)?;
+                }
+            }
+            State::Min(best) => keep_best(best, value, Ordering::Less),
+            State::Max(best) => keep_best(best, value, Ordering::Greater),
+            State::First(first) => {
+                if first.is_none() {
+                    *first = Some(value.unwrap_or(Bson::Null));
+                }
+            }
+            State::Last(last) => *last = value.unwrap_or(Bson::Null),
+            State::Push(items, bytes) => {
+                if let Some(v) = value {
+                    *bytes = bytes.saturating_add(value_size(&v));
+                    check_memory("$push", *bytes, bytes_max)?;
+                    items.push(v);
+                }
+            }
+            State::AddToSet(items, seen, bytes) => {
+                if let Some(v) = value {
+                    let key = bson_canonical::encode(value_to_raw(&v).as_raw_bson_ref());
+                    if seen.insert(key) {
+                        *bytes = bytes.saturating_add(value_size(&v));
+                        check_memory("$addToSet", *bytes, bytes_max)?;
+                        items.push(v);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Bson {
+        match self {
+            State::Sum(total) => total.sum(),
+            State::Avg(total) => total.average(),
+            State::Min(best) | State::Max(best) => best.unwrap_or(Bson::Null),
+            State::First(first) => first.unwrap_or(Bson::Null),
+            State::Last(last) => last,
+            State::Push(items, _) | State::AddToSet(items, _, _) => Bson::Array(items),
+        }
+    }
+}
+
+/// `$min` / `$max`: null, undefined and missing are skipped; a value
+/// replaces the best so far only when strictly better, so ties keep the first.
+fn keep_best(best: &mut Option<Bson>, value: Option<Bson>, want: Ordering) {
+    let Some(candidate) = value.filter(|v| !matches!(v, Bson::Null | Bson::Undefined)) else {
+        return;
+    };
+    let better = match best {
+        None => true,
+        Some(current) => {
+            let (a, b) = (value_to_raw(&candidate), value_to_raw(current));
+            bson_canonical::compare_values(a.as_raw_bson_ref(), b.as_raw_bson_ref()) == want
+        }
+    };
+    if better {
+        *best = Some(candidate);
+    }
+}
+
+fn check_memory(name: &str, bytes: usize, bytes_max: usize) -> Result<(), QueryError> {
+    if bytes <= bytes_max {
+        return Ok(());
+    }
+    Err(QueryError::ExceededMemoryLimit(format!(
+        "{name} used too much memory and cannot spill to disk. Used: {bytes} bytes. Memory \
+         limit: {bytes_max} bytes"
+    )))
+}
+
+/// The size of a value as a BSON element body, for the accumulator memory limit.
+fn value_size(value: &Bson) -> usize {
+    match value {
+        Bson::Double(_) | Bson::Int64(_) | Bson::DateTime(_) | Bson::Timestamp(_) => 8,
+        Bson::Int32(_) => 4,
+        Bson::Boolean(_) => 1,
+        Bson::Null | Bson::Undefined | Bson::MinKey | Bson::MaxKey => 0,
+        Bson::ObjectId(_) => 12,
+        Bson::Decimal128(_) => 16,
+        Bson::String(s) | Bson::Symbol(s) | Bson::JavaScriptCode(s) => s.len() + 5,
+        Bson::Binary(b) => b.bytes.len() + 5,
+        Bson::Document(doc) => {
+            5 + doc
+                .iter()
+                .map(|(k, v)| k.len() + 2 + value_size(v))
+                .sum::<usize>()
+        }
+        Bson::Array(items) => 5 + items.iter().map(|v| 8 + value_size(v)).sum::<usize>(),
+        other => fields::show(other).len() + 16,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bson::{doc, rawdoc};
+
+    fn docs(values: &[Bson]) -> Vec<Result<RawDocumentBuf, QueryError>> {
+        values
+            .iter()
+            .map(|v| Ok(RawDocumentBuf::try_from(&doc! {"v": v.clone()}).expect("encodes")))
+            .collect()
+    }
+
+    fn sum_of(values: &[Bson]) -> Bson {
+        let spec = rawdoc! {"_id": null, "s": {"$sum": "$v"}};
+        let group = Group::parse(RawBsonRef::Document(&spec)).expect("parses");
+        let out = group.run(docs(values).into_iter()).expect("runs");
+        let doc = Document::try_from(out[0].as_ref()).expect("valid");
+        doc.get("s").cloned().expect("has s")
+    }
+
+    #[test]
+    fn sum_widens_int_to_long_to_double_by_the_total() {
+        let max = Bson::Int32(i32::MAX);
+        assert_eq!(sum_of(&[Bson::Int32(1), Bson::Int32(2)]), Bson::Int32(3));
+        assert_eq!(
+            sum_of(&[max.clone(), Bson::Int32(1)]),
+            Bson::Int64(i64::from(i32::MAX) + 1)
+        );
+        // A long in the input makes the result a long even when it fits an int.
+        assert_eq!(sum_of(&[Bson::Int64(1), Bson::Int32(1)]), Bson::Int64(2));
+        assert_eq!(
+            sum_of(&[Bson::Int64(i64::MAX), Bson::Int64(1)]),
+            Bson::Double(9_223_372_036_854_775_808.0)
+        );
+        // Only the final total decides: an overflow that comes back fits.
+        assert_eq!(
+            sum_of(&[Bson::Int64(i64::MAX), Bson::Int64(1), Bson::Int64(-1)]),
+            Bson::Int64(i64::MAX)
+        );
+        assert_eq!(
+            sum_of(&[Bson::Int32(1), Bson::Double(0.5)]),
+            Bson::Double(1.5)
+        );
+        assert_eq!(sum_of(&[Bson::String("x".into())]), Bson::Int32(0));
+    }
+
+    #[test]
+    fn push_past_its_memory_limit_fails_with_146() {
+        let spec = rawdoc! {"_id": null, "all": {"$push": "$v"}};
+        let mut group = Group::parse(RawBsonRef::Document(&spec)).expect("parses");
+        group.bytes_max = 20;
+        let values: Vec<Bson> = (0..3).map(|_| Bson::String("0123456789".into())).collect();
+        let e = group
+            .run(docs(&values).into_iter())
+            .expect_err("over the limit");
+        assert_eq!(e.code(), 146);
+        assert!(
+            e.to_string().starts_with("$push used too much memory"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,300 @@
+//! Aggregation pipelines: the `pipeline` array of an `aggregate` command
+//! compiled once ([`Pipeline::parse`]) and run over documents the engine
+//! supplies ([`Pipeline::run`], [`Pipeline::stream`]).
+//!
+//! Supported stages, with MongoDB's semantics and error codes:
+//! `$match`, `$sort`, `$skip`, `$limit`, `$project`, `$addFields`/`$set`,
+//! `$unset`, `$replaceRoot`/`$replaceWith`, `$group`, `$count`, `$unwind`,
+//! `$sortByCount` and `$facet`. `$group` accumulators: `$sum`, `$avg`,
+//! `$min`, `$max`, `$first`, `$last`, `$push`, `$addToSet` and `$count`.
+//!
+//! Refused with NotImplemented (238), never answered wrongly: stages that
+//! need the engine or that are not written yet (`$lookup`, `$out`, `$merge`,
+//! `$unionWith`, `$graphLookup`, `$geoNear`, `$collStats`, `$indexStats`,
+//! `$currentOp`, `$changeStream`, `$search`, `$densify`, `$fill`,
+//! `$setWindowFields`, `$bucket`, `$bucketAuto`, `$sample`, `$redact`, ...),
+//! the other accumulators (`$stdDevPop`, `$mergeObjects`, `$topN`, ...) and
+//! `$sum`/`$avg` over Decimal128 values. An unknown stage is 40324.
+//!
+//! Execution streams: `$match`, `$skip`, `$limit`, `$project`,
+//! `$addFields`, `$unset`, `$replaceRoot` and `$unwind` handle one document
+//! at a time, and `$limit` stops pulling input once it has its documents.
+//! `$sort`, `$group`, `$count` and `$facet` block: they drain their input
+//! first. A `$sort` followed by `$skip`/`$limit` keeps only the documents
+//! those can use (top-k). The first error ends the stream.
+
+mod fields;
+mod group;
+mod stages;
+
+use crate::error::QueryError;
+use crate::filter::Filter;
+use crate::limits::PIPELINE_DOCUMENT_BYTES_MAX;
+use bson::RawBsonRef;
+use bson::raw::{RawArray, RawDocumentBuf};
+use stages::Stage;
+
+/// A compiled aggregation pipeline.
+///
+/// ```
+/// use bson::{rawdoc, RawArrayBuf, RawDocumentBuf};
+/// use query::Pipeline;
+///
+/// let mut stages = RawArrayBuf::new();
+/// stages.push(rawdoc! {"$match": {"n": {"$gt": 1}}});
+/// stages.push(rawdoc! {"$group": {"_id": null, "total": {"$sum": "$n"}}});
+/// let pipeline = Pipeline::parse(&stages).unwrap();
+/// let input = (1..=3).map(|n| Ok(rawdoc! {"n": n}));
+/// let out = pipeline.run(input).unwrap();
+/// assert_eq!(out, vec![rawdoc! {"_id": null, "total": 5}]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    stages: Vec<Stage>,
+}
+
+/// A stream of documents between stages.
+type Documents<'a> = Box<dyn Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a>;
+
+impl Pipeline {
+    /// Parses the `pipeline` array of an aggregate command (each element a
+    /// one-field stage document).
+    pub fn parse(stages: &RawArray) -> Result<Pipeline, QueryError> {
+        Self::parse_stages(stages, None)
+    }
+
+    /// Parses the sub-pipeline of one `$facet` output field.
+    fn parse_facet(name: &str, stages: &RawArray) -> Result<Pipeline, QueryError> {
+        Self::parse_stages(stages, Some(name))
+    }
+
+    /// `facet` names the `$facet` field whose sub-pipeline this is.
+    fn parse_stages(stages: &RawArray, facet: Option<&str>) -> Result<Pipeline, QueryError> {
+        let mut parsed = Vec::new();
+        for element in stages {
+            let element = element.map_err(|e| QueryError::bad_value(e.to_string()))?;
+            let RawBsonRef::Document(stage) = element else {
+                return Err(match facet {
+                    Some(name) => QueryError::location(
+                        40171,
+                        format!(
+                            "elements of arrays in $facet spec must be non-empty objects, {name} \
+                             argument contained an element of type {}: {}",
+                            crate::filter::types::type_name(crate::filter::types::type_code(
+                                &element
+                            )),
+                            fields::show_raw(element)
+                        ),
+                    ),
+                    None => QueryError::TypeMismatch(
+                        "Each element of the 'pipeline' array must be an object".to_owned(),
+                    ),
+                });
+            };
+            parsed.extend(stages::parse_stage(stage, facet.is_some())?);
+        }
+        bound_sorts(&mut parsed);
+        Ok(Pipeline { stages: parsed })
+    }
+
+    /// The filter of the first stage when it is a `$match`, for the engine
+    /// to choose an index or narrow its scan. Purely advisory: [`Pipeline::run`]
+    /// applies it again.
+    pub fn leading_match(&self) -> Option<&Filter> {
+        match self.stages.first() {
+            Some(Stage::Match(filter)) => Some(filter),
+            _ => None,
+        }
+    }
+
+    /// Runs the pipeline over the input documents (a collection scan in
+    /// natural order) and collects the output, or the first error.
+    pub fn run<I>(&self, input: I) -> Result<Vec<RawDocumentBuf>, QueryError>
+    where
+        I: Iterator<Item = Result<RawDocumentBuf, QueryError>>,
+    {
+        self.stream(input).collect()
+    }
+
+    /// Runs the pipeline lazily: documents come out as the stages produce
+    /// them, and input is pulled only as needed. The stream ends after the
+    /// first error it yields.
+    pub fn stream<'a, I>(
+        &'a self,
+        input: I,
+    ) -> impl Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a
+    where
+        I: Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a,
+    {
+        let mut documents = self.chain(Box::new(input));
+        let mut failed = false;
+        std::iter::from_fn(move || {
+            if failed {
+                return None;
+            }
+            let next = documents.next()?.and_then(check_size);
+            failed = next.is_err();
+            Some(next)
+        })
+    }
+
+    /// The stages wrapped around `input`, one iterator each.
+    fn chain<'a>(&'a self, input: Documents<'a>) -> Documents<'a> {
+        self.stages
+            .iter()
+            .fold(input, |upstream, stage| apply(stage, upstream))
+    }
+}
+
+/// Tells each `$sort` how many leading documents the `$skip`s and `$limit`s
+/// right after it can use: skips add up until a limit caps them.
+fn bound_sorts(stages: &mut [Stage]) {
+    for i in 0..stages.len() {
+        let mut skipped: u64 = 0;
+        let mut bound: Option<u64> = None;
+        for next in &stages[i + 1..] {
+            match next {
+                Stage::Skip(n) => skipped = skipped.saturating_add(*n),
+                Stage::Limit(n) => {
+                    let reach = skipped.saturating_add(*n);
+                    bound = Some(bound.map_or(reach, |b| b.min(reach)));
+                }
+                _ => break,
+            }
+        }
+        if let Some(Stage::Sort { bound: slot, .. }) = stages.get_mut(i) {
+            *slot = bound;
+        }
+    }
+}
+
+/// Fails a document larger than BSON allows, as MongoDB does when it
+/// serialises a pipeline's output.
+fn check_size(doc: RawDocumentBuf) -> Result<RawDocumentBuf, QueryError> {
+    let size = doc.as_bytes().len();
+    if size <= PIPELINE_DOCUMENT_BYTES_MAX {
+        return Ok(doc);
+    }
+    let first = doc
+        .iter()
+        .next()
+        .and_then(Result::ok)
+        .map_or_else(String::new, |(key, value)| {
+            format!("{key}: {}", fields::show_raw(value))
+        });
+    Err(QueryError::BsonObjectTooLarge(format!(
+        "BSONObj size: {size} (0x{size:X}) is invalid. Size must be between 0 and \
+         {PIPELINE_DOCUMENT_BYTES_MAX}(16MB) First element: {first}"
+    )))
+}
+
+/// Wraps `upstream` in the iterator that runs `stage`.
+fn apply<'a>(stage: &'a Stage, mut upstream: Documents<'a>) -> Documents<'a> {
+    match stage {
+        Stage::Skip(n) => {
+            let mut left = *n;
+            Box::new(upstream.filter(move |item| {
+                let skip = item.is_ok() && left > 0;
+                if skip {
+                    left -= 1;
+                }
+                !skip
+            }))
+        }
+        Stage::Limit(n) => {
+            let mut left = *n;
+            Box::new(std::iter::from_fn(move || {
+                if left == 0 {
+                    return None;
+                }
+                let item = upstream.next()?;
+                if item.is_ok() {
+                    left -= 1;
+                }
+                Some(item)
+            }))
+        }
+        Stage::Unwind(unwind) => Box::new(upstream.flat_map(move |item| {
+            let out: Vec<Result<RawDocumentBuf, QueryError>> =
+                match item.and_then(|doc| unwind.apply(doc)) {
+                    Ok(docs) => docs.into_iter().map(Ok).collect(),
+                    Err(e) => vec![Err(e)],
+                };
+            out
+        })),
+        Stage::Sort { .. } | Stage::Group(_) | Stage::Count(_) | Stage::Facet(_) => {
+            let mut pending = Some(upstream);
+            let mut output = Vec::new().into_iter();
+            Box::new(std::iter::from_fn(move || {
+                if let Some(input) = pending.take() {
+                    match run_blocking(stage, input) {
+                        Ok(docs) => output = docs.into_iter(),
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
+                output.next().map(Ok)
+            }))
+        }
+        Stage::Match(_) | Stage::Project(_) | Stage::AddFields(_) | Stage::ReplaceRoot(..) => {
+            Box::new(
+                upstream
+                    .filter_map(move |item| item.and_then(|doc| stage.apply_one(doc)).transpose()),
+            )
+        }
+    }
+}
+
+/// Runs a stage that needs all of its input before it can answer.
+fn run_blocking(stage: &Stage, input: Documents<'_>) -> Result<Vec<RawDocumentBuf>, QueryError> {
+    match stage {
+        Stage::Sort { spec, bound } => {
+            let mut failure = None;
+            let keyed = input.map_while(|item| match item {
+                Ok(doc) => Some((spec.key(&doc), doc)),
+                Err(e) => {
+                    failure = Some(e);
+                    None
+                }
+            });
+            let limit = bound.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
+            let sorted = crate::sort::top_k(keyed, limit, |(a, _), (b, _)| spec.compare_keys(a, b));
+            match failure {
+                Some(e) => Err(e),
+                None => Ok(sorted.into_iter().map(|(_, doc)| doc).collect()),
+            }
+        }
+        Stage::Group(group) => group.run(input),
+        Stage::Count(name) => {
+            let mut count: i64 = 0;
+            for item in input {
+                item?;
+                count += 1;
+            }
+            if count == 0 {
+                return Ok(Vec::new());
+            }
+            let mut doc = bson::Document::new();
+            match i32::try_from(count) {
+                Ok(small) => doc.insert(name.clone(), small),
+                Err(_) => doc.insert(name.clone(), count),
+            };
+            Ok(vec![stages::to_raw(&doc)?])
+        }
+        Stage::Facet(facets) => {
+            let docs = input.collect::<Result<Vec<_>, _>>()?;
+            let mut out = bson::Document::new();
+            for (name, pipeline) in facets {
+                let results = pipeline.run(docs.iter().cloned().map(Ok))?;
+                let mut array = Vec::with_capacity(results.len());
+                for doc in results {
+                    let tree = bson::Document::try_from(doc.as_ref())
+                        .map_err(|e| QueryError::bad_value(e.to_string()))?;
+                    array.push(bson::Bson::Document(tree));
+                }
+                out.insert(name.clone(), array);
+            }
+            Ok(vec![stages::to_raw(&out)?])
+        }
+        _ => unreachable!("run_blocking is called for blocking stages only"),
+    }
+}
