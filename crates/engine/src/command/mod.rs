@@ -8,6 +8,7 @@
 //! mongod does; aliases (`isMaster`/`ismaster`) are separate rows.
 
 mod admin;
+pub(crate) mod args;
 mod handshake;
 
 use crate::engine::{ConnectionContext, Engine};
