@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod command;
+mod embedded;
 mod engine;
 mod error;
 mod host;
@@ -20,6 +21,7 @@ mod stats;
 pub mod store;
 pub mod version;
 
+pub use embedded::{Collection, Cursor, DEFAULT_DATABASE, Database, DbError, Find, UpdateResult};
 pub use engine::{ConnectionContext, Engine, EngineOptions, StartupOptions};
 pub use error::{Error, ErrorCode};
 pub use host::{FixedHost, Host, HostFacts, MemoryFacts};

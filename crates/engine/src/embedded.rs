@@ -1,0 +1,486 @@
+//! The embedded API: a database file opened in-process, collections with insert, find,
+//! update, delete, count and aggregate, and any command by document.
+//!
+//! Every call runs the same command the server would run for a driver (through
+//! [`Engine::run_command`]), so the embedded and network faces cannot disagree.
+//!
+//! ```no_run
+//! use bson::doc;
+//! use engine::Database;
+//!
+//! let db = Database::open("app.mfdb")?;
+//! let users = db.collection("users");
+//! users.insert_one(doc! {"_id": 1, "name": "Ada"})?;
+//! for user in users.find(doc! {"name": "Ada"}).sort(doc! {"_id": -1}).limit(10).run()? {
+//!     println!("{}", user?);
+//! }
+//! db.close()?;
+//! # Ok::<(), engine::DbError>(())
+//! ```
+//!
+//! A [`Cursor`] moves through: open (first batch buffered) → more batches by `getMore`
+//! as it is iterated → exhausted (server cursor id 0), or dropped early (`killCursors`).
+
+use crate::engine::{ConnectionContext, Engine, EngineOptions, StartupOptions};
+use crate::host::{Host, HostFacts, MemoryFacts};
+use bson::{Bson, Document, RawDocumentBuf, doc};
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The database every [`Database::collection`] call uses.
+pub const DEFAULT_DATABASE: &str = "test";
+
+/// A failed embedded call: MongoDB's code, code name and message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message} (code {code}, {code_name})")]
+pub struct DbError {
+    /// MongoDB's numeric code (11000 for a duplicate key).
+    pub code: i32,
+    /// MongoDB's code name.
+    pub code_name: String,
+    /// The message a driver would show.
+    pub message: String,
+}
+
+impl From<crate::Error> for DbError {
+    fn from(error: crate::Error) -> DbError {
+        let code = error.code();
+        DbError {
+            code: code.code(),
+            code_name: code.name().into_owned(),
+            message: error.to_string(),
+        }
+    }
+}
+
+fn reply_error(reply: &Document) -> DbError {
+    DbError {
+        code: reply.get_i32("code").unwrap_or(8),
+        code_name: reply
+            .get_str("codeName")
+            .unwrap_or("UnknownError")
+            .to_owned(),
+        message: reply
+            .get_str("errmsg")
+            .unwrap_or("command failed")
+            .to_owned(),
+    }
+}
+
+/// The host of an embedded engine: the real clock, no machine facts.
+struct EmbeddedHost {
+    started: Instant,
+    facts: HostFacts,
+}
+
+impl Host for EmbeddedHost {
+    fn now_millis(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    }
+    fn uptime_millis(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+    fn memory(&self) -> MemoryFacts {
+        MemoryFacts::default()
+    }
+    fn facts(&self) -> &HostFacts {
+        &self.facts
+    }
+}
+
+fn embedded_options() -> EngineOptions {
+    EngineOptions {
+        host: Arc::new(EmbeddedHost {
+            started: Instant::now(),
+            facts: HostFacts::default(),
+        }),
+        startup: StartupOptions::default(),
+        connections_max: 0,
+    }
+}
+
+/// A database file opened in this process.
+pub struct Database {
+    engine: Arc<Engine>,
+}
+
+impl Database {
+    /// Opens (or creates) the database file at `path`, recovering it after a crash.
+    pub fn open(path: impl AsRef<Path>) -> Result<Database, DbError> {
+        let engine = Engine::open(path.as_ref(), embedded_options())?;
+        Ok(Database {
+            engine: Arc::new(engine),
+        })
+    }
+
+    /// A database that lives in memory only.
+    #[must_use]
+    pub fn memory() -> Database {
+        Database {
+            engine: Arc::new(Engine::new(embedded_options())),
+        }
+    }
+
+    /// The engine underneath (for `run_command` with raw documents, or to serve it).
+    #[must_use]
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// Collection `name` of the default database (`test`).
+    #[must_use]
+    pub fn collection(&self, name: &str) -> Collection<'_> {
+        self.collection_in(DEFAULT_DATABASE, name)
+    }
+
+    /// Collection `name` of database `db`.
+    #[must_use]
+    pub fn collection_in(&self, db: &str, name: &str) -> Collection<'_> {
+        Collection {
+            database: self,
+            db: db.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+
+    /// Runs any command against database `db`; an `ok: 0` reply becomes the error.
+    pub fn run_command(&self, db: &str, command: Document) -> Result<Document, DbError> {
+        let raw = RawDocumentBuf::try_from(&command).map_err(|e| DbError {
+            code: 22,
+            code_name: "InvalidBSON".into(),
+            message: e.to_string(),
+        })?;
+        let reply = self
+            .engine
+            .run_command(db, &raw, &ConnectionContext::default());
+        let reply = Document::try_from(&reply).map_err(|e| DbError {
+            code: 1,
+            code_name: "InternalError".into(),
+            message: e.to_string(),
+        })?;
+        if reply.get_f64("ok").unwrap_or(0.0) != 1.0 {
+            return Err(reply_error(&reply));
+        }
+        Ok(reply)
+    }
+
+    /// Checkpoints and closes the file: afterwards it is one file, and calls fail.
+    pub fn close(&self) -> Result<(), DbError> {
+        Ok(self.engine.close()?)
+    }
+}
+
+/// What an update did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateResult {
+    /// Documents the filter matched.
+    pub matched: u64,
+    /// Documents actually changed.
+    pub modified: u64,
+    /// The `_id` of the document an upsert inserted.
+    pub upserted_id: Option<Bson>,
+}
+
+/// A collection handle (cheap; holds only names).
+pub struct Collection<'d> {
+    database: &'d Database,
+    db: String,
+    name: String,
+}
+
+fn first_write_error(reply: &Document) -> Option<DbError> {
+    let errors = reply.get_array("writeErrors").ok()?;
+    let first = errors.first()?.as_document()?;
+    Some(reply_error(first))
+}
+
+impl<'d> Collection<'d> {
+    fn run(&self, command: Document) -> Result<Document, DbError> {
+        let reply = self.database.run_command(&self.db, command)?;
+        match first_write_error(&reply) {
+            Some(error) => Err(error),
+            None => Ok(reply),
+        }
+    }
+
+    /// Inserts one document (an `_id` is generated when missing); returns its `_id`.
+    pub fn insert_one(&self, mut document: Document) -> Result<Bson, DbError> {
+        if !document.contains_key("_id") {
+            let mut with_id = doc! {"_id": bson::oid::ObjectId::new()};
+            with_id.extend(document);
+            document = with_id;
+        }
+        let id = document.get("_id").cloned().unwrap_or(Bson::Null);
+        self.run(doc! {"insert": &self.name, "documents": [document]})?;
+        Ok(id)
+    }
+
+    /// Inserts many documents in one durable batch (ordered); returns their `_id`s.
+    pub fn insert_many(
+        &self,
+        documents: impl IntoIterator<Item = Document>,
+    ) -> Result<Vec<Bson>, DbError> {
+        let mut ids = Vec::new();
+        let documents: Vec<Bson> = documents
+            .into_iter()
+            .map(|mut document| {
+                if !document.contains_key("_id") {
+                    let mut with_id = doc! {"_id": bson::oid::ObjectId::new()};
+                    with_id.extend(document);
+                    document = with_id;
+                }
+                ids.push(document.get("_id").cloned().unwrap_or(Bson::Null));
+                Bson::Document(document)
+            })
+            .collect();
+        self.run(doc! {"insert": &self.name, "documents": documents})?;
+        Ok(ids)
+    }
+
+    /// A query; set options on the returned [`Find`] and call [`Find::run`].
+    #[must_use]
+    pub fn find(&self, filter: Document) -> Find<'_, 'd> {
+        Find {
+            collection: self,
+            command: doc! {"find": &self.name, "filter": filter},
+        }
+    }
+
+    /// The first document matching `filter`.
+    pub fn find_one(&self, filter: Document) -> Result<Option<Document>, DbError> {
+        self.find(filter).limit(1).run()?.next().transpose()
+    }
+
+    fn update(
+        &self,
+        filter: Document,
+        update: Bson,
+        multi: bool,
+        upsert: bool,
+    ) -> Result<UpdateResult, DbError> {
+        let statement = doc! {"q": filter, "u": update, "multi": multi, "upsert": upsert};
+        let reply = self.run(doc! {"update": &self.name, "updates": [statement]})?;
+        let upserted_id = reply
+            .get_array("upserted")
+            .ok()
+            .and_then(|u| u.first())
+            .and_then(Bson::as_document)
+            .and_then(|u| u.get("_id").cloned());
+        let n = reply.get_i32("n").map_or(0, i64::from);
+        let matched = u64::try_from(n).unwrap_or(0) - u64::from(upserted_id.is_some());
+        Ok(UpdateResult {
+            matched,
+            modified: u64::try_from(reply.get_i32("nModified").unwrap_or(0)).unwrap_or(0),
+            upserted_id,
+        })
+    }
+
+    /// Applies update operators (or a pipeline as `Bson::Array`) to the first match.
+    pub fn update_one(
+        &self,
+        filter: Document,
+        update: impl Into<Bson>,
+    ) -> Result<UpdateResult, DbError> {
+        self.update(filter, update.into(), false, false)
+    }
+
+    /// Applies update operators to every match.
+    pub fn update_many(
+        &self,
+        filter: Document,
+        update: impl Into<Bson>,
+    ) -> Result<UpdateResult, DbError> {
+        self.update(filter, update.into(), true, false)
+    }
+
+    /// Updates the first match, or inserts the document the filter and update describe.
+    pub fn upsert_one(
+        &self,
+        filter: Document,
+        update: impl Into<Bson>,
+    ) -> Result<UpdateResult, DbError> {
+        self.update(filter, update.into(), false, true)
+    }
+
+    /// Replaces the first match with `replacement`.
+    pub fn replace_one(
+        &self,
+        filter: Document,
+        replacement: Document,
+    ) -> Result<UpdateResult, DbError> {
+        self.update(filter, Bson::Document(replacement), false, false)
+    }
+
+    fn delete(&self, filter: Document, limit: i32) -> Result<u64, DbError> {
+        let statement = doc! {"q": filter, "limit": limit};
+        let reply = self.run(doc! {"delete": &self.name, "deletes": [statement]})?;
+        Ok(u64::try_from(reply.get_i32("n").unwrap_or(0)).unwrap_or(0))
+    }
+
+    /// Deletes the first match; returns how many were deleted (0 or 1).
+    pub fn delete_one(&self, filter: Document) -> Result<u64, DbError> {
+        self.delete(filter, 1)
+    }
+
+    /// Deletes every match; returns how many.
+    pub fn delete_many(&self, filter: Document) -> Result<u64, DbError> {
+        self.delete(filter, 0)
+    }
+
+    /// Documents matching `filter`.
+    pub fn count_documents(&self, filter: Document) -> Result<u64, DbError> {
+        let reply = self.run(doc! {"count": &self.name, "query": filter})?;
+        let n = match reply.get("n") {
+            Some(Bson::Int32(n)) => i64::from(*n),
+            Some(Bson::Int64(n)) => *n,
+            Some(Bson::Double(n)) => *n as i64,
+            _ => 0,
+        };
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    /// Runs an aggregation pipeline.
+    pub fn aggregate(
+        &self,
+        pipeline: impl IntoIterator<Item = Document>,
+    ) -> Result<Cursor<'d>, DbError> {
+        let pipeline: Vec<Bson> = pipeline.into_iter().map(Bson::Document).collect();
+        let command = doc! {"aggregate": &self.name, "pipeline": pipeline, "cursor": {}};
+        Cursor::start(self.database, &self.db, command)
+    }
+
+    /// Drops the collection.
+    pub fn drop(&self) -> Result<(), DbError> {
+        self.run(doc! {"drop": &self.name}).map(|_| ())
+    }
+}
+
+/// A query being built: `sort`, `skip`, `limit`, `projection`, `batch_size`, then `run`.
+pub struct Find<'c, 'd> {
+    collection: &'c Collection<'d>,
+    command: Document,
+}
+
+impl<'d> Find<'_, 'd> {
+    /// Sort order, e.g. `doc! {"age": -1}`.
+    #[must_use]
+    pub fn sort(mut self, sort: Document) -> Self {
+        self.command.insert("sort", sort);
+        self
+    }
+
+    /// Skips the first `n` results.
+    #[must_use]
+    pub fn skip(mut self, n: u64) -> Self {
+        self.command
+            .insert("skip", i64::try_from(n).unwrap_or(i64::MAX));
+        self
+    }
+
+    /// Returns at most `n` results.
+    #[must_use]
+    pub fn limit(mut self, n: u64) -> Self {
+        self.command
+            .insert("limit", i64::try_from(n).unwrap_or(i64::MAX));
+        self
+    }
+
+    /// Shapes each result, e.g. `doc! {"name": 1, "_id": 0}`.
+    #[must_use]
+    pub fn projection(mut self, projection: Document) -> Self {
+        self.command.insert("projection", projection);
+        self
+    }
+
+    /// Documents fetched per batch.
+    #[must_use]
+    pub fn batch_size(mut self, n: u32) -> Self {
+        self.command.insert("batchSize", i64::from(n));
+        self
+    }
+
+    /// Runs the query; the cursor fetches further batches as it is iterated.
+    pub fn run(self) -> Result<Cursor<'d>, DbError> {
+        Cursor::start(self.collection.database, &self.collection.db, self.command)
+    }
+}
+
+/// Query results, fetched batch by batch.
+pub struct Cursor<'d> {
+    database: &'d Database,
+    db: String,
+    collection: String,
+    id: i64,
+    batch: VecDeque<Bson>,
+}
+
+impl<'d> Cursor<'d> {
+    fn start(database: &'d Database, db: &str, command: Document) -> Result<Cursor<'d>, DbError> {
+        let reply = database.run_command(db, command)?;
+        let mut cursor = Cursor {
+            database,
+            db: db.to_owned(),
+            collection: String::new(),
+            id: 0,
+            batch: VecDeque::new(),
+        };
+        cursor.absorb(&reply, "firstBatch")?;
+        Ok(cursor)
+    }
+
+    fn absorb(&mut self, reply: &Document, field: &str) -> Result<(), DbError> {
+        let malformed = || DbError {
+            code: 1,
+            code_name: "InternalError".into(),
+            message: "reply without a cursor".into(),
+        };
+        let cursor = reply.get_document("cursor").map_err(|_| malformed())?;
+        self.id = cursor.get_i64("id").map_err(|_| malformed())?;
+        if let Ok(ns) = cursor.get_str("ns") {
+            self.collection = ns.split_once('.').map_or(ns, |(_, c)| c).to_owned();
+        }
+        let batch = cursor.get_array(field).map_err(|_| malformed())?;
+        self.batch.extend(batch.iter().cloned());
+        Ok(())
+    }
+
+    fn more(&mut self) -> Result<(), DbError> {
+        let command = doc! {"getMore": self.id, "collection": &self.collection};
+        let reply = self.database.run_command(&self.db, command)?;
+        self.absorb(&reply, "nextBatch")
+    }
+}
+
+impl Iterator for Cursor<'_> {
+    type Item = Result<Document, DbError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while self.batch.is_empty() && self.id != 0 {
+            if let Err(error) = self.more() {
+                self.id = 0;
+                return Some(Err(error));
+            }
+        }
+        match self.batch.pop_front()? {
+            Bson::Document(doc) => Some(Ok(doc)),
+            other => Some(Err(DbError {
+                code: 1,
+                code_name: "InternalError".into(),
+                message: format!("cursor returned a non-document: {other}"),
+            })),
+        }
+    }
+}
+
+impl Drop for Cursor<'_> {
+    fn drop(&mut self) {
+        if self.id != 0 {
+            let command = doc! {"killCursors": &self.collection, "cursors": [self.id]};
+            let _ = self.database.run_command(&self.db, command);
+        }
+    }
+}
