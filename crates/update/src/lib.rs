@@ -20,6 +20,7 @@
 
 mod apply;
 mod array_ops;
+mod decimal;
 pub mod error;
 pub mod limits;
 mod parse;
