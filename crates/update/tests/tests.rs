@@ -4,4 +4,5 @@ mod cases;
 mod decimal_cases;
 mod pipeline_cases;
 mod property;
+mod storage_cases;
 mod support;
