@@ -22,6 +22,7 @@ mod apply;
 mod array_ops;
 mod decimal;
 pub mod error;
+mod fields;
 pub mod limits;
 mod parse;
 mod pipeline;
