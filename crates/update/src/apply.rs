@@ -7,7 +7,7 @@ use crate::array_ops::{add_to_set, pop, pull, pull_all};
 use crate::error::UpdateError;
 use crate::parse::{BitOp, Op, OpKind};
 use crate::tree::{self, Action, Component};
-use crate::value::{Arith, arith, compare, is_number, type_name, zero_like};
+use crate::value::{Arith, arith, compare, identical, is_number, type_name, zero_like};
 
 /// What the operations of one update see besides the document.
 pub(crate) struct Env<'a> {
@@ -129,6 +129,7 @@ fn apply_at(
                     )));
                 }
                 match arith(how, cur, v)? {
+                    Some(result) if identical(cur, &result) => Action::Keep,
                     Some(result) => Action::Set(result),
                     None => {
                         return Err(UpdateError::bad_value(format!(

@@ -31,6 +31,12 @@ pub enum UpdateError {
     /// A `$`-prefixed field where MongoDB does not allow one (code 52).
     #[error("{0}")]
     DollarPrefixedFieldName(String),
+    /// A result nesting deeper than a stored document may (code 15).
+    #[error("{0}")]
+    Overflow(String),
+    /// `$ref`, `$id` or `$db` out of DBRef order at the top level (code 55).
+    #[error("{0}")]
+    InvalidDbRef(String),
     /// An update of `_id` (code 66).
     #[error("{0}")]
     ImmutableField(String),
@@ -59,10 +65,12 @@ impl UpdateError {
             UpdateError::BadValue(_) => 2,
             UpdateError::FailedToParse(_) => 9,
             UpdateError::TypeMismatch(_) => 14,
+            UpdateError::Overflow(_) => 15,
             UpdateError::PathNotViable(_) => 28,
             UpdateError::ConflictingUpdateOperators(_) => 40,
             UpdateError::DollarPrefixedFieldName(_) => 52,
             UpdateError::NotSingleValueField(_) => 54,
+            UpdateError::InvalidDbRef(_) => 55,
             UpdateError::EmptyFieldName(_) => 56,
             UpdateError::ImmutableField(_) => 66,
             UpdateError::Location { code, .. } => *code,
@@ -76,10 +84,12 @@ impl UpdateError {
             UpdateError::BadValue(_) => "BadValue",
             UpdateError::FailedToParse(_) => "FailedToParse",
             UpdateError::TypeMismatch(_) => "TypeMismatch",
+            UpdateError::Overflow(_) => "Overflow",
             UpdateError::PathNotViable(_) => "PathNotViable",
             UpdateError::ConflictingUpdateOperators(_) => "ConflictingUpdateOperators",
             UpdateError::DollarPrefixedFieldName(_) => "DollarPrefixedFieldName",
             UpdateError::NotSingleValueField(_) => "NotSingleValueField",
+            UpdateError::InvalidDbRef(_) => "InvalidDBRef",
             UpdateError::EmptyFieldName(_) => "EmptyFieldName",
             UpdateError::ImmutableField(_) => "ImmutableField",
             UpdateError::Location { code, .. } => match code {

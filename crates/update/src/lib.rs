@@ -20,11 +20,14 @@
 
 mod apply;
 mod array_ops;
+mod decimal;
 pub mod error;
+mod fields;
 pub mod limits;
 mod parse;
 mod pipeline;
 mod splice;
+mod storage;
 mod tree;
 mod upsert;
 mod value;
@@ -37,7 +40,7 @@ pub use parse::OPERATORS;
 pub use upsert::upsert_seed;
 
 use crate::apply::{Env, apply_op};
-use crate::parse::Op;
+use crate::parse::{Op, OpKind};
 use crate::tree::Component;
 
 /// Options given with the update command.
@@ -130,14 +133,13 @@ impl Update {
     }
 
     /// Parses a replacement document (`replaceOne`, `findOneAndReplace`).
+    ///
+    /// A top-level `$`-prefixed field is refused (52) when the replacement is
+    /// applied to a stored document, not here: the document an upsert inserts
+    /// may hold one, as in MongoDB 5.0+.
     pub fn replacement(doc: &RawDocument) -> Result<Update, UpdateError> {
         let tree =
             Document::try_from(doc).map_err(|e| UpdateError::failed_to_parse(e.to_string()))?;
-        if let Some(key) = tree.keys().find(|k| k.starts_with('$')) {
-            return Err(UpdateError::DollarPrefixedFieldName(format!(
-                "The dollar ($) prefixed field '{key}' in '{key}' is not allowed in the context of an update's replacement document. Consider using an aggregation pipeline with $replaceWith."
-            )));
-        }
         Ok(Update {
             kind: Kind::Replacement(tree),
         })
@@ -201,6 +203,9 @@ impl Update {
                         "After applying the update, the (immutable) field '_id' was found to have been altered to _id: {after}"
                     )));
                 }
+                if !context.is_insert {
+                    storage::check_replacement(&out)?;
+                }
                 changed = differing_keys(&tree, &out);
                 tree = out;
             }
@@ -231,10 +236,14 @@ impl Update {
                     apply_op(&mut tree, op, &env, &mut changed)?;
                 }
                 check_id(id_before.as_ref(), &tree, context.is_insert)?;
+                if !context.is_insert {
+                    storage::check_operator_result(doc, &tree, &direct_dollar_names(ops))?;
+                }
             }
         }
         let out =
             RawDocumentBuf::try_from(&tree).map_err(|e| UpdateError::bad_value(e.to_string()))?;
+        storage::check_depth(out.as_bytes())?;
         finish(out.into_bytes(), doc, changed)
     }
 }
@@ -291,6 +300,26 @@ fn differing_keys(before: &Document, after: &Document) -> Vec<String> {
         .collect();
     keys.sort();
     keys
+}
+
+/// The top-level `$`-prefixed fields some operation writes whole (a one-component
+/// path or `$rename` target): replacing one is validated like creating it.
+fn direct_dollar_names(ops: &[Op]) -> Vec<&str> {
+    let mut names = Vec::new();
+    for op in ops {
+        if let [Component::Field(name)] = op.path.as_slice()
+            && name.starts_with('$')
+        {
+            names.push(name.as_str());
+        }
+        if let OpKind::Rename(to) = &op.kind
+            && let [name] = to.as_slice()
+            && name.starts_with('$')
+        {
+            names.push(name.as_str());
+        }
+    }
+    names
 }
 
 fn sort_key(op: &Op) -> Vec<String> {

@@ -127,11 +127,9 @@ pub(crate) fn parse_path(text: &str) -> Result<Vec<Component>, UpdateError> {
             Component::All
         } else if let Some(id) = part.strip_prefix("$[").and_then(|p| p.strip_suffix(']')) {
             Component::Filtered(id.to_owned())
-        } else if part.starts_with('$') {
-            return Err(UpdateError::DollarPrefixedFieldName(format!(
-                "The dollar ($) prefixed field '{part}' in '{text}' is not valid for storage."
-            )));
         } else {
+            // Other `$`-prefixed names are field names (MongoDB 5.0+): allowed below
+            // the top level, checked at the top level when written (`storage`).
             Component::Field(part.to_owned())
         };
         if components.is_empty() && component != Component::Field(part.to_owned()) {

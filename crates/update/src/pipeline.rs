@@ -1,20 +1,21 @@
 //! Pipeline-style updates: `$set`/`$addFields`, `$unset`, `$project` and
-//! `$replaceRoot`/`$replaceWith`, with the query crate's expressions.
+//! `$replaceRoot`/`$replaceWith`, with the query crate's expressions (the field
+//! semantics of `$set` and `$unset` live in [`crate::fields`]).
 
 use bson::{Bson, Document, RawArray, RawBsonRef, RawDocumentBuf};
 use query::{Expression, Projection};
 
 use crate::error::UpdateError;
-use crate::tree::{self, Action};
+use crate::fields::{SetTree, UnsetTree};
 use crate::value::to_bson;
 
 /// One stage of an update pipeline.
 #[derive(Debug, Clone)]
 pub(crate) enum Stage {
     /// `$set` / `$addFields`: dotted paths and the expressions they receive.
-    Set(Vec<(Vec<String>, Expression)>),
+    Set(SetTree),
     /// `$unset`: paths to remove.
-    Unset(Vec<Vec<String>>),
+    Unset(UnsetTree),
     Project(Box<Projection>),
     /// `$replaceRoot: {newRoot}` / `$replaceWith`.
     ReplaceWith(Expression),
@@ -115,7 +116,12 @@ fn parse_set(name: &str, spec: RawBsonRef<'_>) -> Result<Stage, UpdateError> {
     };
     let mut out = Vec::new();
     flatten(fields, &[], &mut out)?;
-    Ok(Stage::Set(out))
+    let spec_text = Document::try_from(fields).map_or_else(|_| String::new(), |d| d.to_string());
+    let mut tree = SetTree::default();
+    for (path, expression) in out {
+        tree.add(&path, expression, &spec_text)?;
+    }
+    Ok(Stage::Set(tree))
 }
 
 /// Nested field specs (`{a: {b: 1}}`) name paths, as in `$addFields`.
@@ -149,7 +155,8 @@ fn parse_unset(spec: RawBsonRef<'_>) -> Result<Stage, UpdateError> {
         Bson::Array(items) => items,
         one => vec![one],
     };
-    let mut paths = Vec::new();
+    let mut paths = UnsetTree::default();
+    let mut count = 0;
     for name in names {
         let Bson::String(text) = name else {
             return Err(location(
@@ -157,9 +164,10 @@ fn parse_unset(spec: RawBsonRef<'_>) -> Result<Stage, UpdateError> {
                 "$unset specification must be a string or an array containing only string values",
             ));
         };
-        paths.push(field_path(&text)?);
+        paths.add(&field_path(&text)?);
+        count += 1;
     }
-    if paths.is_empty() {
+    if count == 0 {
         return Err(location(
             31119,
             "$unset specification must be a string or an array with at least one field",
@@ -181,25 +189,8 @@ pub(crate) fn run(
     for stage in stages {
         let raw = encode(&doc)?;
         match stage {
-            Stage::Set(fields) => {
-                let mut values = Vec::with_capacity(fields.len());
-                for (path, expression) in fields {
-                    values.push((path, expression.evaluate(&raw)?));
-                }
-                for (path, value) in values {
-                    match value {
-                        Some(v) => {
-                            tree::modify(&mut doc, path, true, &mut |_| Ok(Action::Set(v.clone())))?
-                        }
-                        None => tree::modify(&mut doc, path, false, &mut |_| Ok(Action::Remove))?,
-                    };
-                }
-            }
-            Stage::Unset(paths) => {
-                for path in paths {
-                    tree::modify(&mut doc, path, false, &mut |_| Ok(Action::Remove))?;
-                }
-            }
+            Stage::Set(fields) => fields.apply(&raw, &mut doc)?,
+            Stage::Unset(paths) => paths.apply(&mut doc),
             Stage::Project(projection) => {
                 let out = projection.apply(&raw, query)?;
                 doc = Document::try_from(out.as_ref())

@@ -24,7 +24,9 @@ pub(crate) fn single_field(ops: &[Op]) -> Option<&str> {
             _ => field = Some(first),
         }
     }
-    field.filter(|f| *f != "_id")
+    // `_id` needs the immutability check and a top-level `$` name the DBRef
+    // sibling checks: both look at the whole document.
+    field.filter(|f| *f != "_id" && !f.starts_with('$'))
 }
 
 /// Applies `ops` (all under `field`) to `doc` by splicing bytes. Returns the
@@ -69,6 +71,8 @@ pub(crate) fn apply(
     } else {
         let encoded =
             RawDocumentBuf::try_from(&mini).map_err(|e| UpdateError::bad_value(e.to_string()))?;
+        // The one-field document nests exactly as the field does in the whole one.
+        crate::storage::check_depth(encoded.as_bytes())?;
         let inner = encoded.as_bytes();
         inner.get(4..inner.len() - 1).unwrap_or_default().to_vec()
     };

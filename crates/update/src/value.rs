@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 
 use bson::{Bson, RawBson, RawBsonRef};
 
+use crate::decimal::{self, Decimal};
 use crate::error::UpdateError;
 
 /// A raw value as a tree value.
@@ -83,15 +84,11 @@ pub(crate) enum Arith {
 }
 
 /// `a op b` with MongoDB's type promotion: int32 widens to int64 on overflow,
-/// int64 overflow is `None`, a double operand gives a double. Decimal128
-/// arithmetic is not implemented and is `Err`.
+/// int64 overflow is `None`, a Decimal128 on either side gives a Decimal128
+/// (see [`crate::decimal`]), otherwise a double operand gives a double.
+/// `a` is the stored value and `b` the operand; MongoDB computes `b op a`.
 pub(crate) fn arith(op: Arith, a: &Bson, b: &Bson) -> Result<Option<Bson>, UpdateError> {
     Ok(match (a, b) {
-        (Bson::Decimal128(_), _) | (_, Bson::Decimal128(_)) => {
-            return Err(UpdateError::bad_value(
-                "Decimal128 arithmetic in updates is not supported by this server yet",
-            ));
-        }
         (Bson::Int32(x), Bson::Int32(y)) => {
             let (x, y) = (i64::from(*x), i64::from(*y));
             let wide = match op {
@@ -99,6 +96,16 @@ pub(crate) fn arith(op: Arith, a: &Bson, b: &Bson) -> Result<Option<Bson>, Updat
                 Arith::Multiply => x * y,
             };
             Some(i32::try_from(wide).map_or(Bson::Int64(wide), Bson::Int32))
+        }
+        (Bson::Decimal128(_), _) | (_, Bson::Decimal128(_)) => {
+            let (Some(x), Some(y)) = (as_decimal(a), as_decimal(b)) else {
+                return Ok(None);
+            };
+            let result = match op {
+                Arith::Add => decimal::add(y, x),
+                Arith::Multiply => decimal::multiply(y, x),
+            };
+            Some(Bson::Decimal128(result.encode()))
         }
         (Bson::Double(_), _) | (_, Bson::Double(_)) => {
             let (Some(x), Some(y)) = (as_f64(a), as_f64(b)) else {
@@ -139,12 +146,38 @@ fn as_i64(value: &Bson) -> Option<i64> {
     }
 }
 
-/// The zero of the operand's numeric type (what `$mul` stores in a missing field).
-pub(crate) fn zero_like(value: &Bson) -> Bson {
+/// A numeric value as MongoDB converts it for decimal arithmetic.
+fn as_decimal(value: &Bson) -> Option<Decimal> {
     match value {
-        Bson::Int64(_) => Bson::Int64(0),
-        Bson::Double(_) => Bson::Double(0.0),
-        Bson::Decimal128(_) => "0".parse().map_or(Bson::Int32(0), Bson::Decimal128),
+        Bson::Int32(v) => Some(Decimal::from_i64(i64::from(*v))),
+        Bson::Int64(v) => Some(Decimal::from_i64(*v)),
+        Bson::Double(v) => Some(Decimal::from_f64(*v)),
+        Bson::Decimal128(v) => Some(Decimal::decode(*v)),
+        _ => None,
+    }
+}
+
+/// What `$mul` stores in a missing field: the operand times int32 0, so the
+/// operand's type (and a double's or decimal's sign and exponent) carries over,
+/// as in MongoDB's `ArithmeticNode::setValueForNewElement`.
+pub(crate) fn zero_like(value: &Bson) -> Bson {
+    match arith(Arith::Multiply, &Bson::Int32(0), value) {
+        Ok(Some(zero)) => zero,
         _ => Bson::Int32(0),
+    }
+}
+
+/// Whether an arithmetic result leaves the stored value as it is: same type and
+/// equal value, NaN never (MongoDB's `SafeNum::isIdentical`, under which `$inc`
+/// by `NumberDecimal("0.0")` keeps `NumberDecimal("1")` rather than `1.0`).
+pub(crate) fn identical(current: &Bson, result: &Bson) -> bool {
+    match (current, result) {
+        (Bson::Int32(a), Bson::Int32(b)) => a == b,
+        (Bson::Int64(a), Bson::Int64(b)) => a == b,
+        (Bson::Double(a), Bson::Double(b)) => a == b,
+        (Bson::Decimal128(a), Bson::Decimal128(b)) => {
+            !Decimal::decode(*a).is_nan() && !Decimal::decode(*b).is_nan() && equal(current, result)
+        }
+        _ => false,
     }
 }

@@ -149,10 +149,11 @@ fn upsert_cases() {
         doc! {"$set": {"c": 3}},
         Doc(doc! {"a": 1, "b": 2, "c": 3}),
     );
+    // The optimizer turns a one-clause `$or` into its clause (upsert_fields.js).
     check_upsert(
         doc! {"$or": [{"a": 1}]},
         doc! {"$set": {"c": 3}},
-        Doc(doc! {"c": 3}),
+        Doc(doc! {"a": 1, "c": 3}),
     );
     check_upsert(
         doc! {"a": 1, "$and": [{"a": 2}]},
@@ -234,4 +235,174 @@ fn changed_paths_name_concrete_positions() {
             .expect("applies");
         assert_eq!(applied.changed_paths, *want, "doc {doc} update {update}");
     }
+}
+
+/// Regression: a pipeline `$set` or `$unset` through an array failed with
+/// PathNotViable (28) or treated a numeric component as a position. Aggregation
+/// maps the path over the array: `$set` sets the field in each document element
+/// and replaces every other element (and a scalar) with a document of the new
+/// fields (mongodb/mongo `src/mongo/db/exec/projection_node.cpp`,
+/// `applyExpressionsToValue`); `$unset` removes it from each document element.
+#[test]
+fn pipeline_set_maps_over_arrays() {
+    check_pipeline(
+        doc! {"_id": 1, "a": [{"b": 0, "c": 1}, {"c": 2}]},
+        vec![doc! {"$set": {"a.b": 1}}],
+        Doc(doc! {"_id": 1, "a": [{"b": 1, "c": 1}, {"c": 2, "b": 1}]}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": [1, {"c": 2}, [3, {"d": 4}]]},
+        vec![doc! {"$set": {"a.b": 1}}],
+        Doc(doc! {"_id": 1, "a": [{"b": 1}, {"c": 2, "b": 1}, [{"b": 1}, {"d": 4, "b": 1}]]}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 5},
+        vec![doc! {"$set": {"a.b": 1}}],
+        Doc(doc! {"_id": 1, "a": {"b": 1}}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": [1, 2]},
+        vec![doc! {"$set": {"a.0": 9}}],
+        Doc(doc! {"_id": 1, "a": [{"0": 9}, {"0": 9}]}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": [{"b": 1}]},
+        vec![doc! {"$set": {"a.c": "$a.b"}}],
+        Doc(doc! {"_id": 1, "a": [{"b": 1, "c": [1]}]}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": [{"b": 1, "c": 1}]},
+        vec![doc! {"$set": {"a.b": "$$REMOVE"}}],
+        Doc(doc! {"_id": 1, "a": [{"c": 1}]}),
+    );
+    check_pipeline(
+        doc! {"_id": 1},
+        vec![doc! {"$set": {"x.y": "$$REMOVE"}}],
+        Doc(doc! {"_id": 1, "x": {}}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": {"c": 1}},
+        vec![doc! {"$set": {"a": {"b": 2}, "a.d": 3}}],
+        Doc(doc! {"_id": 1, "a": {"c": 1, "b": 2, "d": 3}}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 1, "b": 2},
+        vec![doc! {"$set": {"c": 1, "a": 5}}],
+        Doc(doc! {"_id": 1, "a": 5, "b": 2, "c": 1}),
+    );
+    check_pipeline(
+        doc! {"_id": 1},
+        vec![doc! {"$set": {"a": 1, "a.b": 2}}],
+        Code(40176),
+    );
+    check_pipeline(
+        doc! {"_id": 1},
+        vec![doc! {"$set": {"a": {"b": 1}, "a.b": 2}}],
+        Code(40176),
+    );
+    // A pipeline may write top-level `$` names (`allowTopLevelDollarPrefixedFields`).
+    check_pipeline(
+        doc! {"_id": 1},
+        vec![doc! {"$replaceWith": {"$literal": {"_id": 1, "$x": 1}}}],
+        Doc(doc! {"_id": 1, "$x": 1}),
+    );
+}
+
+#[test]
+fn pipeline_unset_maps_over_arrays() {
+    check_pipeline(
+        doc! {"_id": 1, "a": [{"b": 1, "c": 1}, 2, [{"b": 2}]]},
+        vec![doc! {"$unset": "a.b"}],
+        Doc(doc! {"_id": 1, "a": [{"c": 1}, 2, [{}]]}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": [1, 2]},
+        vec![doc! {"$unset": "a.0"}],
+        Doc(doc! {"_id": 1, "a": [1, 2]}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": 5},
+        vec![doc! {"$unset": "a.b"}],
+        Doc(doc! {"_id": 1, "a": 5}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "a": {"b": 1}, "c": 1},
+        vec![doc! {"$unset": ["a.b", "a"]}],
+        Doc(doc! {"_id": 1, "c": 1}),
+    );
+}
+
+/// Regression: the seed ignored single-value `$in`, `$all`, `$eq` beside other
+/// operators and one-clause `$or`, and kept filter order. MongoDB seeds every
+/// equality of the canonicalized filter, in path order
+/// (jstests/core/write/update/upsert_fields.js, upsert_and.js,
+/// upsert_fields_duplicate_or.js; mongodb/mongo `src/mongo/db/update/path_support.cpp`).
+#[test]
+fn upsert_seed_cases() {
+    let regex = |pattern: &str| bson::Regex {
+        pattern: pattern.try_into().expect("pattern"),
+        options: "".try_into().expect("options"),
+    };
+    let set = || doc! {"$set": {"c": 2}};
+    check_upsert(doc! {"a": {"$in": [5]}}, set(), Doc(doc! {"a": 5, "c": 2}));
+    check_upsert(
+        doc! {"a": {"$in": [5, 5.0]}},
+        set(),
+        Doc(doc! {"a": 5, "c": 2}),
+    );
+    check_upsert(doc! {"a": {"$in": [regex("x")]}}, set(), Doc(doc! {"c": 2}));
+    check_upsert(doc! {"a": {"$all": [5]}}, set(), Doc(doc! {"a": 5, "c": 2}));
+    check_upsert(doc! {"a": {"$all": [1, 2]}}, set(), Code(54));
+    check_upsert(
+        doc! {"a": {"$elemMatch": {"$eq": 1}}},
+        set(),
+        Doc(doc! {"c": 2}),
+    );
+    check_upsert(
+        doc! {"a": {"$eq": 1, "$gt": 0}},
+        set(),
+        Doc(doc! {"a": 1, "c": 2}),
+    );
+    check_upsert(
+        doc! {"$and": [{"a": 1}, {"$and": [{"b": 2}]}]},
+        set(),
+        Doc(doc! {"a": 1, "b": 2, "c": 2}),
+    );
+    check_upsert(
+        doc! {"$or": [{"a": 1}, {"a": 1}]},
+        set(),
+        Doc(doc! {"a": 1, "c": 2}),
+    );
+    check_upsert(
+        doc! {"$or": [{"a": 1}, {"b": 2}]},
+        set(),
+        Doc(doc! {"c": 2}),
+    );
+    check_upsert(doc! {"$nor": [{"a": 1}]}, set(), Doc(doc! {"c": 2}));
+    check_upsert(
+        doc! {"$and": [{"c": 1}, {"d": 1}], "$or": [{"x": 1}, {"x": 2}]},
+        doc! {"$set": {"e": 1}},
+        Doc(doc! {"c": 1, "d": 1, "e": 1}),
+    );
+    check_upsert(
+        doc! {"b": 1, "a": 2},
+        set(),
+        Doc(doc! {"a": 2, "b": 1, "c": 2}),
+    );
+    check_upsert(
+        doc! {"_id": {"$in": [1]}},
+        set(),
+        Doc(doc! {"_id": 1, "c": 2}),
+    );
+    check_upsert(
+        doc! {"_id.x": 1, "_id.y": 2},
+        set(),
+        Doc(doc! {"_id": {"x": 1, "y": 2}, "c": 2}),
+    );
+    check_upsert(
+        doc! {"x.x": {"$all": [1]}},
+        set(),
+        Doc(doc! {"x": {"x": 1}, "c": 2}),
+    );
+    check_upsert(doc! {"x": [1, {"x": 1}], "x.x": 1}, set(), Code(54));
 }
