@@ -20,6 +20,7 @@ commands:
   e2e                  smoke-test the server with PyMongo, the Node.js driver and mongosh
                        (install them first: bash tests/e2e/setup.sh)
   bench ping [--seconds S] [--clients 1,8,64]
+  bench embedded [--docs N] [--dir PATH]   (vs PoloDB and SQLite)
                        ping round trips/s against the server and a bare TCP echo server
 ";
 

@@ -1,0 +1,282 @@
+//! The embedded comparison of issue #8: MultiforaDB's embedded API side by side with PoloDB
+//! and SQLite on one workload, in one run, on the same file system.
+//!
+//! Workload (defaults): load 100,000 documents of about 1 KiB in batches of 1,000 (each
+//! batch one durable transaction), 10,000 point reads by `_id`, a filtered full scan, and
+//! 1,000 single-document durable updates. SQLite stores each document as JSON text in a
+//! table with an integer primary key, WAL journal, `synchronous=FULL`. PoloDB 4.4 never
+//! calls fsync (its log is only `flush`ed), so its write rows are not durable: they are an
+//! upper bound, printed as such.
+//!
+//! Run: `cargo xtask bench embedded [--docs N] [--dir PATH]`.
+
+use bson::doc;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const BATCH: usize = 1000;
+const POINT_READS: usize = 10_000;
+const UPDATES: usize = 1000;
+const PAYLOAD: usize = 900;
+
+struct Args {
+    docs: usize,
+    dir: PathBuf,
+}
+
+fn parse_args() -> Args {
+    let mut args = Args {
+        docs: 100_000,
+        dir: std::env::temp_dir().join(format!("mfdb-bench-embedded-{}", std::process::id())),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--docs" => args.docs = it.next().and_then(|v| v.parse().ok()).expect("--docs N"),
+            "--dir" => args.dir = PathBuf::from(it.next().expect("--dir PATH")),
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    args
+}
+
+/// A small deterministic generator, so every system sees the same ids and documents.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn payload(i: usize) -> String {
+    let word = format!("item-{i:08}-");
+    word.repeat(PAYLOAD / word.len() + 1)[..PAYLOAD].to_owned()
+}
+
+fn group(i: usize) -> i64 {
+    (i % 100) as i64
+}
+
+/// Timings of one system, in the row order of the report.
+#[derive(Default)]
+struct Timings {
+    load: Duration,
+    point_reads: Duration,
+    scan: Duration,
+    updates: Duration,
+    scan_hits: usize,
+}
+
+fn ids(docs: usize, n: usize, seed: u64) -> Vec<usize> {
+    let mut rng = Rng(seed);
+    (0..n)
+        .map(|_| (rng.next() % docs as u64) as usize)
+        .collect()
+}
+
+fn bench_multiforadb(dir: &Path, docs: usize) -> Timings {
+    let db = engine::Database::open(dir.join("bench.mfdb")).expect("open");
+    let coll = db.collection("bench");
+    let mut t = Timings::default();
+    let start = Instant::now();
+    for chunk in (0..docs).collect::<Vec<_>>().chunks(BATCH) {
+        let batch = chunk.iter().map(|&i| {
+            doc! {"_id": i as i64, "name": format!("user{i}"), "group": group(i),
+            "score": i as f64 * 0.5, "payload": payload(i)}
+        });
+        coll.insert_many(batch).expect("insert_many");
+    }
+    t.load = start.elapsed();
+    let start = Instant::now();
+    for id in ids(docs, POINT_READS, 7) {
+        let found = coll.find_one(doc! {"_id": id as i64}).expect("find_one");
+        assert!(found.is_some(), "id {id}");
+    }
+    t.point_reads = start.elapsed();
+    let start = Instant::now();
+    let cursor = coll.find(doc! {"group": 7}).run().expect("find");
+    t.scan_hits = cursor.map(|d| d.expect("doc")).count();
+    t.scan = start.elapsed();
+    let start = Instant::now();
+    for (n, id) in ids(docs, UPDATES, 11).into_iter().enumerate() {
+        let r = coll
+            .update_one(doc! {"_id": id as i64}, doc! {"$set": {"score": n as f64}})
+            .expect("update");
+        assert_eq!(r.matched, 1);
+    }
+    t.updates = start.elapsed();
+    db.close().expect("close");
+    t
+}
+
+fn bench_sqlite(dir: &Path, docs: usize) -> Timings {
+    let mut conn = rusqlite::Connection::open(dir.join("bench.sqlite")).expect("open");
+    conn.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;
+         CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT NOT NULL);",
+    )
+    .expect("schema");
+    let mut t = Timings::default();
+    let start = Instant::now();
+    for chunk in (0..docs).collect::<Vec<_>>().chunks(BATCH) {
+        let tx = conn.transaction().expect("tx");
+        {
+            let mut stmt = tx
+                .prepare_cached("INSERT INTO docs (id, body) VALUES (?1, ?2)")
+                .expect("prepare");
+            for &i in chunk {
+                let body = serde_json::json!({"_id": i, "name": format!("user{i}"),
+                    "group": group(i), "score": i as f64 * 0.5, "payload": payload(i)});
+                stmt.execute(rusqlite::params![i as i64, body.to_string()])
+                    .expect("insert");
+            }
+        }
+        tx.commit().expect("commit");
+    }
+    t.load = start.elapsed();
+    let start = Instant::now();
+    {
+        let mut stmt = conn
+            .prepare_cached("SELECT body FROM docs WHERE id = ?1")
+            .expect("prepare");
+        for id in ids(docs, POINT_READS, 7) {
+            let body: String = stmt
+                .query_row([id as i64], |row| row.get(0))
+                .expect("point read");
+            let parsed: serde_json::Value = serde_json::from_str(&body).expect("json");
+            assert!(parsed.is_object());
+        }
+    }
+    t.point_reads = start.elapsed();
+    let start = Instant::now();
+    {
+        let mut stmt = conn
+            .prepare("SELECT body FROM docs WHERE json_extract(body, '$.group') = 7")
+            .expect("prepare");
+        let rows = stmt
+            .query_map([], |row| row.get::<_, String>(0))
+            .expect("scan");
+        for body in rows {
+            let parsed: serde_json::Value =
+                serde_json::from_str(&body.expect("row")).expect("json");
+            assert!(parsed.is_object());
+            t.scan_hits += 1;
+        }
+    }
+    t.scan = start.elapsed();
+    let start = Instant::now();
+    for (n, id) in ids(docs, UPDATES, 11).into_iter().enumerate() {
+        let changed = conn
+            .execute(
+                "UPDATE docs SET body = json_set(body, '$.score', ?1) WHERE id = ?2",
+                rusqlite::params![n as f64, id as i64],
+            )
+            .expect("update");
+        assert_eq!(changed, 1);
+    }
+    t.updates = start.elapsed();
+    t
+}
+
+fn bench_polodb(dir: &Path, docs: usize) -> Timings {
+    use polodb_core::bson::doc as pdoc;
+    let db = polodb_core::Database::open_file(dir.join("bench.polodb")).expect("open");
+    let coll = db.collection::<polodb_core::bson::Document>("bench");
+    let mut t = Timings::default();
+    let start = Instant::now();
+    for chunk in (0..docs).collect::<Vec<_>>().chunks(BATCH) {
+        let batch: Vec<_> = chunk
+            .iter()
+            .map(|&i| {
+                pdoc! {"_id": i as i64, "name": format!("user{i}"), "group": group(i),
+                "score": i as f64 * 0.5, "payload": payload(i)}
+            })
+            .collect();
+        coll.insert_many(batch).expect("insert_many");
+    }
+    t.load = start.elapsed();
+    let start = Instant::now();
+    for id in ids(docs, POINT_READS, 7) {
+        let found = coll.find_one(pdoc! {"_id": id as i64}).expect("find_one");
+        assert!(found.is_some(), "id {id}");
+    }
+    t.point_reads = start.elapsed();
+    let start = Instant::now();
+    let cursor = coll.find(pdoc! {"group": 7i64}).expect("find");
+    t.scan_hits = cursor.map(|d| d.expect("doc")).count();
+    t.scan = start.elapsed();
+    let start = Instant::now();
+    for (n, id) in ids(docs, UPDATES, 11).into_iter().enumerate() {
+        let r = coll
+            .update_one(
+                pdoc! {"_id": id as i64},
+                pdoc! {"$set": {"score": n as f64}},
+            )
+            .expect("update");
+        assert!(r.modified_count <= 1);
+    }
+    t.updates = start.elapsed();
+    t
+}
+
+fn row(name: &str, ours: Duration, sqlite: Duration, polodb: Duration) {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "{name:<34} {:>10.1} {:>10.1} {:>10.1}   {:>6.2}x {:>6.2}x",
+        ms(ours),
+        ms(sqlite),
+        ms(polodb),
+        ms(sqlite) / ms(ours),
+        ms(polodb) / ms(ours),
+    );
+}
+
+fn main() {
+    let args = parse_args();
+    std::fs::create_dir_all(&args.dir).expect("bench dir");
+    let sub = |name: &str| {
+        let path = args.dir.join(name);
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("dir");
+        path
+    };
+    let ours = bench_multiforadb(&sub("multiforadb"), args.docs);
+    let sqlite = bench_sqlite(&sub("sqlite"), args.docs);
+    let polodb = bench_polodb(&sub("polodb"), args.docs);
+    assert_eq!(ours.scan_hits, sqlite.scan_hits, "scan results differ");
+    assert_eq!(ours.scan_hits, polodb.scan_hits, "scan results differ");
+    println!(
+        "{} documents of ~1 KiB, batches of {BATCH}; times in ms; ratio = peer / MultiforaDB \
+         (above 1: we are faster)",
+        args.docs
+    );
+    println!(
+        "{:<34} {:>10} {:>10} {:>10}   {:>7} {:>7}",
+        "row", "mfdb", "sqlite", "polodb*", "sqlite", "polodb*"
+    );
+    row(
+        "load (durable batches of 1,000)",
+        ours.load,
+        sqlite.load,
+        polodb.load,
+    );
+    row(
+        "10,000 point reads by _id",
+        ours.point_reads,
+        sqlite.point_reads,
+        polodb.point_reads,
+    );
+    row("filtered full scan", ours.scan, sqlite.scan, polodb.scan);
+    row(
+        "1,000 durable single updates",
+        ours.updates,
+        sqlite.updates,
+        polodb.updates,
+    );
+    println!("* PoloDB 4.4 never fsyncs: its write rows are not durable (an upper bound).");
+    let _ = std::fs::remove_dir_all(&args.dir);
+}
