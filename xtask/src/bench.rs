@@ -12,14 +12,21 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
              cargo xtask bench embedded [--docs N] [--dir PATH]"
         );
     };
-    let package = match what.as_str() {
-        "ping" => "mfdb-netbench",
-        "embedded" => "mfdb-bench-embedded",
+    let mut command = Command::new(env!("CARGO"));
+    command.current_dir(root).args(["run", "--release", "--quiet"]);
+    match what.as_str() {
+        "ping" => command.args(["-p", "mfdb-netbench"]),
+        // A workspace of its own (the peers stay out of the main build); same target dir.
+        "embedded" => command.args([
+            "--manifest-path",
+            "benches/embedded/Cargo.toml",
+            "--target-dir",
+            "target",
+        ]),
         _ => bail!("unknown benchmark {what:?}; available: ping, embedded"),
     };
-    let status = Command::new(env!("CARGO"))
-        .current_dir(root)
-        .args(["run", "--release", "--quiet", "-p", package, "--"])
+    let status = command
+        .arg("--")
         .args(rest)
         .status()?;
     if !status.success() {
