@@ -37,6 +37,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use wal::{Dir, Lsn, OsDir, Wal, WalOptions};
 
+/// Pages freed since the last checkpoint below which space alone never triggers one (8 MiB).
+const CHECKPOINT_PENDING_PAGES_MIN: u64 = 2048;
+
 /// A storage failure, mapped to a MongoDB error by the command layer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -351,9 +354,20 @@ impl Store {
         self.check_io(self.wal.commit(lsn).map_err(StoreError::from))
     }
 
+    /// Whether freed-but-unreusable pages call for a checkpoint: the pager's 1/16 rule,
+    /// but never for less than `CHECKPOINT_PENDING_PAGES_MIN` (a small file would
+    /// otherwise checkpoint after every few commits).
+    fn space_due(&self) -> bool {
+        self.pager.checkpoint_due()
+            && self
+                .pager
+                .stats()
+                .is_ok_and(|s| s.pending_pages >= CHECKPOINT_PENDING_PAGES_MIN)
+    }
+
     fn after_commit(&self) {
         let due = self.log_bytes.load(Ordering::Relaxed) >= self.options.checkpoint_log_bytes;
-        if due || self.pager.checkpoint_due() {
+        if due || self.space_due() {
             self.signal.lock().wake = true;
             self.signal_cv.notify_all();
         }
@@ -491,7 +505,7 @@ fn checkpoint_loop(weak: &Weak<Store>, interval: Duration) {
             }
             signal.wake = false;
         }
-        let dirty = store.log_bytes.load(Ordering::Relaxed) > 0 || store.pager.checkpoint_due();
+        let dirty = store.log_bytes.load(Ordering::Relaxed) > 0 || store.space_due();
         if dirty && let Err(error) = store.checkpoint() {
             eprintln!("multiforadb: background checkpoint failed: {error}");
         }
