@@ -1,5 +1,6 @@
 //! The [`Engine`] value: what a server or an embedding program holds, and its entry points.
 
+use crate::command::registry::Registry;
 use crate::command::{self, Request};
 use crate::error::{Error, ErrorCode};
 use crate::host::Host;
@@ -44,6 +45,7 @@ pub struct Engine {
     pub(crate) startup: StartupOptions,
     pub(crate) connections_max: u64,
     pub(crate) store: Arc<Store>,
+    pub(crate) cursors: Registry,
     stats: Stats,
 }
 
@@ -84,6 +86,7 @@ impl Engine {
 
     fn with_store(options: EngineOptions, store: Arc<Store>) -> Engine {
         Engine {
+            cursors: Registry::new(options.host.now_millis()),
             host: options.host,
             startup: options.startup,
             connections_max: options.connections_max,

@@ -2,14 +2,21 @@
 //!
 //! To add a command: write `fn handler(engine: &Engine, request: &Request) ->
 //! Result<Document, Error>` in the module for its family (`handshake`, `admin`,
-//! later `crud`, `cursor`, ...) and add one [`Spec`] row to [`COMMANDS`]. The
+//! `find`, `cursor`, ...) and add one [`Spec`] row to [`COMMANDS`]. The
 //! handler returns the reply without `ok`; the dispatcher adds `ok: 1.0`, and
 //! turns an `Err` into MongoDB's error shape. Names are matched exactly, as
 //! mongod does; aliases (`isMaster`/`ismaster`) are separate rows.
 
 mod admin;
+mod aggregate;
 pub(crate) mod args;
+mod catalog_reads;
+mod count;
+pub(crate) mod cursor;
+mod find;
 mod handshake;
+mod read_args;
+pub(crate) mod registry;
 
 use crate::engine::{ConnectionContext, Engine};
 use crate::error::{Error, ErrorCode};
@@ -89,6 +96,19 @@ const COMMANDS: &[Spec] = &[
     spec("getLog", admin::get_log, true, true),
     spec("serverStatus", admin::server_status, true, false),
     spec("listDatabases", admin::list_databases, true, true),
+    spec("find", find::find, false, false),
+    spec("getMore", cursor::get_more, false, false),
+    spec("killCursors", cursor::kill_cursors, false, false),
+    spec("count", count::count, false, false),
+    spec("distinct", count::distinct, false, false),
+    spec("aggregate", aggregate::aggregate, false, false),
+    spec(
+        "listCollections",
+        catalog_reads::list_collections,
+        false,
+        false,
+    ),
+    spec("listIndexes", catalog_reads::list_indexes, false, false),
 ];
 
 /// The row for `name`, if the engine knows it.
@@ -178,5 +198,7 @@ pub(crate) fn flag(body: &RawDocument, key: &str) -> bool {
     }
 }
 
+#[cfg(test)]
+mod read_tests;
 #[cfg(test)]
 mod tests;

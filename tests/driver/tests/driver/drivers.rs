@@ -61,7 +61,7 @@ fn driver_gets_command_not_found_for_unknown_and_crud_commands() {
     let client = server.client();
     for command in [
         doc! { "frobnicate": 1 },
-        doc! { "find": "users", "filter": {} },
+        doc! { "mapReduce": "users", "map": "", "reduce": "" },
     ] {
         let error = client
             .database("app")

@@ -1,0 +1,107 @@
+//! The catalog listings: listCollections and listIndexes, each a cursor over documents built
+//! from the catalog.
+
+use super::Request;
+use super::args;
+use super::cursor::{self, Cursor, FirstBatch, Source};
+use super::read_args;
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode};
+use crate::store::{CollectionMeta, Namespace};
+use bson::spec::BinarySubtype;
+use bson::{Binary, Document, RawDocumentBuf, doc};
+use query::Filter;
+use std::collections::VecDeque;
+
+/// The one index every collection has.
+fn id_index() -> Document {
+    doc! { "v": 2, "key": { "_id": 1 }, "name": "_id_" }
+}
+
+fn to_raw(doc: &Document) -> Result<RawDocumentBuf, Error> {
+    RawDocumentBuf::try_from(doc).map_err(|e| Error::new(ErrorCode::InternalError, e.to_string()))
+}
+
+/// The listCollections entry of one collection.
+fn collection_entry(name: &str, meta: &CollectionMeta) -> Result<Document, Error> {
+    let options = Document::try_from(meta.options.as_ref())
+        .map_err(|e| Error::new(ErrorCode::DataCorruptionDetected, e.to_string()))?;
+    let uuid = Binary {
+        subtype: BinarySubtype::Uuid,
+        bytes: meta.uuid.to_vec(),
+    };
+    Ok(doc! {
+        "name": name,
+        "type": "collection",
+        "options": options,
+        "info": { "readOnly": false, "uuid": uuid },
+        "idIndex": id_index(),
+    })
+}
+
+/// `listCollections`: a cursor over the database's collections, in name order.
+pub(crate) fn list_collections(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(
+        request,
+        &[
+            "filter",
+            "nameOnly",
+            "authorizedCollections",
+            "cursor",
+            "includePendingDrops",
+        ],
+    )?;
+    let filter = read_args::object_or_null(request, "filter")?
+        .map(Filter::parse)
+        .transpose()?;
+    let name_only = args::opt_bool(request, "nameOnly")?.unwrap_or(false);
+    args::opt_bool(request, "authorizedCollections")?;
+    args::opt_bool(request, "includePendingDrops")?;
+    let batch_size = read_args::cursor_option(request)?.flatten();
+    let reader = engine.store.read()?;
+    let mut entries = VecDeque::new();
+    for (ns, meta) in reader.collections(Some(request.db))? {
+        let entry = to_raw(&collection_entry(&ns.coll, &meta)?)?;
+        if let Some(filter) = &filter
+            && !filter.try_matches(&entry)?
+        {
+            continue;
+        }
+        entries.push_back(if name_only {
+            to_raw(&doc! { "name": ns.coll.as_str(), "type": "collection" })?
+        } else {
+            entry
+        });
+    }
+    let cursor = Cursor::new(
+        Namespace::new(request.db, "$cmd.listCollections"),
+        Source::Buffered(entries),
+    );
+    let first = FirstBatch {
+        size: batch_size,
+        single: false,
+    };
+    cursor::open(engine, cursor, first)
+}
+
+/// `listIndexes`: a cursor over a collection's indexes (only `_id_` exists).
+pub(crate) fn list_indexes(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(
+        request,
+        &["cursor", "includeBuildUUIDs", "includeIndexBuildInfo"],
+    )?;
+    let ns = args::collection(request)?;
+    let batch_size = read_args::cursor_option(request)?.flatten();
+    if engine.store.read()?.collection(&ns)?.is_none() {
+        let message = format!("ns does not exist: {ns}");
+        return Err(Error::new(ErrorCode::NamespaceNotFound, message));
+    }
+    let entries = VecDeque::from([to_raw(&id_index())?]);
+    let listing = Namespace::new(request.db, format!("$cmd.listIndexes.{}", ns.coll));
+    let cursor = Cursor::new(listing, Source::Buffered(entries));
+    let first = FirstBatch {
+        size: batch_size,
+        single: false,
+    };
+    cursor::open(engine, cursor, first)
+}

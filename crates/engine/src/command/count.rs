@@ -1,0 +1,283 @@
+//! The count and distinct commands: a number or a set of values, no cursor.
+
+use super::Request;
+use super::args;
+use super::cursor::Deadline;
+use super::find::{candidates, fail_on, id_equality};
+use super::read_args::{self, number_i64, to_usize};
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode};
+use crate::limits::DISTINCT_BYTES_MAX;
+use bson::raw::{RawArray, RawBsonRef, RawIter};
+use bson::{Bson, Document, RawDocument, doc};
+use query::Filter;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+/// `count`: `{n}`, the documents matching `query` after `skip`, at most `limit`.
+pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(
+        request,
+        &[
+            "query",
+            "limit",
+            "skip",
+            "hint",
+            "collation",
+            "fields",
+            "$queryOptions",
+            "encryptionInformation",
+        ],
+    )?;
+    let ns = args::collection(request)?;
+    let spec = args::opt_doc(request, "query")?.filter(|spec| !spec.is_empty());
+    let filter = spec.map(Filter::parse).transpose()?;
+    // As mongod: a negative limit counts like its absolute value, and 0 is no limit.
+    let limit = count_number(request, "limit")?
+        .map(i64::unsigned_abs)
+        .filter(|&n| n > 0);
+    let skip = match count_number(request, "skip")? {
+        Some(skip) => u64::try_from(skip).map_err(|_| {
+            Error::new(ErrorCode::BadValue, "skip value is negative in count query")
+        })?,
+        None => 0,
+    };
+    read_args::check_collation(request)?;
+    let time_ms = read_args::max_time_ms(request)?;
+    let hint = read_args::hint(request)?;
+    let deadline = Deadline::start(engine.host.as_ref(), time_ms);
+    let reader = engine.store.read()?;
+    let meta = reader.collection(&ns)?;
+    if meta.is_some() {
+        hint.check(&ns)?;
+    }
+    let total = match (meta, &filter) {
+        (None, _) => 0,
+        (Some(meta), None) => meta.count,
+        (Some(meta), Some(filter)) => {
+            let id = spec.and_then(id_equality);
+            let failure = RefCell::new(None);
+            let wanted = limit.map_or(usize::MAX, |n| to_usize(n.saturating_add(skip)));
+            let found = candidates(&reader, &meta, &ns, Some(filter), id, &deadline, &failure);
+            let counted = found.take(wanted).count();
+            fail_on(&failure)?;
+            counted as u64
+        }
+    };
+    let n = total.saturating_sub(skip);
+    let n = limit.map_or(n, |limit| n.min(limit));
+    Ok(match i32::try_from(n) {
+        Ok(n) => doc! { "n": n },
+        Err(_) => doc! { "n": i64::try_from(n).unwrap_or(i64::MAX) },
+    })
+}
+
+/// A number option of count, read the way mongod's count parser reads it.
+fn count_number(request: &Request<'_>, key: &str) -> Result<Option<i64>, Error> {
+    let Some(value) = read_args::field(request, key)? else {
+        return Ok(None);
+    };
+    match number_i64(value) {
+        Some(number) => number.map(Some),
+        None => {
+            let message = format!("{key} value is not a valid number");
+            Err(Error::new(ErrorCode::BadValue, message))
+        }
+    }
+}
+
+/// `distinct`: `{values}`, the distinct values `key` reaches in the documents matching
+/// `query`, arrays unwound one level, in canonical order (as mongod's value set).
+pub(crate) fn distinct(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(
+        request,
+        &[
+            "key",
+            "query",
+            "collation",
+            "hint",
+            "$queryOptions",
+            "mirrored",
+            "sampleId",
+        ],
+    )?;
+    let ns = args::collection(request)?;
+    let key = read_args::required_str(request, "key")?;
+    let spec = read_args::object_or_null(request, "query")?;
+    let filter = spec.map(Filter::parse).transpose()?;
+    read_args::check_collation(request)?;
+    let time_ms = read_args::max_time_ms(request)?;
+    let hint = read_args::hint(request)?;
+    let deadline = Deadline::start(engine.host.as_ref(), time_ms);
+    let reader = engine.store.read()?;
+    let Some(meta) = reader.collection(&ns)? else {
+        return Ok(doc! { "values": [] });
+    };
+    hint.check(&ns)?;
+    let id = spec.and_then(id_equality);
+    let failure = RefCell::new(None);
+    let found = candidates(
+        &reader,
+        &meta,
+        &ns,
+        filter.as_ref(),
+        id,
+        &deadline,
+        &failure,
+    );
+    let mut set = DistinctSet::default();
+    for doc in found {
+        let mut reached = Vec::new();
+        extract(Container::Document(&doc), key, &mut reached);
+        for value in reached {
+            set.insert(value)?;
+        }
+    }
+    fail_on(&failure)?;
+    Ok(doc! { "values": set.into_values() })
+}
+
+/// Distinct values keyed by their canonical encoding: equal values (1, 1.0, 1L) are one,
+/// the first seen is kept, and the key order is MongoDB's value order.
+#[derive(Default)]
+struct DistinctSet {
+    values: BTreeMap<Vec<u8>, Bson>,
+    bytes: usize,
+}
+
+impl DistinctSet {
+    fn insert(&mut self, value: RawBsonRef<'_>) -> Result<(), Error> {
+        let key = bson_canonical::encode(value);
+        if self.values.contains_key(&key) {
+            return Ok(());
+        }
+        // mongod counts each value's BSON size; the canonical key is about as long.
+        self.bytes += key.len();
+        if self.bytes >= DISTINCT_BYTES_MAX {
+            let message = "distinct too big, 16mb cap";
+            return Err(Error::new(ErrorCode::Location(17217), message));
+        }
+        let value = Bson::try_from(value)
+            .map_err(|e| Error::new(ErrorCode::InternalError, e.to_string()))?;
+        self.values.insert(key, value);
+        Ok(())
+    }
+
+    fn into_values(self) -> Vec<Bson> {
+        self.values.into_values().collect()
+    }
+}
+
+/// A document, or an array seen as the document of its positions.
+#[derive(Clone, Copy)]
+enum Container<'a> {
+    Document(&'a RawDocument),
+    Array(&'a RawArray),
+}
+
+impl<'a> Container<'a> {
+    fn get(self, name: &str) -> Option<RawBsonRef<'a>> {
+        let elements: RawIter<'a> = match self {
+            Container::Document(doc) => doc.iter_elements(),
+            Container::Array(array) => array.iter_elements(),
+        };
+        for element in elements {
+            let element = element.ok()?;
+            if element.key().as_str() == name {
+                return element.value().ok();
+            }
+        }
+        None
+    }
+}
+
+/// Collects the values `path` reaches in `container` the way mongod's distinct does
+/// (`extractAllElementsAlongPath`): a field literally named `path` wins; an array at the end
+/// of the path gives its elements; an array in the middle is entered element by element,
+/// unless the next component is numeric, which indexes it; missing fields give nothing.
+fn extract<'a>(container: Container<'a>, path: &str, out: &mut Vec<RawBsonRef<'a>>) {
+    if let Some(value) = container.get(path) {
+        match value {
+            RawBsonRef::Array(array) => {
+                out.extend(bson_canonical::compare::array_values(array));
+            }
+            value => out.push(value),
+        }
+        return;
+    }
+    let Some((left, next)) = path.split_once('.') else {
+        return;
+    };
+    match container.get(left) {
+        Some(RawBsonRef::Document(doc)) => extract(Container::Document(doc), next, out),
+        Some(RawBsonRef::Array(array)) => {
+            let first = next.split('.').next().unwrap_or_default();
+            let numeric = !first.is_empty() && first.bytes().all(|b| b.is_ascii_digit());
+            if numeric {
+                extract(Container::Array(array), next, out);
+                return;
+            }
+            for element in bson_canonical::compare::array_values(array) {
+                match element {
+                    RawBsonRef::Document(doc) => extract(Container::Document(doc), next, out),
+                    RawBsonRef::Array(inner) => extract(Container::Array(inner), next, out),
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Container, extract};
+    use bson::{Bson, RawDocumentBuf, rawdoc};
+
+    fn check(doc: RawDocumentBuf, path: &str, expected: Vec<Bson>) {
+        let mut out = Vec::new();
+        extract(Container::Document(&doc), path, &mut out);
+        let got: Vec<Bson> = out
+            .into_iter()
+            .map(|v| Bson::try_from(v).expect("bson"))
+            .collect();
+        assert_eq!(got, expected, "{path} in {doc:?}");
+    }
+
+    #[test]
+    fn distinct_paths_follow_mongod() {
+        check(rawdoc! { "a": 1 }, "a", vec![Bson::Int32(1)]);
+        check(rawdoc! { "b": 1 }, "a", vec![]);
+        check(rawdoc! { "a": null }, "a", vec![Bson::Null]);
+        check(
+            rawdoc! { "a": [1, [2, 3]] },
+            "a",
+            vec![1.into(), Bson::Array(vec![2.into(), 3.into()])],
+        );
+        check(rawdoc! { "a": [] }, "a", vec![]);
+        check(
+            rawdoc! { "a": { "b": [4, 5] } },
+            "a.b",
+            vec![4.into(), 5.into()],
+        );
+        check(
+            rawdoc! { "a": [{ "b": 1 }, { "b": [2] }, 3, { "c": 4 }] },
+            "a.b",
+            vec![1.into(), 2.into()],
+        );
+        check(rawdoc! { "a": [[{ "b": 7 }]] }, "a.b", vec![]);
+        check(rawdoc! { "a": [5, 6] }, "a.1", vec![6.into()]);
+        check(
+            rawdoc! { "a": [{ "b": 1 }, { "b": 2 }] },
+            "a.1.b",
+            vec![2.into()],
+        );
+        check(
+            rawdoc! { "a": [{ "0": 9 }] },
+            "a.0",
+            vec![Bson::Document(bson::doc! { "0": 9 })],
+        );
+        check(rawdoc! { "a.b": 8, "a": { "b": 9 } }, "a.b", vec![8.into()]);
+        check(rawdoc! { "a": 1 }, "a.b", vec![]);
+    }
+}

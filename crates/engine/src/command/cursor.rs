@@ -1,0 +1,430 @@
+//! Cursors and their batches: what a cursor holds, how a batch is filled under the count and
+//! byte caps, the `maxTimeMS` budget, and the getMore and killCursors commands.
+//!
+//! A cursor's results come from one of two sources. A natural-order scan remembers only the
+//! record id it stopped after and opens a fresh snapshot for every batch, continuing after
+//! that id: concurrent writes never make it fail or return a document twice (record ids only
+//! grow, and updates keep them). Anything else (sorted results, pipelines, listings) is
+//! computed whole when the cursor opens and handed out batch by batch. The cursor lifecycle
+//! is drawn in the `registry` module.
+
+use super::Request;
+use super::args;
+use super::read_args::{self, to_usize};
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode};
+use crate::host::Host;
+use crate::limits::{BATCH_BYTES_MAX, DEADLINE_CHECK_INTERVAL};
+use crate::store::Namespace;
+use bson::raw::RawBsonRef;
+use bson::{Bson, Document, RawDocument, RawDocumentBuf, doc};
+use query::{Filter, Projection};
+use std::cell::Cell;
+use std::collections::VecDeque;
+
+/// An open query: where its results come from and how they are shaped.
+pub(crate) struct Cursor {
+    /// The namespace the reply names (`db.coll`, or `db.$cmd.listCollections`).
+    pub(crate) ns: Namespace,
+    /// Where the remaining results come from.
+    pub(crate) source: Source,
+    /// The query filter: a scan matches with it; a projection's positional `$` needs it.
+    pub(crate) filter: Option<Filter>,
+    /// Applied to each document as it enters a batch.
+    pub(crate) projection: Option<Projection>,
+    /// What is left of the `maxTimeMS` budget (`None`: no limit).
+    pub(crate) time_left_ms: Option<i64>,
+    /// `noCursorTimeout`: never reaped for idleness.
+    pub(crate) no_timeout: bool,
+    /// A shaped document that did not fit in the last batch; it opens the next one.
+    pending: Option<RawDocumentBuf>,
+}
+
+/// Where a cursor's remaining results come from.
+pub(crate) enum Source {
+    /// A natural-order scan, resumed from a fresh snapshot for each batch.
+    Scan(Scan),
+    /// Results computed when the cursor opened.
+    Buffered(VecDeque<RawDocumentBuf>),
+}
+
+/// The position and counters of a natural-order scan.
+pub(crate) struct Scan {
+    /// The collection's UUID when the scan began: a dropped (or renamed and recreated)
+    /// collection ends the cursor instead of reading a stranger's records.
+    pub(crate) uuid: [u8; 16],
+    /// The last record id examined; the next batch continues after it.
+    pub(crate) after: Option<u64>,
+    /// Matches still to skip.
+    pub(crate) skip: u64,
+    /// Matches still to return (`None`: no limit).
+    pub(crate) limit: Option<u64>,
+}
+
+impl Cursor {
+    /// A cursor over `source`, with no projection, filter or time limit.
+    pub(crate) fn new(ns: Namespace, source: Source) -> Cursor {
+        Cursor {
+            ns,
+            source,
+            filter: None,
+            projection: None,
+            time_left_ms: None,
+            no_timeout: false,
+            pending: None,
+        }
+    }
+
+    /// The next batch of at most `count_max` documents (any number when `None`) and at most
+    /// `BATCH_BYTES_MAX` bytes (but at least one document), and whether nothing is left.
+    pub(crate) fn next_batch(
+        &mut self,
+        engine: &Engine,
+        count_max: Option<usize>,
+    ) -> Result<(Vec<RawDocumentBuf>, bool), Error> {
+        let deadline = Deadline::start(engine.host.as_ref(), self.time_left_ms);
+        let mut batch = Batch::new(count_max);
+        let exhausted = self.fill(engine, &mut batch, &deadline)?;
+        self.time_left_ms = deadline.remaining();
+        Ok((batch.docs, exhausted))
+    }
+
+    fn fill(
+        &mut self,
+        engine: &Engine,
+        batch: &mut Batch,
+        deadline: &Deadline<'_>,
+    ) -> Result<bool, Error> {
+        if let Some(doc) = self.pending.take()
+            && let Err(doc) = batch.offer(doc)
+        {
+            self.pending = Some(doc);
+            return Ok(false);
+        }
+        let shape = Shape {
+            filter: self.filter.as_ref(),
+            projection: self.projection.as_ref(),
+        };
+        match &mut self.source {
+            Source::Buffered(queue) => {
+                while let Some(doc) = queue.pop_front() {
+                    deadline.tick()?;
+                    if let Err(doc) = batch.offer(shape.apply(&doc)?) {
+                        self.pending = Some(doc);
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Source::Scan(scan) => {
+                let pending = scan.fill(engine, &self.ns, shape, batch, deadline)?;
+                let exhausted = pending.is_none();
+                self.pending = pending;
+                Ok(exhausted)
+            }
+        }
+    }
+}
+
+/// How documents are shaped on their way into a batch.
+#[derive(Clone, Copy)]
+struct Shape<'c> {
+    filter: Option<&'c Filter>,
+    projection: Option<&'c Projection>,
+}
+
+impl Shape<'_> {
+    fn matches(&self, doc: &RawDocument) -> Result<bool, Error> {
+        match self.filter {
+            Some(filter) => Ok(filter.try_matches(doc)?),
+            None => Ok(true),
+        }
+    }
+
+    fn apply(&self, doc: &RawDocument) -> Result<RawDocumentBuf, Error> {
+        match self.projection {
+            Some(projection) => Ok(projection.apply(doc, self.filter)?),
+            None => Ok(doc.to_owned()),
+        }
+    }
+}
+
+impl Scan {
+    /// Scans from `after` into `batch`; returns the shaped document that did not fit, or
+    /// `None` when the scan is exhausted.
+    fn fill(
+        &mut self,
+        engine: &Engine,
+        ns: &Namespace,
+        shape: Shape<'_>,
+        batch: &mut Batch,
+        deadline: &Deadline<'_>,
+    ) -> Result<Option<RawDocumentBuf>, Error> {
+        if self.limit == Some(0) {
+            return Ok(None);
+        }
+        let reader = engine.store.read()?;
+        let meta = match reader.collection(ns)? {
+            Some(meta) if meta.uuid == self.uuid => meta,
+            _ => {
+                let message = format!("collection {ns} was dropped or renamed");
+                return Err(Error::new(
+                    ErrorCode::Other(175, "QueryPlanKilled"),
+                    message,
+                ));
+            }
+        };
+        for entry in reader.scan(&meta, self.after)? {
+            deadline.tick()?;
+            let (rid, bytes) = entry?;
+            self.after = Some(rid);
+            let doc = RawDocument::from_bytes(&bytes).map_err(|_| corrupt_record(ns, rid))?;
+            if !shape.matches(doc)? {
+                continue;
+            }
+            if self.skip > 0 {
+                self.skip -= 1;
+                continue;
+            }
+            let shaped = shape.apply(doc)?;
+            if let Some(limit) = self.limit.as_mut() {
+                *limit -= 1;
+            }
+            if let Err(shaped) = batch.offer(shaped) {
+                return Ok(Some(shaped));
+            }
+            if self.limit == Some(0) {
+                return Ok(None);
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The error for a stored record that is not BSON.
+pub(crate) fn corrupt_record(ns: &Namespace, rid: u64) -> Error {
+    let message = format!("{ns}: record {rid} is not a BSON document");
+    Error::new(ErrorCode::DataCorruptionDetected, message)
+}
+
+/// One batch being filled.
+struct Batch {
+    docs: Vec<RawDocumentBuf>,
+    bytes: usize,
+    count_max: Option<usize>,
+}
+
+impl Batch {
+    fn new(count_max: Option<usize>) -> Batch {
+        Batch {
+            docs: Vec::new(),
+            bytes: 0,
+            count_max,
+        }
+    }
+
+    /// Adds `doc`, or gives it back when the batch is full: it holds `count_max` documents,
+    /// or `doc` would take it past `BATCH_BYTES_MAX` (an empty batch takes any document).
+    fn offer(&mut self, doc: RawDocumentBuf) -> Result<(), RawDocumentBuf> {
+        let len = doc.as_bytes().len();
+        let full_count = self.count_max.is_some_and(|max| self.docs.len() >= max);
+        let full_bytes = !self.docs.is_empty() && self.bytes + len > BATCH_BYTES_MAX;
+        if full_count || full_bytes {
+            return Err(doc);
+        }
+        self.bytes += len;
+        self.docs.push(doc);
+        Ok(())
+    }
+}
+
+/// A `maxTimeMS` budget being spent, checked every `DEADLINE_CHECK_INTERVAL` documents.
+pub(crate) struct Deadline<'h> {
+    host: &'h dyn Host,
+    started_ms: i64,
+    budget_ms: Option<i64>,
+    ticks: Cell<usize>,
+}
+
+impl<'h> Deadline<'h> {
+    /// Starts spending `budget_ms` (`None`: no limit).
+    pub(crate) fn start(host: &'h dyn Host, budget_ms: Option<i64>) -> Deadline<'h> {
+        Deadline {
+            host,
+            started_ms: host.now_millis(),
+            budget_ms,
+            ticks: Cell::new(0),
+        }
+    }
+
+    /// Counts one unit of work; every `DEADLINE_CHECK_INTERVAL`-th (the first included)
+    /// fails with MaxTimeMSExpired (50) once the budget is spent.
+    pub(crate) fn tick(&self) -> Result<(), Error> {
+        let Some(budget) = self.budget_ms else {
+            return Ok(());
+        };
+        let ticks = self.ticks.get();
+        self.ticks.set(ticks.wrapping_add(1));
+        if !ticks.is_multiple_of(DEADLINE_CHECK_INTERVAL) {
+            return Ok(());
+        }
+        if self.host.now_millis().saturating_sub(self.started_ms) >= budget {
+            let code = ErrorCode::Other(50, "MaxTimeMSExpired");
+            return Err(Error::new(code, "operation exceeded time limit"));
+        }
+        Ok(())
+    }
+
+    /// What is left of the budget now (`None`: no limit).
+    pub(crate) fn remaining(&self) -> Option<i64> {
+        let elapsed = self.host.now_millis().saturating_sub(self.started_ms);
+        self.budget_ms
+            .map(|budget| budget.saturating_sub(elapsed.max(0)).max(0))
+    }
+}
+
+/// How the first batch of a new cursor is cut.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct FirstBatch {
+    /// Documents in the first batch (`None`: as many as fit).
+    pub(crate) size: Option<u64>,
+    /// Close the cursor after the first batch.
+    pub(crate) single: bool,
+}
+
+/// Answers the first batch of `cursor` and keeps it open (registered) if anything is left.
+pub(crate) fn open(
+    engine: &Engine,
+    mut cursor: Cursor,
+    first: FirstBatch,
+) -> Result<Document, Error> {
+    let (docs, exhausted) = match first.size {
+        // batchSize 0 asks for an empty first batch and does no work yet.
+        Some(0) => (
+            Vec::new(),
+            matches!(&cursor.source, Source::Buffered(q) if q.is_empty()),
+        ),
+        size => cursor.next_batch(engine, size.map(to_usize))?,
+    };
+    let ns = cursor.ns.clone();
+    let id = if exhausted || first.single {
+        0
+    } else {
+        engine.cursors.register(cursor, engine.host.now_millis())
+    };
+    reply(&ns, id, docs, "firstBatch")
+}
+
+/// `{cursor: {<batch_field>: [...], id, ns}}`.
+pub(crate) fn reply(
+    ns: &Namespace,
+    id: i64,
+    docs: Vec<RawDocumentBuf>,
+    batch_field: &str,
+) -> Result<Document, Error> {
+    let mut batch = Vec::with_capacity(docs.len());
+    for raw in docs {
+        let doc = Document::try_from(raw.as_ref())
+            .map_err(|e| Error::new(ErrorCode::InternalError, e.to_string()))?;
+        batch.push(Bson::Document(doc));
+    }
+    let mut cursor = Document::new();
+    cursor.insert(batch_field, batch);
+    cursor.insert("id", id);
+    cursor.insert("ns", ns.full());
+    Ok(doc! { "cursor": cursor })
+}
+
+/// `getMore`: the next batch of an open cursor.
+pub(crate) fn get_more(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(
+        request,
+        &[
+            "collection",
+            "batchSize",
+            "term",
+            "lastKnownCommittedOpTime",
+        ],
+    )?;
+    let id = match read_args::field(request, "getMore")? {
+        Some(RawBsonRef::Int64(id)) => id,
+        Some(other) => {
+            return Err(Error::new(
+                ErrorCode::TypeMismatch,
+                format!(
+                    "BSON field 'getMore.getMore' is the wrong type '{}', expected type 'long'",
+                    args::bson_type_name(other)
+                ),
+            ));
+        }
+        None => unreachable!("the command name is the first field"),
+    };
+    let ns = read_args::cursor_namespace(request, "collection")?;
+    let batch_size = read_args::non_negative(request, "batchSize")?.filter(|&n| n > 0);
+    let Some(mut cursor) = engine.cursors.checkout(id, engine.host.now_millis()) else {
+        let message = format!("cursor id {id} not found");
+        return Err(Error::new(ErrorCode::CursorNotFound, message));
+    };
+    if cursor.ns != ns {
+        let message = format!(
+            "Requested getMore on namespace '{ns}', but cursor belongs to a different \
+             namespace {}",
+            cursor.ns
+        );
+        engine.cursors.checkin(id, cursor, engine.host.now_millis());
+        return Err(Error::new(ErrorCode::Unauthorized, message));
+    }
+    if read_args::field(request, "maxTimeMS")?.is_some() {
+        engine.cursors.checkin(id, cursor, engine.host.now_millis());
+        let message = "cannot set maxTimeMS on getMore command for a non-awaitData cursor";
+        return Err(Error::new(ErrorCode::BadValue, message));
+    }
+    let (docs, exhausted) = match cursor.next_batch(engine, batch_size.map(to_usize)) {
+        Ok(batch) => batch,
+        Err(error) => {
+            // A failed getMore kills the cursor, as in mongod.
+            engine.cursors.release(id);
+            return Err(error);
+        }
+    };
+    let id = if exhausted {
+        engine.cursors.release(id);
+        0
+    } else {
+        engine.cursors.checkin(id, cursor, engine.host.now_millis());
+        id
+    };
+    reply(&ns, id, docs, "nextBatch")
+}
+
+/// `killCursors`: closes the listed cursors of one collection.
+pub(crate) fn kill_cursors(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(request, &["cursors"])?;
+    let ns = read_args::cursor_namespace(request, "killCursors")?;
+    let list = read_args::required_array(request, "cursors")?;
+    let mut ids = Vec::new();
+    for (index, element) in list.into_iter().enumerate() {
+        let element = element.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+        let RawBsonRef::Int64(id) = element else {
+            return Err(Error::new(
+                ErrorCode::TypeMismatch,
+                format!(
+                    "BSON field 'killCursors.cursors.{index}' is the wrong type '{}', expected \
+                     type 'long'",
+                    args::bson_type_name(element)
+                ),
+            ));
+        };
+        ids.push(id);
+    }
+    let now = engine.host.now_millis();
+    let (killed, not_found): (Vec<i64>, Vec<i64>) = ids
+        .into_iter()
+        .partition(|&id| engine.cursors.kill(id, &ns, now));
+    Ok(doc! {
+        "cursorsKilled": killed,
+        "cursorsNotFound": not_found,
+        "cursorsAlive": [],
+        "cursorsUnknown": [],
+    })
+}

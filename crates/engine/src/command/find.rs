@@ -1,0 +1,394 @@
+//! The find command, and the query plumbing count, distinct and aggregate share with it: the
+//! `_id` fast path, streams of candidate documents, and blocking sorts under a memory bound.
+//!
+//! The `_id_` index only proposes: the document it names is always checked against the whole
+//! filter, like every scanned document.
+
+use super::Request;
+use super::args;
+use super::cursor::{self, Cursor, Deadline, FirstBatch, Scan, Source, corrupt_record};
+use super::read_args::{self, Hint, to_usize};
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode};
+use crate::limits::{BATCH_SIZE_DEFAULT, SORT_BYTES_MAX};
+use crate::store::{CollectionMeta, Namespace, Reader};
+use bson::raw::RawBsonRef;
+use bson::{Document, RawDocument, RawDocumentBuf};
+use query::{Filter, Projection, SortSpec};
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+
+/// The options of find besides the generic ones.
+const FIND_FIELDS: &[&str] = &[
+    "filter",
+    "projection",
+    "sort",
+    "hint",
+    "skip",
+    "limit",
+    "batchSize",
+    "singleBatch",
+    "allowDiskUse",
+    "min",
+    "max",
+    "returnKey",
+    "showRecordId",
+    "tailable",
+    "oplogReplay",
+    "noCursorTimeout",
+    "awaitData",
+    "allowPartialResults",
+    "let",
+    "collation",
+    "readOnce",
+    "allowSpeculativeMajorityRead",
+    "$_requestResumeToken",
+    "$_resumeAfter",
+    "$queryOptions",
+    "term",
+    "options",
+    "collectionUUID",
+];
+
+/// The order results come in.
+enum Order {
+    /// Natural (record id) order, forward when `true`.
+    Natural(bool),
+    /// A blocking sort.
+    Sorted(SortSpec),
+}
+
+/// A parsed find command.
+struct FindQuery<'a> {
+    filter_spec: Option<&'a RawDocument>,
+    filter: Option<Filter>,
+    projection: Option<Projection>,
+    order: Order,
+    hint: Hint,
+    skip: u64,
+    limit: Option<u64>,
+    first: FirstBatch,
+    allow_disk_use: bool,
+    no_timeout: bool,
+    time_ms: Option<i64>,
+}
+
+/// `find`: the first batch of a query and a cursor for the rest.
+pub(crate) fn find(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(request, FIND_FIELDS)?;
+    let ns = args::collection(request)?;
+    let query = parse_find(request)?;
+    let deadline = Deadline::start(engine.host.as_ref(), query.time_ms);
+    let reader = engine.store.read()?;
+    let Some(meta) = reader.collection(&ns)? else {
+        return cursor::reply(&ns, 0, Vec::new(), "firstBatch");
+    };
+    query.hint.check(&ns)?;
+    let source = plan(&reader, &meta, &ns, &query, &deadline)?;
+    drop(reader);
+    let mut cursor = Cursor::new(ns, source);
+    cursor.filter = query.filter;
+    cursor.projection = query.projection;
+    cursor.time_left_ms = deadline.remaining();
+    cursor.no_timeout = query.no_timeout;
+    cursor::open(engine, cursor, query.first)
+}
+
+fn parse_find<'a>(request: &Request<'a>) -> Result<FindQuery<'a>, Error> {
+    let filter_spec = read_args::object_or_null(request, "filter")?;
+    let filter = filter_spec.map(Filter::parse).transpose()?;
+    let projection = read_args::object_or_null(request, "projection")?
+        .map(Projection::parse)
+        .transpose()?;
+    let sort = read_args::object_or_null(request, "sort")?;
+    let skip = read_args::non_negative(request, "skip")?.unwrap_or(0);
+    let limit = read_args::non_negative(request, "limit")?.filter(|&n| n > 0);
+    let batch_size = read_args::non_negative(request, "batchSize")?;
+    let single = args::opt_bool(request, "singleBatch")?.unwrap_or(false);
+    let allow_disk_use = args::opt_bool(request, "allowDiskUse")?.unwrap_or(false);
+    let no_timeout = args::opt_bool(request, "noCursorTimeout")?.unwrap_or(false);
+    refuse_unsupported(request)?;
+    read_args::check_collation(request)?;
+    read_args::refuse_let(request)?;
+    let time_ms = read_args::max_time_ms(request)?;
+    let hint = read_args::hint(request)?;
+    let order = parse_order(sort, hint)?;
+    Ok(FindQuery {
+        filter_spec,
+        filter,
+        projection,
+        order,
+        hint,
+        skip,
+        limit,
+        first: FirstBatch {
+            size: Some(batch_size.unwrap_or(BATCH_SIZE_DEFAULT as u64)),
+            single,
+        },
+        allow_disk_use,
+        no_timeout,
+        time_ms,
+    })
+}
+
+/// Options find knows but this engine does not do; refused rather than ignored.
+fn refuse_unsupported(request: &Request<'_>) -> Result<(), Error> {
+    for key in [
+        "returnKey",
+        "showRecordId",
+        "tailable",
+        "awaitData",
+        "$_requestResumeToken",
+    ] {
+        read_args::refuse_true(request, key)?;
+    }
+    for key in ["min", "max", "$_resumeAfter"] {
+        if read_args::object_or_null(request, key)?.is_some() {
+            let message = format!("find with '{key}' is not supported");
+            return Err(Error::new(ErrorCode::NotImplemented, message));
+        }
+    }
+    if read_args::field(request, "collectionUUID")?.is_some() {
+        let message = "find with 'collectionUUID' is not supported";
+        return Err(Error::new(ErrorCode::NotImplemented, message));
+    }
+    Ok(())
+}
+
+fn parse_order(sort: Option<&RawDocument>, hint: Hint) -> Result<Order, Error> {
+    let Some(spec) = sort else {
+        return Ok(Order::Natural(hint != Hint::Natural(false)));
+    };
+    if spec.get("$natural").ok().flatten().is_none() {
+        return Ok(Order::Sorted(SortSpec::parse(spec)?));
+    }
+    let value = spec.get("$natural").ok().flatten();
+    let direction = value.and_then(read_args::number_i64).and_then(Result::ok);
+    match (direction, spec.iter_elements().count()) {
+        (Some(1), 1) => Ok(Order::Natural(true)),
+        (Some(-1), 1) => Ok(Order::Natural(false)),
+        _ => Err(Error::new(
+            ErrorCode::BadValue,
+            "$natural sort must be 1 or -1 and the only sort field",
+        )),
+    }
+}
+
+/// Chooses how the results are produced: an `_id` lookup, a resumable scan, or a
+/// blocking sort.
+fn plan(
+    reader: &Reader<'_>,
+    meta: &CollectionMeta,
+    ns: &Namespace,
+    query: &FindQuery<'_>,
+    deadline: &Deadline<'_>,
+) -> Result<Source, Error> {
+    let id = query.filter_spec.and_then(id_equality);
+    if id.is_none()
+        && let Order::Natural(true) = query.order
+    {
+        return Ok(Source::Scan(Scan {
+            uuid: meta.uuid,
+            after: None,
+            skip: query.skip,
+            limit: query.limit,
+        }));
+    }
+    let failure = RefCell::new(None);
+    let found = candidates(
+        reader,
+        meta,
+        ns,
+        query.filter.as_ref(),
+        id,
+        deadline,
+        &failure,
+    );
+    let docs = match &query.order {
+        Order::Sorted(spec) => {
+            let keep = query.limit.map(|n| n.saturating_add(query.skip));
+            let sorted = sort_bounded(found, spec, keep, query.allow_disk_use);
+            fail_on(&failure)?;
+            sorted?
+        }
+        Order::Natural(forward) => {
+            let all = collect_bounded(found, query.allow_disk_use);
+            fail_on(&failure)?;
+            let mut all = all?;
+            if !*forward {
+                all.reverse();
+            }
+            all
+        }
+    };
+    let limit = query.limit.map_or(usize::MAX, to_usize);
+    let docs = docs.into_iter().skip(to_usize(query.skip)).take(limit);
+    Ok(Source::Buffered(docs.collect::<VecDeque<_>>()))
+}
+
+/// Returns the error a candidate stream left behind, if any.
+pub(crate) fn fail_on(failure: &RefCell<Option<Error>>) -> Result<(), Error> {
+    match failure.borrow_mut().take() {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// The value of an `_id` equality at the top level of `filter` (`{_id: v}` or
+/// `{_id: {$eq: v}}`), for the `_id_` index to propose the one candidate. Regular
+/// expressions, arrays and other operators are left to a scan.
+pub(crate) fn id_equality(filter: &RawDocument) -> Option<RawBsonRef<'_>> {
+    let value = filter.get("_id").ok()??;
+    let value = match value {
+        RawBsonRef::Document(spec) => {
+            let mut elements = spec.iter_elements();
+            let first = elements.next()?.ok()?;
+            if !first.key().as_str().starts_with('$') {
+                value
+            } else if first.key().as_str() == "$eq" && elements.next().is_none() {
+                first.value().ok()?
+            } else {
+                return None;
+            }
+        }
+        other => other,
+    };
+    match value {
+        RawBsonRef::RegularExpression(_) | RawBsonRef::Array(_) => None,
+        value => Some(value),
+    }
+}
+
+/// The documents of `meta` that match `filter`, in natural order: only the one the `_id_`
+/// index names when `id` is given, else every record. A failure (storage, deadline, filter
+/// evaluation) ends the stream and is left in `failure`.
+pub(crate) fn candidates<'r>(
+    reader: &'r Reader<'_>,
+    meta: &'r CollectionMeta,
+    ns: &'r Namespace,
+    filter: Option<&'r Filter>,
+    id: Option<RawBsonRef<'r>>,
+    deadline: &'r Deadline<'_>,
+    failure: &'r RefCell<Option<Error>>,
+) -> Box<dyn Iterator<Item = RawDocumentBuf> + 'r> {
+    let fail = move |error: Error| {
+        *failure.borrow_mut() = Some(error);
+    };
+    let keep = move |rid: u64, bytes: &[u8]| -> Result<Option<RawDocumentBuf>, Error> {
+        deadline.tick()?;
+        let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
+        let matched = match filter {
+            Some(filter) => filter.try_matches(doc)?,
+            None => true,
+        };
+        Ok(matched.then(|| doc.to_owned()))
+    };
+    if let Some(id) = id {
+        return match reader.find_id(meta, id) {
+            Ok(None) => Box::new(std::iter::empty()),
+            Ok(Some((rid, bytes))) => match keep(rid, &bytes) {
+                Ok(doc) => Box::new(doc.into_iter()),
+                Err(error) => {
+                    fail(error);
+                    Box::new(std::iter::empty())
+                }
+            },
+            Err(error) => {
+                fail(error.into());
+                Box::new(std::iter::empty())
+            }
+        };
+    }
+    let scan = match reader.scan(meta, None) {
+        Ok(scan) => scan,
+        Err(error) => {
+            fail(error.into());
+            return Box::new(std::iter::empty());
+        }
+    };
+    let step = move |entry: Result<crate::store::Record<'r>, crate::store::StoreError>| {
+        let result = entry
+            .map_err(Error::from)
+            .and_then(|(rid, bytes)| keep(rid, &bytes));
+        match result {
+            Ok(doc) => Some(doc),
+            Err(error) => {
+                fail(error);
+                None
+            }
+        }
+    };
+    Box::new(scan.map_while(step).flatten())
+}
+
+/// The error for a blocking stage that outgrew `SORT_BYTES_MAX`.
+pub(crate) fn memory_exceeded(allow_disk_use: bool) -> Error {
+    if allow_disk_use {
+        Error::new(
+            ErrorCode::Other(146, "ExceededMemoryLimit"),
+            format!(
+                "Sort exceeded memory limit of {SORT_BYTES_MAX} bytes, and spilling to disk \
+                 is not supported"
+            ),
+        )
+    } else {
+        Error::new(
+            ErrorCode::Other(292, "QueryExceededMemoryLimitNoDiskUseAllowed"),
+            format!(
+                "Executor error during find command :: caused by :: Sort exceeded memory limit \
+                 of {SORT_BYTES_MAX} bytes, but did not opt in to external sorting."
+            ),
+        )
+    }
+}
+
+/// Every document of `docs`, failing once they pass `SORT_BYTES_MAX` together.
+pub(crate) fn collect_bounded(
+    docs: impl Iterator<Item = RawDocumentBuf>,
+    allow_disk_use: bool,
+) -> Result<Vec<RawDocumentBuf>, Error> {
+    let mut bytes = 0usize;
+    let mut out = Vec::new();
+    for doc in docs {
+        bytes += doc.as_bytes().len();
+        if bytes > SORT_BYTES_MAX {
+            return Err(memory_exceeded(allow_disk_use));
+        }
+        out.push(doc);
+    }
+    Ok(out)
+}
+
+/// The first `keep` documents of `docs` in `spec` order (all when `None`), failing as a
+/// blocking sort that buffers more than `SORT_BYTES_MAX`.
+fn sort_bounded(
+    docs: impl Iterator<Item = RawDocumentBuf>,
+    spec: &SortSpec,
+    keep: Option<u64>,
+    allow_disk_use: bool,
+) -> Result<Vec<RawDocumentBuf>, Error> {
+    let bytes = Cell::new(0usize);
+    let over = Cell::new(false);
+    // Without a limit every document is buffered: count them as they arrive. With one,
+    // top-k keeps at most about 2 * keep of them; the result is checked below.
+    let counted = docs.map_while(|doc| {
+        if keep.is_none() {
+            bytes.set(bytes.get() + doc.as_bytes().len());
+            if bytes.get() > SORT_BYTES_MAX {
+                over.set(true);
+                return None;
+            }
+        }
+        Some(doc)
+    });
+    let sorted = spec.sort(counted, keep.map(to_usize), as_document);
+    let kept: usize = sorted.iter().map(|doc| doc.as_bytes().len()).sum();
+    if over.get() || kept > SORT_BYTES_MAX {
+        return Err(memory_exceeded(allow_disk_use));
+    }
+    Ok(sorted)
+}
+
+fn as_document(doc: &RawDocumentBuf) -> &RawDocument {
+    doc
+}

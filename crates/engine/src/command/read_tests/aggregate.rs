@@ -1,0 +1,162 @@
+//! aggregate.
+
+use super::{batch, drain, engine, fails, field_values, insert, numbered, ok};
+use bson::{Bson, doc, rawdoc};
+
+#[test]
+fn aggregate_groups_and_pages_through_a_cursor() {
+    let (engine, _) = engine();
+    insert(
+        &engine,
+        "c",
+        (0..40).map(|i| rawdoc! { "_id": i, "g": i % 4, "v": i }),
+    );
+    let cmd = rawdoc! {
+        "aggregate": "c",
+        "pipeline": [
+            { "$match": { "v": { "$gte": 8 } } },
+            { "$group": { "_id": "$g", "total": { "$sum": "$v" } } },
+            { "$sort": { "_id": 1 } },
+        ],
+        "cursor": { "batchSize": 1 },
+    };
+    let first = ok(&engine, cmd);
+    let (docs, id) = batch(&first);
+    assert_eq!(
+        docs,
+        vec![doc! { "_id": 0, "total": 8 + 12 + 16 + 20 + 24 + 28 + 32 + 36 }]
+    );
+    assert_ne!(id, 0);
+    assert_eq!(
+        first
+            .get_document("cursor")
+            .expect("cursor")
+            .get_str("ns")
+            .ok(),
+        Some("test.c")
+    );
+    let all = drain(&engine, "c", &first, Some(2));
+    assert_eq!(
+        field_values(&all, "_id"),
+        (0..4).map(Bson::Int32).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn aggregate_defaults_to_101_and_handles_missing_collections() {
+    let (engine, _) = engine();
+    insert(&engine, "c", numbered(0..150));
+    let first = ok(
+        &engine,
+        rawdoc! { "aggregate": "c", "pipeline": [], "cursor": {} },
+    );
+    assert_eq!(batch(&first).0.len(), 101);
+    assert_eq!(drain(&engine, "c", &first, None).len(), 150);
+    let none = ok(
+        &engine,
+        rawdoc! { "aggregate": "nope", "pipeline": [{ "$count": "n" }], "cursor": {} },
+    );
+    assert_eq!(batch(&none), (vec![], 0));
+}
+
+#[test]
+fn aggregate_uses_the_id_index_for_a_leading_match() {
+    let (engine, _) = engine();
+    insert(&engine, "c", numbered(0..50));
+    let cmd = rawdoc! {
+        "aggregate": "c",
+        "pipeline": [{ "$match": { "_id": 7, "n": 7 } }, { "$project": { "n": 1, "_id": 0 } }],
+        "cursor": {},
+    };
+    assert_eq!(batch(&ok(&engine, cmd)), (vec![doc! { "n": 7 }], 0));
+    let miss = rawdoc! {
+        "aggregate": "c", "pipeline": [{ "$match": { "_id": 7, "n": 8 } }], "cursor": {},
+    };
+    assert_eq!(batch(&ok(&engine, miss)), (vec![], 0));
+}
+
+#[test]
+fn aggregate_refuses_bad_arguments() {
+    let (engine, _) = engine();
+    insert(&engine, "c", numbered(0..3));
+    assert_eq!(
+        fails(&engine, rawdoc! { "aggregate": "c", "pipeline": [] }, 9),
+        "The 'cursor' option is required, except for aggregate with the explain argument"
+    );
+    let cases = [
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [], "explain": true },
+            238,
+        ),
+        (
+            rawdoc! { "aggregate": 1, "pipeline": [], "cursor": {} },
+            238,
+        ),
+        (rawdoc! { "aggregate": 2, "pipeline": [], "cursor": {} }, 9),
+        (rawdoc! { "aggregate": {}, "pipeline": [], "cursor": {} }, 9),
+        (rawdoc! { "aggregate": "c", "cursor": {} }, 40414),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": {}, "cursor": {} },
+            14,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [1], "cursor": {} },
+            14,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [], "cursor": 1 },
+            14,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [], "cursor": { "x": 1 } },
+            40415,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [], "cursor": { "batchSize": -1 } },
+            51024,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [], "cursor": { "batchSize": "a" } },
+            14,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [{ "$frob": {} }], "cursor": {} },
+            40324,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [{ "$out": "x" }], "cursor": {} },
+            238,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [], "cursor": {}, "let": { "a": 1 } },
+            238,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [], "cursor": {}, "hint": { "a": 1 } },
+            2,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [], "cursor": {}, "bogus": 1 },
+            40415,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [], "cursor": {}, "maxTimeMS": -5 },
+            51024,
+        ),
+    ];
+    for (cmd, code) in cases {
+        fails(&engine, cmd, code);
+    }
+}
+
+#[test]
+fn aggregate_max_time_ms_expires() {
+    let (engine, clock) = engine();
+    insert(&engine, "c", numbered(0..500));
+    clock.set_step(10);
+    let cmd = rawdoc! {
+        "aggregate": "c", "pipeline": [{ "$group": { "_id": null, "n": { "$sum": 1 } } }],
+        "cursor": {}, "maxTimeMS": 5,
+    };
+    fails(&engine, cmd, 50);
+}
