@@ -3,6 +3,7 @@
 use crate::command::{self, Request};
 use crate::error::{Error, ErrorCode};
 use crate::host::Host;
+use crate::object_id::IdSource;
 use crate::stats::Stats;
 use crate::store::{Store, StoreOptions};
 use bson::{Document, RawDocument, RawDocumentBuf};
@@ -44,6 +45,8 @@ pub struct Engine {
     pub(crate) startup: StartupOptions,
     pub(crate) connections_max: u64,
     pub(crate) store: Arc<Store>,
+    /// ObjectIds for documents inserted without an `_id`.
+    pub(crate) ids: IdSource,
     stats: Stats,
 }
 
@@ -84,6 +87,7 @@ impl Engine {
 
     fn with_store(options: EngineOptions, store: Arc<Store>) -> Engine {
         Engine {
+            ids: IdSource::new(options.host.as_ref()),
             host: options.host,
             startup: options.startup,
             connections_max: options.connections_max,

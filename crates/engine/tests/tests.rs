@@ -1,0 +1,10 @@
+//! The engine's integration tests: one binary, one module per area.
+
+mod ddl;
+mod find_and_modify;
+mod model;
+mod restart;
+mod store;
+mod support;
+mod updates;
+mod writes;
