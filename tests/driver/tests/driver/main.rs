@@ -5,3 +5,4 @@ mod bad_input;
 mod drivers;
 mod harness;
 mod protocol;
+mod writes;
