@@ -13,7 +13,9 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         );
     };
     let mut command = Command::new(env!("CARGO"));
-    command.current_dir(root).args(["run", "--release", "--quiet"]);
+    command
+        .current_dir(root)
+        .args(["run", "--release", "--quiet"]);
     match what.as_str() {
         "ping" => command.args(["-p", "mfdb-netbench"]),
         // A workspace of its own (the peers stay out of the main build); same target dir.
@@ -25,10 +27,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         ]),
         _ => bail!("unknown benchmark {what:?}; available: ping, embedded"),
     };
-    let status = command
-        .arg("--")
-        .args(rest)
-        .status()?;
+    let status = command.arg("--").args(rest).status()?;
     if !status.success() {
         bail!("{what} benchmark failed: {status}");
     }

@@ -173,7 +173,14 @@ fn check(command: &mut Command) -> Result<String> {
 fn run_mongosh(mongosh: &Path, uri: &str) -> Result<String> {
     let eval = "const r = db.runCommand({ping: 1}); \
                 const b = db.adminCommand({buildInfo: 1}); \
-                print('ping ok=' + r.ok + ' version=' + b.version)";
+                print('ping ok=' + r.ok + ' version=' + b.version); \
+                const c = db.getSiblingDB('smoke_sh').items; \
+                c.drop(); \
+                c.insertMany([{_id: 1, n: 1}, {_id: 2, n: 2}, {_id: 3, n: 3}]); \
+                c.updateOne({_id: 2}, {$inc: {n: 10}}); \
+                c.deleteOne({_id: 3}); \
+                print('crud count=' + c.countDocuments({}) + ' n2=' + c.findOne({_id: 2}).n); \
+                c.drop()";
     let text = check(
         Command::new(mongosh)
             .arg(uri)
@@ -183,6 +190,9 @@ fn run_mongosh(mongosh: &Path, uri: &str) -> Result<String> {
     )?;
     if !text.contains("ping ok=1 version=") {
         bail!("mongosh did not print the ping result:\n{}", indent(&text));
+    }
+    if !text.contains("crud count=2 n2=12") {
+        bail!("mongosh CRUD round failed:\n{}", indent(&text));
     }
     reject_warnings(&text)?;
     let interactive = interactive_mongosh(mongosh, uri)?;

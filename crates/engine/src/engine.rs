@@ -4,6 +4,7 @@ use crate::command::registry::Registry;
 use crate::command::{self, Request};
 use crate::error::{Error, ErrorCode};
 use crate::host::Host;
+use crate::object_id::IdSource;
 use crate::stats::Stats;
 use crate::store::{Store, StoreOptions};
 use bson::{Document, RawDocument, RawDocumentBuf};
@@ -46,6 +47,8 @@ pub struct Engine {
     pub(crate) connections_max: u64,
     pub(crate) store: Arc<Store>,
     pub(crate) cursors: Registry,
+    /// ObjectIds for documents inserted without an `_id`.
+    pub(crate) ids: IdSource,
     stats: Stats,
 }
 
@@ -87,6 +90,7 @@ impl Engine {
     fn with_store(options: EngineOptions, store: Arc<Store>) -> Engine {
         Engine {
             cursors: Registry::new(options.host.now_millis()),
+            ids: IdSource::new(options.host.as_ref()),
             host: options.host,
             startup: options.startup,
             connections_max: options.connections_max,

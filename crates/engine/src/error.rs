@@ -134,6 +134,17 @@ pub enum Error {
     /// A wire message that could not be decoded (framing intact, contents bad).
     #[error(transparent)]
     Wire(#[from] wire::Error),
+    /// A command-level failure whose reply carries fields beyond the message, such as a
+    /// duplicate key's `keyPattern` and `keyValue`.
+    #[error("{message}")]
+    WithInfo {
+        /// The MongoDB code.
+        code: ErrorCode,
+        /// The `errmsg` sent to the client.
+        message: String,
+        /// Fields appended to the error reply after `codeName` (boxed: errors stay small).
+        info: Box<bson::Document>,
+    },
 }
 
 impl From<crate::store::StoreError> for Error {
@@ -190,23 +201,43 @@ impl Error {
     #[must_use]
     pub fn code(&self) -> ErrorCode {
         match self {
-            Error::Command { code, .. } => *code,
+            Error::Command { code, .. } | Error::WithInfo { code, .. } => *code,
             Error::Wire(wire::Error::InvalidBson { .. }) => ErrorCode::InvalidBson,
             Error::Wire(wire::Error::DocumentTooLarge { .. }) => ErrorCode::BsonObjectTooLarge,
             Error::Wire(_) => ErrorCode::ProtocolError,
         }
     }
 
-    /// The error as a reply document: `{ok: 0.0, errmsg, code, codeName}`.
+    /// The extra reply fields of the error (empty for most errors).
+    #[must_use]
+    pub fn info(&self) -> Option<&bson::Document> {
+        match self {
+            Error::WithInfo { info, .. } => Some(info),
+            _ => None,
+        }
+    }
+
+    /// The error as a reply document: `{ok: 0.0, errmsg, code, codeName, ...info}`.
     #[must_use]
     pub fn to_reply(&self) -> RawDocumentBuf {
         let code = self.code();
-        rawdoc! {
+        let mut reply = rawdoc! {
             "ok": 0.0,
             "errmsg": self.to_string(),
             "code": code.code(),
             "codeName": code.name().as_ref(),
+        };
+        if let Some(info) = self.info() {
+            for (key, value) in info {
+                if let (Ok(key), Ok(value)) = (
+                    bson::raw::CString::try_from(key.as_str()),
+                    bson::RawBson::try_from(value.clone()),
+                ) {
+                    reply.append(key, value);
+                }
+            }
         }
+        reply
     }
 }
 

@@ -1,5 +1,6 @@
-//! The database engine: today the command layer (dispatcher, handshake and admin commands, MongoDB's
-//! reply and error shapes); storage, CRUD and cursors grow here later.
+//! The database engine: the command layer (dispatcher, handshake and admin commands, the
+//! write, DDL and statistics commands, MongoDB's reply and error shapes) over durable
+//! storage (`store`).
 //!
 //! The embedded API and the network server share one entry point,
 //! [`Engine::run_command`]: a database name, a command document and the
@@ -17,6 +18,7 @@ mod engine;
 mod error;
 mod host;
 pub mod limits;
+mod object_id;
 mod stats;
 pub mod store;
 pub mod version;

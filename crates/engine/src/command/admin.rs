@@ -1,5 +1,4 @@
-//! Administration commands: hostInfo, getCmdLineOpts, getParameter, getLog, serverStatus,
-//! listDatabases.
+//! Administration commands: hostInfo, getCmdLineOpts, getParameter, getLog, serverStatus.
 
 use super::Request;
 use crate::engine::Engine;
@@ -154,12 +153,4 @@ pub(super) fn server_status(engine: &Engine, _request: &Request<'_>) -> Result<D
             "supported": true,
         },
     })
-}
-
-/// listDatabases: no storage exists yet, so there are no databases.
-pub(super) fn list_databases(_engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
-    if super::flag(request.body, "nameOnly") {
-        return Ok(doc! { "databases": [] });
-    }
-    Ok(doc! { "databases": [], "totalSize": 0i64, "totalSizeMb": 0i64 })
 }

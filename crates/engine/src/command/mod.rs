@@ -13,10 +13,18 @@ pub(crate) mod args;
 mod catalog_reads;
 mod count;
 pub(crate) mod cursor;
+mod ddl;
+mod delete;
 mod find;
+mod find_and_modify;
 mod handshake;
+mod insert;
 mod read_args;
 pub(crate) mod registry;
+mod stats;
+mod update;
+mod write;
+mod write_concern;
 
 use crate::engine::{ConnectionContext, Engine};
 use crate::error::{Error, ErrorCode};
@@ -95,7 +103,6 @@ const COMMANDS: &[Spec] = &[
     spec("getParameter", admin::get_parameter, true, true),
     spec("getLog", admin::get_log, true, true),
     spec("serverStatus", admin::server_status, true, false),
-    spec("listDatabases", admin::list_databases, true, true),
     spec("find", find::find, false, false),
     spec("getMore", cursor::get_more, false, false),
     spec("killCursors", cursor::kill_cursors, false, false),
@@ -109,6 +116,32 @@ const COMMANDS: &[Spec] = &[
         false,
     ),
     spec("listIndexes", catalog_reads::list_indexes, false, false),
+    spec("listDatabases", stats::list_databases, false, true),
+    spec("insert", insert::insert, false, false),
+    spec("update", update::update, false, false),
+    spec("delete", delete::delete, false, false),
+    spec(
+        "findAndModify",
+        find_and_modify::find_and_modify,
+        false,
+        false,
+    ),
+    spec(
+        "findandmodify",
+        find_and_modify::find_and_modify,
+        false,
+        false,
+    ),
+    spec("create", ddl::create, false, false),
+    spec("drop", ddl::drop, false, false),
+    spec("dropDatabase", ddl::drop_database, false, false),
+    spec("renameCollection", ddl::rename_collection, false, true),
+    spec("createIndexes", ddl::create_indexes, false, false),
+    spec("dropIndexes", ddl::drop_indexes, false, false),
+    spec("deleteIndexes", ddl::drop_indexes, false, false),
+    spec("collStats", stats::coll_stats, false, false),
+    spec("dbStats", stats::db_stats, false, false),
+    spec("validate", stats::validate, false, false),
 ];
 
 /// The row for `name`, if the engine knows it.

@@ -78,6 +78,8 @@ impl StoreError {
             Ok(Some(bson::raw::RawBsonRef::Double(x))) if x.is_finite() && x.fract() == 0.0 => {
                 format!("{x:.1}")
             }
+            // mongod prints ObjectIds with single quotes.
+            Ok(Some(bson::raw::RawBsonRef::ObjectId(oid))) => format!("ObjectId('{oid}')"),
             Ok(Some(value)) => bson::Bson::try_from(bson::RawBson::from(value))
                 .map_or_else(|_| "?".to_owned(), |v| v.to_string()),
             _ => "null".to_owned(),
@@ -288,6 +290,9 @@ impl Store {
 
     /// A snapshot of the last committed state. Never waits for a writer.
     pub fn read(&self) -> Result<Reader<'_>, StoreError> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(StoreError::Closed);
+        }
         Ok(Reader {
             txn: self.pager.begin_read()?,
         })

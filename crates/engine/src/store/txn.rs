@@ -284,6 +284,28 @@ impl<'s> Writer<'s> {
         Ok(out)
     }
 
+    /// The first record of `ns` after `after` for which `keep` holds, in id order; reading
+    /// stops at that record.
+    pub fn find_first(
+        &mut self,
+        ns: &Namespace,
+        after: Option<u64>,
+        mut keep: impl FnMut(u64, &RawDocument) -> bool,
+    ) -> Result<Option<(u64, RawDocumentBuf)>, StoreError> {
+        let Some(meta) = self.meta(ns)?.cloned() else {
+            return Ok(None);
+        };
+        for entry in scan_records(&self.txn, &meta, after)? {
+            let (rid, bytes) = entry?;
+            let doc = RawDocument::from_bytes(&bytes)
+                .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
+            if keep(rid, doc) {
+                return Ok(Some((rid, doc.to_owned())));
+            }
+        }
+        Ok(None)
+    }
+
     /// Creates collection `ns`; `NamespaceExists` if it exists.
     pub fn create_collection(
         &mut self,
@@ -451,6 +473,12 @@ impl<'s> Writer<'s> {
             self.ops.push(op);
         }
         Ok(())
+    }
+
+    /// Whether this (logged) transaction has changed nothing: committing it would only
+    /// rewrite the catalog entries it read, so a caller may drop it instead.
+    pub fn is_unchanged(&self) -> bool {
+        self.logged && self.ops.is_empty()
     }
 
     /// Publishes the transaction and waits until it is durable.

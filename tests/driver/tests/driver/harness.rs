@@ -18,16 +18,25 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    /// Starts the server on a free port (`--port 0`) with a temporary database path.
-    pub fn start(extra: &[&str]) -> TestServer {
-        let db = std::env::temp_dir().join(format!(
+    /// A fresh temporary database path (nothing there yet).
+    pub fn temp_db() -> std::path::PathBuf {
+        std::env::temp_dir().join(format!(
             "mfdb-test-{}-{}.mfdb",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
+        ))
+    }
+
+    /// Starts the server on a free port (`--port 0`) with a temporary database path.
+    pub fn start(extra: &[&str]) -> TestServer {
+        TestServer::start_at(&TestServer::temp_db(), extra)
+    }
+
+    /// Starts the server on a free port on the database file `db`.
+    pub fn start_at(db: &std::path::Path, extra: &[&str]) -> TestServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mfdb-server"))
             .args(["--port", "0", "--log-level", "debug", "--db"])
-            .arg(&db)
+            .arg(db)
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -94,6 +103,12 @@ impl TestServer {
 
     pub fn is_running(&mut self) -> bool {
         self.child.try_wait().expect("try_wait").is_none()
+    }
+
+    /// Kills the process with SIGKILL (no chance to flush or close anything) and reaps it.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// Sends SIGTERM and waits (up to 10 s) for the process to exit.

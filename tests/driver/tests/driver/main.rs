@@ -2,7 +2,9 @@
 //! crate, by raw sockets speaking the wire protocol, and by hostile clients.
 
 mod bad_input;
+mod crash;
 mod drivers;
 mod harness;
 mod protocol;
 mod reads;
+mod writes;

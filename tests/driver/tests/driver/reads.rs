@@ -1,8 +1,7 @@
 //! The official Rust driver reading through the server: find with its cursor, counts,
 //! distinct, aggregate and the catalog listings.
 //!
-//! Tests that need data insert it with the driver, so they wait for the insert command
-//! (written on another branch); they are ignored until it is merged.
+//! Tests that need data insert it with the driver.
 
 use crate::harness::TestServer;
 use mongodb::bson::{Bson, Document, doc};
@@ -70,7 +69,6 @@ fn driver_reads_an_empty_database() {
 }
 
 #[test]
-#[ignore = "needs the insert command (merged separately)"]
 fn driver_find_pages_with_sort_skip_limit_and_projection() {
     let server = TestServer::start(&[]);
     let collection = seeded(&server, "items", 300);
@@ -109,7 +107,6 @@ fn driver_find_pages_with_sort_skip_limit_and_projection() {
 }
 
 #[test]
-#[ignore = "needs the insert command (merged separately)"]
 fn driver_counts_distinct_and_aggregates() {
     let server = TestServer::start(&[]);
     let collection = seeded(&server, "stats", 40);
@@ -155,7 +152,6 @@ fn driver_counts_distinct_and_aggregates() {
 }
 
 #[test]
-#[ignore = "needs the insert command (merged separately)"]
 fn driver_lists_collections_and_indexes() {
     let server = TestServer::start(&[]);
     seeded(&server, "b", 1);

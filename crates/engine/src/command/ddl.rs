@@ -1,0 +1,392 @@
+//! Collection and database definition: create, drop, dropDatabase, renameCollection,
+//! createIndexes and dropIndexes.
+//!
+//! Each runs in one store transaction and honours `writeConcern` like the write commands.
+//! Features the storage cannot give yet (capped collections, validators, views,
+//! time-series and clustered collections, secondary indexes, non-simple collations) are
+//! refused with `NotImplemented` (238) rather than accepted and ignored.
+
+use super::Request;
+use super::args::{self, GENERIC_ARGS};
+use super::write::{array_values, check_collation, missing, wrong_type};
+use super::write_concern::WriteConcern;
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode};
+use crate::store::Namespace;
+use bson::raw::{CString, RawBsonRef};
+use bson::{Document, RawDocument, RawDocumentBuf, doc};
+
+/// The options create takes besides the generic arguments.
+const CREATE_FIELDS: &[&str] = &[
+    "capped",
+    "autoIndexId",
+    "idIndex",
+    "size",
+    "max",
+    "storageEngine",
+    "validator",
+    "validationLevel",
+    "validationAction",
+    "indexOptionDefaults",
+    "viewOn",
+    "pipeline",
+    "collation",
+    "timeseries",
+    "expireAfterSeconds",
+    "clusteredIndex",
+    "changeStreamPreAndPostImages",
+    "encryptedFields",
+    "flags",
+];
+
+fn not_implemented(what: &str) -> Error {
+    Error::new(
+        ErrorCode::NotImplemented,
+        format!("{what} are not supported yet"),
+    )
+}
+
+fn bad_enum(request: &Request<'_>, key: &str, allowed: &[&str]) -> Result<(), Error> {
+    match args::opt_str(request, key)? {
+        Some(value) if !allowed.contains(&value) => Err(Error::new(
+            ErrorCode::BadValue,
+            format!("Enumeration value '{value}' for field '{key}' is not a valid value."),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// create: an empty collection with the given options; succeeds without change when the
+/// collection exists with identical options (MongoDB 7.0).
+pub(super) fn create(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(request, CREATE_FIELDS)?;
+    let ns = args::collection(request)?;
+    args::check_writable(&ns)?;
+    let concern = WriteConcern::parse(request)?;
+    check_create_options(request)?;
+    let options = collection_options(request)?;
+    let mut writer = engine.store.write()?;
+    if let Some(meta) = writer.collection(&ns)? {
+        if meta.options == options {
+            return Ok(Document::new());
+        }
+        return Err(Error::new(
+            ErrorCode::NamespaceExists,
+            format!("Collection {ns} already exists."),
+        ));
+    }
+    writer.create_collection(&ns, options)?;
+    concern.commit(writer)?;
+    Ok(Document::new())
+}
+
+fn check_create_options(request: &Request<'_>) -> Result<(), Error> {
+    if args::opt_bool(request, "capped")?.unwrap_or(false) {
+        return Err(not_implemented("capped collections"));
+    }
+    args::opt_i64(request, "size")?;
+    args::opt_i64(request, "max")?;
+    args::opt_bool(request, "autoIndexId")?;
+    if args::opt_doc(request, "validator")?.is_some_and(|v| !v.is_empty()) {
+        return Err(not_implemented("document validators"));
+    }
+    bad_enum(request, "validationLevel", &["off", "strict", "moderate"])?;
+    bad_enum(
+        request,
+        "validationAction",
+        &["error", "warn", "errorAndLog"],
+    )?;
+    check_collation(args::opt_doc(request, "collation")?)?;
+    let refused = [
+        ("viewOn", "views"),
+        ("pipeline", "views"),
+        ("timeseries", "time-series collections"),
+        ("clusteredIndex", "clustered collections"),
+        ("expireAfterSeconds", "collections with expireAfterSeconds"),
+        ("encryptedFields", "encrypted collections"),
+    ];
+    for (key, what) in refused {
+        if request.body.get(key).ok().flatten().is_some() {
+            return Err(not_implemented(what));
+        }
+    }
+    let images = args::opt_doc(request, "changeStreamPreAndPostImages")?;
+    if images.is_some_and(|d| super::flag(d, "enabled")) {
+        return Err(not_implemented("change stream pre- and post-images"));
+    }
+    Ok(())
+}
+
+/// The options a collection records (listCollections `options`): the command's fields
+/// except its name and the generic arguments, as given.
+fn collection_options(request: &Request<'_>) -> Result<RawDocumentBuf, Error> {
+    let mut options = RawDocumentBuf::new();
+    for element in request.body.iter().skip(1) {
+        let (key, value) =
+            element.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+        if GENERIC_ARGS.contains(&key.as_str()) {
+            continue;
+        }
+        let key = CString::try_from(key.as_str())
+            .map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+        options.append(key, value);
+    }
+    Ok(options)
+}
+
+/// drop: `{nIndexesWas, ns}`; dropping a missing collection succeeds (MongoDB 7.0).
+pub(super) fn drop(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(request, &[])?;
+    let ns = args::collection(request)?;
+    args::check_writable(&ns)?;
+    let concern = WriteConcern::parse(request)?;
+    let mut writer = engine.store.write()?;
+    if !writer.drop_collection(&ns)? {
+        return Ok(Document::new());
+    }
+    concern.commit(writer)?;
+    Ok(doc! { "nIndexesWas": 1, "ns": ns.full() })
+}
+
+/// dropDatabase: drops every collection of the database in one transaction.
+pub(super) fn drop_database(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(request, &[])?;
+    if request.db == "admin" {
+        return Err(Error::new(
+            ErrorCode::IllegalOperation,
+            "Dropping the 'admin' database is prohibited.",
+        ));
+    }
+    let concern = WriteConcern::parse(request)?;
+    let mut writer = engine.store.write()?;
+    for (ns, _) in writer.collections(Some(request.db))? {
+        writer.drop_collection(&ns)?;
+    }
+    concern.commit(writer)?;
+    Ok(doc! { "dropped": request.db })
+}
+
+fn namespace_arg(
+    value: Option<RawBsonRef<'_>>,
+    path: &str,
+    role: &str,
+) -> Result<Namespace, Error> {
+    let text = match value {
+        Some(RawBsonRef::String(text)) => text,
+        Some(other) => return Err(wrong_type(path, other, "string")),
+        None => return Err(missing(path)),
+    };
+    let invalid = || {
+        Error::new(
+            ErrorCode::InvalidNamespace,
+            format!("Invalid {role} namespace: {text}"),
+        )
+    };
+    let ns = Namespace::parse(text).ok_or_else(invalid)?;
+    if ns.db.is_empty() || ns.db.contains(['/', '\\', ' ', '"', '$', '\0']) {
+        return Err(invalid());
+    }
+    args::check_namespace(&ns)?;
+    args::check_writable(&ns)?;
+    Ok(ns)
+}
+
+/// renameCollection (admin): `{renameCollection: "db.a", to: "db.b", dropTarget}`, within
+/// or across databases.
+pub(super) fn rename_collection(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(request, &["to", "dropTarget", "stayTemp"])?;
+    let from = namespace_arg(
+        request.body.get(request.name).ok().flatten(),
+        "renameCollection.renameCollection",
+        "source",
+    )?;
+    let to = namespace_arg(
+        request.body.get("to").ok().flatten(),
+        "renameCollection.to",
+        "target",
+    )?;
+    let drop_target = args::opt_bool(request, "dropTarget")?.unwrap_or(false);
+    args::opt_bool(request, "stayTemp")?;
+    let concern = WriteConcern::parse(request)?;
+    if from == to {
+        return Err(Error::new(
+            ErrorCode::IllegalOperation,
+            "Can't rename a collection to itself",
+        ));
+    }
+    let mut writer = engine.store.write()?;
+    if writer.collection(&from)?.is_none() {
+        return Err(Error::new(
+            ErrorCode::NamespaceNotFound,
+            format!("Source collection {from} does not exist"),
+        ));
+    }
+    if writer.collection(&to)?.is_some() {
+        if !drop_target {
+            return Err(Error::new(
+                ErrorCode::NamespaceExists,
+                "target namespace exists",
+            ));
+        }
+        writer.drop_collection(&to)?;
+    }
+    writer.rename_collection(&from, &to)?;
+    concern.commit(writer)?;
+    Ok(Document::new())
+}
+
+/// Whether `spec` describes the `_id_` index: `{key: {_id: 1}, name: "_id_"}` (and `v`).
+fn is_id_index(spec: &RawDocument) -> Result<bool, Error> {
+    let key = match spec.get("key") {
+        Ok(Some(RawBsonRef::Document(key))) => key,
+        _ => {
+            return Err(Error::new(
+                ErrorCode::FailedToParse,
+                "The 'key' field is a required property of an index specification",
+            ));
+        }
+    };
+    let name = match spec.get("name") {
+        Ok(Some(RawBsonRef::String(name))) => name,
+        _ => {
+            return Err(Error::new(
+                ErrorCode::FailedToParse,
+                "The 'name' field is a required property of an index specification",
+            ));
+        }
+    };
+    let key_is_id = matches!(
+        key.iter().collect::<Result<Vec<_>, _>>().unwrap_or_default().as_slice(),
+        [(field, value)] if field.as_str() == "_id" && is_one(*value)
+    );
+    let extra = spec
+        .iter()
+        .filter_map(Result::ok)
+        .any(|(field, _)| !matches!(field.as_str(), "key" | "name" | "v" | "ns"));
+    Ok(key_is_id && name == "_id_" && !extra)
+}
+
+fn is_one(value: RawBsonRef<'_>) -> bool {
+    match value {
+        RawBsonRef::Int32(v) => v == 1,
+        RawBsonRef::Int64(v) => v == 1,
+        RawBsonRef::Double(v) => v == 1.0,
+        _ => false,
+    }
+}
+
+/// createIndexes: only the `_id_` index exists, so only its spec is accepted (creating
+/// the collection if needed); any other index is refused clearly.
+pub(super) fn create_indexes(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(
+        request,
+        &[
+            "indexes",
+            "commitQuorum",
+            "ignoreUnknownIndexOptions",
+            "isTimeseriesNamespace",
+        ],
+    )?;
+    let ns = args::collection(request)?;
+    args::check_writable(&ns)?;
+    let concern = WriteConcern::parse(request)?;
+    let Some(indexes) = args::opt_array(request, "indexes")? else {
+        return Err(missing("createIndexes.indexes"));
+    };
+    let specs = array_values(indexes)?;
+    if specs.is_empty() {
+        return Err(Error::new(
+            ErrorCode::BadValue,
+            "Must specify at least one index to create",
+        ));
+    }
+    for (index, spec) in specs.into_iter().enumerate() {
+        let RawBsonRef::Document(spec) = spec else {
+            return Err(wrong_type(
+                &format!("createIndexes.indexes.{index}"),
+                spec,
+                "object",
+            ));
+        };
+        if !is_id_index(spec)? {
+            return Err(Error::new(
+                ErrorCode::NotImplemented,
+                "secondary indexes are not supported yet: only the _id_ index exists",
+            ));
+        }
+    }
+    let mut writer = engine.store.write()?;
+    let created = writer.collection(&ns)?.is_none();
+    if created {
+        writer.ensure_collection(&ns)?;
+        concern.commit(writer)?;
+    }
+    Ok(doc! {
+        "numIndexesBefore": 1,
+        "numIndexesAfter": 1,
+        "createdCollectionAutomatically": created,
+        "note": "all indexes already exist",
+    })
+}
+
+/// dropIndexes (and deleteIndexes): the `_id_` index cannot be dropped and no other exists.
+pub(super) fn drop_indexes(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(request, &["index", "isTimeseriesNamespace"])?;
+    let ns = args::collection(request)?;
+    args::check_writable(&ns)?;
+    WriteConcern::parse(request)?;
+    let index = match request.body.get("index") {
+        Ok(Some(index)) => index,
+        _ => return Err(missing(&format!("{}.index", request.name))),
+    };
+    let reader = engine.store.read()?;
+    if reader.collection(&ns)?.is_none() {
+        return Err(Error::new(
+            ErrorCode::NamespaceNotFound,
+            format!("ns not found {ns}"),
+        ));
+    }
+    let cannot_drop_id = || Error::new(ErrorCode::InvalidOptions, "cannot drop _id index");
+    let not_found = ErrorCode::Other(27, "IndexNotFound");
+    match index {
+        RawBsonRef::String("*") => {
+            return Ok(doc! { "nIndexesWas": 1, "msg": "non-_id indexes dropped for collection" });
+        }
+        RawBsonRef::String("_id_") => return Err(cannot_drop_id()),
+        RawBsonRef::String(name) => {
+            return Err(Error::new(
+                not_found,
+                format!("index not found with name [{name}]"),
+            ));
+        }
+        RawBsonRef::Document(key) => {
+            let fields = key
+                .iter()
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap_or_default();
+            if matches!(fields.as_slice(), [(f, v)] if f.as_str() == "_id" && is_one(*v)) {
+                return Err(cannot_drop_id());
+            }
+            let text = Document::try_from(key).map_or_else(|_| String::new(), |d| d.to_string());
+            return Err(Error::new(
+                not_found,
+                format!("can't find index with key: {text}"),
+            ));
+        }
+        RawBsonRef::Array(names) => {
+            // Every name but `_id_` is unknown, so the first name decides the answer.
+            if let Some(name) = array_values(names)?.into_iter().next() {
+                return match name {
+                    RawBsonRef::String("_id_") => Err(cannot_drop_id()),
+                    RawBsonRef::String(name) => Err(Error::new(
+                        not_found,
+                        format!("index not found with name [{name}]"),
+                    )),
+                    other => Err(wrong_type("dropIndexes.index", other, "string")),
+                };
+            }
+        }
+        other => return Err(wrong_type("dropIndexes.index", other, "string")),
+    }
+    Ok(doc! { "nIndexesWas": 1 })
+}

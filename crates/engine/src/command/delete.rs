@@ -1,0 +1,119 @@
+//! The delete command: `{delete, deletes: [{q, limit, hint, collation}], ordered}` → `{n}`.
+
+use super::Request;
+use super::args;
+use super::write::{
+    Failure, Fields, check_collation, check_command_let, check_hint, count, reply, select,
+    statements, write_error,
+};
+use super::write_concern::WriteConcern;
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode};
+use crate::store::{Namespace, Writer};
+use bson::raw::RawBsonRef;
+use bson::{Bson, Document, RawDocument};
+use query::Filter;
+
+/// The arguments delete takes besides the generic ones.
+const FIELDS: &[&str] = &[
+    "deletes",
+    "ordered",
+    "let",
+    "stmtId",
+    "stmtIds",
+    "isTimeseriesNamespace",
+];
+
+/// The fields of one delete statement.
+const STATEMENT_FIELDS: &[&str] = &["q", "limit", "hint", "collation", "sampleId"];
+
+/// One parsed entry of `deletes`.
+struct Statement<'a> {
+    filter: &'a RawDocument,
+    /// `limit: 1`: delete only the first match.
+    first_only: bool,
+    hint: Option<RawBsonRef<'a>>,
+    collation: Option<&'a RawDocument>,
+}
+
+/// delete: removes the documents each statement's filter selects.
+pub(super) fn delete(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(request, FIELDS)?;
+    let ns = args::collection(request)?;
+    args::check_writable(&ns)?;
+    let concern = WriteConcern::parse(request)?;
+    let ordered = args::opt_bool(request, "ordered")?.unwrap_or(true);
+    check_command_let(request)?;
+    let parsed = statements(request, "deletes")?
+        .into_iter()
+        .map(parse_statement)
+        .collect::<Result<Vec<_>, Error>>()?;
+    let mut writer = engine.store.write()?;
+    let mut deleted = 0;
+    let mut errors = Vec::new();
+    for (index, statement) in parsed.iter().enumerate() {
+        match run_statement(&mut writer, &ns, statement) {
+            Ok(n) => deleted += n,
+            Err(Failure::Fatal(error)) => return Err(error),
+            Err(Failure::Statement(error)) => {
+                errors.push(Bson::Document(write_error(index, &error)));
+                if ordered {
+                    break;
+                }
+            }
+        }
+    }
+    concern.commit(writer)?;
+    Ok(reply(vec![
+        ("n", Some(count(deleted))),
+        (
+            "writeErrors",
+            (!errors.is_empty()).then_some(Bson::Array(errors)),
+        ),
+    ]))
+}
+
+fn parse_statement(doc: &RawDocument) -> Result<Statement<'_>, Error> {
+    let fields = Fields::new(doc, "delete.deletes".to_owned(), STATEMENT_FIELDS)?;
+    let filter = fields.required_doc("q")?;
+    let limit = match fields.get("limit")? {
+        None => return Err(super::write::missing(&fields.path("limit"))),
+        Some(RawBsonRef::Int32(v)) => f64::from(v),
+        Some(RawBsonRef::Int64(v)) => v as f64,
+        Some(RawBsonRef::Double(v)) => v,
+        Some(other) => {
+            return Err(super::write::wrong_type(
+                &fields.path("limit"),
+                other,
+                "long",
+            ));
+        }
+    };
+    if limit != 0.0 && limit != 1.0 {
+        return Err(Error::new(
+            ErrorCode::FailedToParse,
+            format!("The limit field in delete objects must be 0 or 1. Got {limit}"),
+        ));
+    }
+    Ok(Statement {
+        filter,
+        first_only: limit == 1.0,
+        hint: fields.get("hint")?,
+        collation: fields.doc_field("collation")?,
+    })
+}
+
+fn run_statement(
+    writer: &mut Writer<'_>,
+    ns: &Namespace,
+    statement: &Statement<'_>,
+) -> Result<usize, Failure> {
+    check_hint(statement.hint)?;
+    check_collation(statement.collation)?;
+    let filter = Filter::parse(statement.filter)?;
+    let selected = select(writer, ns, &filter, statement.filter, statement.first_only)?;
+    for (rid, _) in &selected {
+        writer.delete(ns, *rid).map_err(Failure::fatal)?;
+    }
+    Ok(selected.len())
+}

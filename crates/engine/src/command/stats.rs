@@ -1,0 +1,296 @@
+//! Sizes and checks: listDatabases, collStats, dbStats and validate.
+//!
+//! Counts and data sizes are exact (the catalog keeps them). Storage and index sizes are
+//! estimates from those counters, in whole pages: measuring them means reading every page
+//! of every tree, which only `validate` does. `validate` runs `Store::verify` (every tree,
+//! the catalog counters, page ownership) and then checks that each record of the
+//! collection is well-formed BSON that its `_id_` index entry points back to.
+
+use super::Request;
+use super::args;
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode};
+use crate::store::CollectionMeta;
+use bson::{Bson, Document, RawDocument, RawDocumentBuf, doc};
+use pager::limits::{PAGE_PAYLOAD_SIZE, PAGE_SIZE};
+use query::Filter;
+use std::collections::BTreeMap;
+
+/// Bytes an `_id_` index entry takes on average (key, record id, cell overhead).
+const INDEX_ENTRY_BYTES: u64 = 32;
+
+/// A number as mongod's `appendNumber` writes it: int when it fits, else long.
+fn number(value: u64) -> Bson {
+    match i32::try_from(value) {
+        Ok(small) => Bson::Int32(small),
+        Err(_) => Bson::Int64(i64::try_from(value).unwrap_or(i64::MAX)),
+    }
+}
+
+/// Whole pages holding `bytes` of payload at about three-quarters fill, at least one.
+fn pages_bytes(bytes: u64) -> u64 {
+    let usable = (PAGE_PAYLOAD_SIZE as u64) * 3 / 4;
+    bytes.div_ceil(usable).max(1) * PAGE_SIZE as u64
+}
+
+/// The estimated sizes of one collection.
+#[derive(Default, Clone, Copy)]
+struct Sizes {
+    count: u64,
+    data: u64,
+    storage: u64,
+    index: u64,
+}
+
+impl Sizes {
+    fn of(meta: &CollectionMeta) -> Sizes {
+        Sizes {
+            count: meta.count,
+            data: meta.size,
+            storage: pages_bytes(meta.size),
+            index: pages_bytes(meta.count * INDEX_ENTRY_BYTES),
+        }
+    }
+
+    fn add(&mut self, other: Sizes) {
+        self.count += other.count;
+        self.data += other.data;
+        self.storage += other.storage;
+        self.index += other.index;
+    }
+
+    fn average(&self) -> u64 {
+        self.data.checked_div(self.count).unwrap_or(0)
+    }
+}
+
+/// listDatabases: each database with collections, its estimated size, and the total.
+pub(super) fn list_databases(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(request, &["filter", "nameOnly", "authorizedDatabases"])?;
+    let filter = args::opt_doc(request, "filter")?
+        .map(Filter::parse)
+        .transpose()?;
+    let name_only = args::opt_bool(request, "nameOnly")?.unwrap_or(false);
+    args::opt_bool(request, "authorizedDatabases")?;
+    let reader = engine.store.read()?;
+    let mut databases: BTreeMap<String, u64> = BTreeMap::new();
+    for (ns, meta) in reader.collections(None)? {
+        let sizes = Sizes::of(&meta);
+        *databases.entry(ns.db).or_default() += sizes.storage + sizes.index;
+    }
+    let mut listed = Vec::new();
+    let mut total = 0u64;
+    for (name, size) in databases {
+        let entry = doc! {
+            "name": name.as_str(),
+            "sizeOnDisk": i64::try_from(size).unwrap_or(i64::MAX),
+            "empty": size == 0,
+        };
+        if let Some(filter) = &filter {
+            let raw = RawDocumentBuf::try_from(&entry)
+                .map_err(|e| Error::new(ErrorCode::InternalError, e.to_string()))?;
+            if !filter.try_matches(&raw)? {
+                continue;
+            }
+        }
+        total += size;
+        listed.push(Bson::Document(if name_only {
+            doc! { "name": name }
+        } else {
+            entry
+        }));
+    }
+    if name_only {
+        return Ok(doc! { "databases": listed });
+    }
+    Ok(doc! {
+        "databases": listed,
+        "totalSize": i64::try_from(total).unwrap_or(i64::MAX),
+        "totalSizeMb": i64::try_from(total >> 20).unwrap_or(i64::MAX),
+    })
+}
+
+/// The `scale` option: a positive divisor for byte counts (1 when absent).
+fn scale(request: &Request<'_>) -> Result<u64, Error> {
+    match args::opt_i64(request, "scale")? {
+        None => Ok(1),
+        Some(scale) if scale > 0 => Ok(scale.unsigned_abs()),
+        Some(_) => Err(Error::new(ErrorCode::BadValue, "scale has to be > 0")),
+    }
+}
+
+/// collStats: counts and sizes of one collection (zeros for a missing one, as mongod).
+pub(super) fn coll_stats(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(request, &["scale", "verbose", "waitForLock"])?;
+    let ns = args::collection(request)?;
+    let scale = scale(request)?;
+    let reader = engine.store.read()?;
+    let meta = reader.collection(&ns)?;
+    let sizes = meta.as_ref().map(Sizes::of).unwrap_or_default();
+    let mut reply = doc! {
+        "ns": ns.full(),
+        "size": number(sizes.data / scale),
+        "count": number(sizes.count),
+    };
+    if sizes.count > 0 {
+        reply.insert("avgObjSize", number(sizes.average()));
+    }
+    let indexes = u64::from(meta.is_some());
+    let (storage, index) = if meta.is_some() {
+        (sizes.storage / scale, sizes.index / scale)
+    } else {
+        (0, 0)
+    };
+    reply.extend(doc! {
+        "numOrphanDocs": 0,
+        "storageSize": number(storage),
+        "freeStorageSize": 0,
+        "capped": false,
+        "nindexes": number(indexes),
+        "indexBuilds": [],
+        "totalIndexSize": number(index),
+        "totalSize": number(storage + index),
+        "indexSizes": if meta.is_some() { doc! { "_id_": number(index) } } else { doc! {} },
+        "scaleFactor": number(scale),
+    });
+    Ok(reply)
+}
+
+/// dbStats: the database's collections, objects and sizes.
+pub(super) fn db_stats(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(request, &["scale", "freeStorage"])?;
+    let scale = scale(request)?;
+    let reader = engine.store.read()?;
+    let collections = reader.collections(Some(request.db))?;
+    let mut total = Sizes::default();
+    for (_, meta) in &collections {
+        total.add(Sizes::of(meta));
+    }
+    let average = if total.count == 0 {
+        0.0
+    } else {
+        total.data as f64 / total.count as f64
+    };
+    Ok(doc! {
+        "db": request.db,
+        "collections": number(collections.len() as u64),
+        "views": 0,
+        "objects": number(total.count),
+        "avgObjSize": average,
+        "dataSize": number(total.data / scale),
+        "storageSize": number(total.storage / scale),
+        "indexes": number(collections.len() as u64),
+        "indexSize": number(total.index / scale),
+        "totalSize": number((total.storage + total.index) / scale),
+        "scaleFactor": number(scale),
+    })
+}
+
+/// validate: the store's structural check plus this collection's record/index agreement.
+pub(super) fn validate(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(
+        request,
+        &[
+            "full",
+            "background",
+            "repair",
+            "metadata",
+            "checkBSONConformance",
+            "enforceFastCount",
+        ],
+    )?;
+    let ns = args::collection(request)?;
+    for key in [
+        "full",
+        "background",
+        "metadata",
+        "checkBSONConformance",
+        "enforceFastCount",
+    ] {
+        args::opt_bool(request, key)?;
+    }
+    if args::opt_bool(request, "repair")?.unwrap_or(false) {
+        return Err(Error::new(
+            ErrorCode::NotImplemented,
+            "validate with repair is not supported yet",
+        ));
+    }
+    let mut errors: Vec<String> = Vec::new();
+    if let Err(error) = engine.store.verify() {
+        errors.push(error.to_string());
+    }
+    let reader = engine.store.read()?;
+    let Some(meta) = reader.collection(&ns)? else {
+        return Err(Error::new(
+            ErrorCode::NamespaceNotFound,
+            format!("Collection '{ns}' does not exist to validate."),
+        ));
+    };
+    let mut records = 0u64;
+    let mut invalid = 0u64;
+    for entry in reader.scan(&meta, None)? {
+        let (rid, bytes) = match entry {
+            Ok(record) => record,
+            Err(error) => {
+                errors.push(error.to_string());
+                break;
+            }
+        };
+        records += 1;
+        if let Some(problem) = check_record(&reader, &meta, rid, &bytes) {
+            invalid += 1;
+            errors.push(problem);
+        }
+    }
+    if records != meta.count {
+        errors.push(format!(
+            "the catalog counts {} documents but {records} records exist",
+            meta.count
+        ));
+    }
+    let valid = errors.is_empty();
+    let errors: Vec<Bson> = errors.into_iter().map(Bson::String).collect();
+    Ok(doc! {
+        "ns": ns.full(),
+        "nInvalidDocuments": number(invalid),
+        "nNonCompliantDocuments": number(invalid),
+        "nrecords": number(records),
+        "nIndexes": 1,
+        "keysPerIndex": { "_id_": number(meta.count) },
+        "indexDetails": { "_id_": { "valid": valid } },
+        "valid": valid,
+        "repaired": false,
+        "warnings": [],
+        "errors": errors,
+        "extraIndexEntries": [],
+        "missingIndexEntries": [],
+        "corruptRecords": [],
+    })
+}
+
+/// What is wrong with record `rid`, if anything: bytes that are not a BSON document, or an
+/// `_id_` index entry that does not lead back to it.
+fn check_record(
+    reader: &crate::store::Reader<'_>,
+    meta: &CollectionMeta,
+    rid: u64,
+    bytes: &[u8],
+) -> Option<String> {
+    let depth = bson_canonical::limits::WIRE_NESTING_DEPTH_MAX;
+    if let Err(error) = bson_canonical::validate_bson(bytes, depth) {
+        return Some(format!("record {rid} is not a valid document: {error}"));
+    }
+    let doc = RawDocument::from_bytes(bytes).ok()?;
+    let id = match doc.get("_id") {
+        Ok(Some(id)) => id,
+        _ => return Some(format!("record {rid} has no _id")),
+    };
+    match reader.find_id(meta, id) {
+        Ok(Some((found, _))) if found == rid => None,
+        Ok(Some((found, _))) => Some(format!(
+            "the _id_ index entry of record {rid} points to record {found}"
+        )),
+        Ok(None) => Some(format!("record {rid} is missing from the _id_ index")),
+        Err(error) => Some(error.to_string()),
+    }
+}

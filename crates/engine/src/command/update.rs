@@ -1,0 +1,289 @@
+//! The update command, and applying one update to stored documents or building the
+//! document an upsert inserts (shared with findAndModify).
+//!
+//! A multi-update first collects the records its filter selects, then rewrites each: the
+//! set is fixed before the first change, so a document an update moves into the filter's
+//! range is not visited twice. A document the update leaves byte-for-byte unchanged is not
+//! written and does not count in `nModified`.
+
+use super::Request;
+use super::args;
+use super::insert;
+use super::write::{
+    Failure, Fields, check_collation, check_command_let, check_hint, check_let, count, reply,
+    select, statements, write_error,
+};
+use super::write_concern::WriteConcern;
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode};
+use crate::store::{Namespace, Writer};
+use bson::raw::RawBsonRef;
+use bson::{Bson, DateTime, Document, RawArray, RawDocument, RawDocumentBuf, doc};
+use query::Filter;
+use update::{ApplyContext, Update, UpdateOptions};
+
+/// The arguments update takes besides the generic ones.
+const FIELDS: &[&str] = &[
+    "updates",
+    "ordered",
+    "bypassDocumentValidation",
+    "let",
+    "stmtId",
+    "stmtIds",
+    "isTimeseriesNamespace",
+];
+
+/// The fields of one update statement.
+const STATEMENT_FIELDS: &[&str] = &[
+    "q",
+    "u",
+    "c",
+    "arrayFilters",
+    "hint",
+    "multi",
+    "upsert",
+    "upsertSupplied",
+    "collation",
+    "sampleId",
+];
+
+/// An update as given: a document (operators or a replacement) or a pipeline.
+#[derive(Clone, Copy)]
+pub(super) enum UpdateSpec<'a> {
+    /// `{$set: ...}` or a replacement document.
+    Document(&'a RawDocument),
+    /// `[{$set: ...}, ...]`.
+    Pipeline(&'a RawArray),
+}
+
+impl<'a> UpdateSpec<'a> {
+    /// Reads an update argument (`u`, findAndModify's `update`).
+    pub(super) fn read(value: RawBsonRef<'a>) -> Result<UpdateSpec<'a>, Error> {
+        match value {
+            RawBsonRef::Document(doc) => Ok(UpdateSpec::Document(doc)),
+            RawBsonRef::Array(array) => Ok(UpdateSpec::Pipeline(array)),
+            _ => Err(Error::new(
+                ErrorCode::FailedToParse,
+                "Update argument must be either an object or an array",
+            )),
+        }
+    }
+
+    /// Compiles the update with its `arrayFilters`.
+    pub(super) fn compile(self, array_filters: Vec<RawDocumentBuf>) -> Result<Update, Error> {
+        let options = UpdateOptions { array_filters };
+        let update = match self {
+            UpdateSpec::Document(doc) => Update::parse(doc, options),
+            UpdateSpec::Pipeline(stages) => Update::parse_pipeline(stages, options),
+        };
+        update.map_err(Error::from)
+    }
+}
+
+/// One parsed entry of `updates`.
+struct Statement<'a> {
+    filter: &'a RawDocument,
+    update: UpdateSpec<'a>,
+    constants: Option<&'a RawDocument>,
+    array_filters: Vec<RawDocumentBuf>,
+    hint: Option<RawBsonRef<'a>>,
+    multi: bool,
+    upsert: bool,
+    collation: Option<&'a RawDocument>,
+}
+
+/// What one statement did.
+#[derive(Default)]
+struct Outcome {
+    matched: usize,
+    modified: usize,
+    upserted: Option<Bson>,
+}
+
+/// update: `{update, updates, ordered}` → `{n, writeErrors?, upserted?, nModified}`.
+pub(super) fn update(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(request, FIELDS)?;
+    let ns = args::collection(request)?;
+    args::check_writable(&ns)?;
+    let concern = WriteConcern::parse(request)?;
+    let ordered = args::opt_bool(request, "ordered")?.unwrap_or(true);
+    args::opt_bool(request, "bypassDocumentValidation")?;
+    check_command_let(request)?;
+    let parsed = statements(request, "updates")?
+        .into_iter()
+        .map(parse_statement)
+        .collect::<Result<Vec<_>, Error>>()?;
+    let now = engine.host.now_millis();
+    let mut writer = engine.store.write()?;
+    let (mut matched, mut modified) = (0, 0);
+    let mut upserted = Vec::new();
+    let mut errors = Vec::new();
+    for (index, statement) in parsed.iter().enumerate() {
+        match run_statement(engine, &mut writer, &ns, statement, now) {
+            Ok(outcome) => {
+                matched += outcome.matched;
+                modified += outcome.modified;
+                if let Some(id) = outcome.upserted {
+                    matched += 1;
+                    let index = i32::try_from(index).unwrap_or(i32::MAX);
+                    upserted.push(Bson::Document(doc! { "index": index, "_id": id }));
+                }
+            }
+            Err(Failure::Fatal(error)) => return Err(error),
+            Err(Failure::Statement(error)) => {
+                errors.push(Bson::Document(write_error(index, &error)));
+                if ordered {
+                    break;
+                }
+            }
+        }
+    }
+    concern.commit(writer)?;
+    Ok(reply(vec![
+        ("n", Some(count(matched))),
+        (
+            "writeErrors",
+            (!errors.is_empty()).then_some(Bson::Array(errors)),
+        ),
+        (
+            "upserted",
+            (!upserted.is_empty()).then_some(Bson::Array(upserted)),
+        ),
+        ("nModified", Some(count(modified))),
+    ]))
+}
+
+fn parse_statement(doc: &RawDocument) -> Result<Statement<'_>, Error> {
+    let fields = Fields::new(doc, "update.updates".to_owned(), STATEMENT_FIELDS)?;
+    let filter = fields.required_doc("q")?;
+    let update = match fields.get("u")? {
+        Some(value) => UpdateSpec::read(value)?,
+        None => return Err(super::write::missing(&fields.path("u"))),
+    };
+    fields.bool_field("upsertSupplied")?;
+    Ok(Statement {
+        filter,
+        update,
+        constants: fields.doc_field("c")?,
+        array_filters: fields.doc_array("arrayFilters")?.unwrap_or_default(),
+        hint: fields.get("hint")?,
+        multi: fields.bool_field("multi")?.unwrap_or(false),
+        upsert: fields.bool_field("upsert")?.unwrap_or(false),
+        collation: fields.doc_field("collation")?,
+    })
+}
+
+fn run_statement(
+    engine: &Engine,
+    writer: &mut Writer<'_>,
+    ns: &Namespace,
+    statement: &Statement<'_>,
+    now: i64,
+) -> Result<Outcome, Failure> {
+    check_hint(statement.hint)?;
+    check_collation(statement.collation)?;
+    check_let(statement.constants, "c")?;
+    let filter = Filter::parse(statement.filter)?;
+    let update = statement.update.compile(statement.array_filters.clone())?;
+    if statement.multi && update.is_replacement() {
+        return Err(Failure::Statement(Error::new(
+            ErrorCode::FailedToParse,
+            "multi update is not supported for replacement-style update",
+        )));
+    }
+    let selected = select(writer, ns, &filter, statement.filter, !statement.multi)?;
+    let mut outcome = Outcome::default();
+    if selected.is_empty() {
+        if statement.upsert {
+            let doc = upsert_document(engine, &update, &filter, statement.filter, now)?;
+            writer
+                .insert(ns, &doc)
+                .map_err(|error| Failure::store(error, &doc))?;
+            outcome.upserted = Some(id_of(&doc));
+        }
+        return Ok(outcome);
+    }
+    for (rid, doc) in &selected {
+        outcome.matched += 1;
+        if apply_stored(writer, ns, *rid, doc, &update, &filter, now)?.is_some() {
+            outcome.modified += 1;
+        }
+    }
+    Ok(outcome)
+}
+
+/// The `_id` of a stored document.
+pub(super) fn id_of(doc: &RawDocument) -> Bson {
+    match doc.get("_id") {
+        Ok(Some(id)) => Bson::try_from(id).unwrap_or(Bson::Null),
+        _ => Bson::Null,
+    }
+}
+
+fn context(filter: &Filter, now: i64, is_insert: bool) -> ApplyContext<'_> {
+    ApplyContext {
+        query: Some(filter),
+        now: Some(DateTime::from_millis(now)),
+        is_insert,
+    }
+}
+
+/// Applies `update` to the stored record `rid` (whose document is `doc`) and writes the
+/// result; `None` when the update changes nothing (then nothing is written).
+pub(super) fn apply_stored(
+    writer: &mut Writer<'_>,
+    ns: &Namespace,
+    rid: u64,
+    doc: &RawDocument,
+    update: &Update,
+    filter: &Filter,
+    now: i64,
+) -> Result<Option<RawDocumentBuf>, Failure> {
+    let applied = update.apply(doc, &context(filter, now, false))?;
+    if !applied.modified {
+        return Ok(None);
+    }
+    check_storable(&applied.doc)?;
+    writer
+        .update(ns, rid, &applied.doc)
+        .map_err(|error| Failure::store(error, &applied.doc))?;
+    Ok(Some(applied.doc))
+}
+
+/// The document an upsert inserts: the filter's equality fields (only its `_id` for a
+/// replacement), the update applied as an insert, an `_id` generated when none results.
+pub(super) fn upsert_document(
+    engine: &Engine,
+    update: &Update,
+    filter: &Filter,
+    filter_doc: &RawDocument,
+    now: i64,
+) -> Result<RawDocumentBuf, Failure> {
+    let seed = update::upsert_seed(filter_doc)?;
+    let base = if update.is_replacement() {
+        let mut base = RawDocumentBuf::new();
+        if let Ok(Some(id)) = seed.get("_id") {
+            base.append(bson::raw::cstr!("_id"), id);
+        }
+        base
+    } else {
+        seed
+    };
+    let applied = update.apply(&base, &context(filter, now, true))?;
+    check_storable(&applied.doc)?;
+    Ok(insert::prepare(engine, &applied.doc, now)?.into_owned())
+}
+
+/// The storage rules an updated document must still meet (nesting depth, `_id` type).
+fn check_storable(doc: &RawDocument) -> Result<(), Error> {
+    bson_canonical::validate_for_storage(doc.as_bytes()).map_err(|error| {
+        Error::new(
+            ErrorCode::from_parts(error.code(), error.code_name()),
+            error.to_string(),
+        )
+    })?;
+    if let Ok(Some(id)) = doc.get("_id") {
+        insert::check_id(id)?;
+    }
+    Ok(())
+}

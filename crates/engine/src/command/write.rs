@@ -1,0 +1,391 @@
+//! What the write commands (insert, update, delete, findAndModify) share: statement-level
+//! versus command-level failures, `writeErrors` entries, readers for the fields of one
+//! statement, the `hint`/`collation`/`let` rules, and finding the documents a filter selects.
+//!
+//! A write command runs all its statements in one store transaction and commits once. A
+//! statement that fails (a duplicate key, a bad filter, an update that cannot apply) is
+//! reported in `writeErrors` and leaves nothing of itself behind: every check runs before
+//! the statement's first change, and each store change is a single call that either
+//! happens whole or fails before touching anything. A failure the store cannot recover
+//! from inside the transaction (I/O, corruption) ends the whole command and the
+//! transaction is dropped, so none of its statements happen.
+
+use super::Request;
+use super::args::{self, bson_type_name};
+use crate::error::{Error, ErrorCode};
+use crate::store::{Namespace, StoreError, Writer};
+use bson::raw::RawBsonRef;
+use bson::{Bson, Document, RawArray, RawDocument, RawDocumentBuf, doc};
+use query::Filter;
+
+/// Why one statement of a write command did not happen.
+#[derive(Debug)]
+pub(super) enum Failure {
+    /// The statement failed; the command goes on (or stops, when ordered) and reports it.
+    Statement(Error),
+    /// The command cannot go on: its transaction is abandoned and the error is the reply.
+    Fatal(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Failure {
+        Failure::Statement(error)
+    }
+}
+
+impl From<query::QueryError> for Failure {
+    fn from(error: query::QueryError) -> Failure {
+        Failure::Statement(error.into())
+    }
+}
+
+impl From<update::UpdateError> for Failure {
+    fn from(error: update::UpdateError) -> Failure {
+        Failure::Statement(error.into())
+    }
+}
+
+impl Failure {
+    /// Sorts a store failure for a statement that wrote `doc`: a duplicate `_id` fails the
+    /// statement (with MongoDB's `keyPattern`/`keyValue`), anything else the command.
+    pub(super) fn store(error: StoreError, doc: &RawDocument) -> Failure {
+        match error {
+            StoreError::DuplicateKey { .. } => Failure::Statement(duplicate_key(&error, doc)),
+            other => Failure::Fatal(other.into()),
+        }
+    }
+
+    /// A store failure outside any single document: always fatal.
+    pub(super) fn fatal(error: StoreError) -> Failure {
+        Failure::Fatal(error.into())
+    }
+}
+
+/// The error for a duplicate `_id`, with the fields drivers read from it.
+pub(super) fn duplicate_key(error: &StoreError, doc: &RawDocument) -> Error {
+    let id = match doc.get("_id") {
+        Ok(Some(value)) => Bson::try_from(value).unwrap_or(Bson::Null),
+        _ => Bson::Null,
+    };
+    Error::WithInfo {
+        code: ErrorCode::DuplicateKey,
+        message: error.to_string(),
+        info: Box::new(doc! { "keyPattern": { "_id": 1 }, "keyValue": { "_id": id } }),
+    }
+}
+
+/// One `writeErrors` entry: `{index, code, ...info, errmsg}` as mongod orders it.
+pub(super) fn write_error(index: usize, error: &Error) -> Document {
+    let mut entry = doc! {
+        "index": i32::try_from(index).unwrap_or(i32::MAX),
+        "code": error.code().code(),
+    };
+    if let Some(info) = error.info() {
+        for (key, value) in info {
+            entry.insert(key.clone(), value.clone());
+        }
+    }
+    entry.insert("errmsg", error.to_string());
+    entry
+}
+
+/// The statements of a write command (`documents`, `updates`, `deletes`): a required array
+/// of documents, 1 to `maxWriteBatchSize` long.
+pub(super) fn statements<'a>(
+    request: &Request<'a>,
+    key: &str,
+) -> Result<Vec<&'a RawDocument>, Error> {
+    let Some(array) = args::opt_array(request, key)? else {
+        return Err(missing(&format!("{}.{key}", request.name)));
+    };
+    let mut out = Vec::new();
+    for (index, value) in array_values(array)?.into_iter().enumerate() {
+        match value {
+            RawBsonRef::Document(doc) => out.push(doc),
+            other => {
+                let path = format!("{}.{key}.{index}", request.name);
+                return Err(wrong_type(&path, other, "object"));
+            }
+        }
+    }
+    let limit = crate::limits::WRITE_BATCH_SIZE_MAX;
+    if out.is_empty() || out.len() > limit {
+        return Err(Error::new(
+            ErrorCode::Other(16, "InvalidLength"),
+            format!(
+                "Write batch sizes must be between 1 and {limit}. Got {} operations.",
+                out.len()
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// The values of an array, in order.
+pub(super) fn array_values(array: &RawArray) -> Result<Vec<RawBsonRef<'_>>, Error> {
+    array
+        .into_iter()
+        .map(|value| value.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string())))
+        .collect()
+}
+
+/// mongod's error for a required field that is absent.
+pub(super) fn missing(path: &str) -> Error {
+    Error::new(
+        ErrorCode::Location(40414),
+        format!("BSON field '{path}' is missing but a required field"),
+    )
+}
+
+/// mongod's error for a field of the wrong type.
+pub(super) fn wrong_type(path: &str, value: RawBsonRef<'_>, expected: &str) -> Error {
+    Error::new(
+        ErrorCode::TypeMismatch,
+        format!(
+            "BSON field '{path}' is the wrong type '{}', expected type '{expected}'",
+            bson_type_name(value)
+        ),
+    )
+}
+
+/// The fields of one statement document (an entry of `updates` or `deletes`), read with
+/// mongod's messages, which name the field by its path (`update.updates.q`).
+pub(super) struct Fields<'a> {
+    doc: &'a RawDocument,
+    path: String,
+}
+
+impl<'a> Fields<'a> {
+    /// Reads `doc`, the statement found at `path` (e.g. `delete.deletes`), refusing any
+    /// field outside `allowed`.
+    pub(super) fn new(doc: &'a RawDocument, path: String, allowed: &[&str]) -> Result<Self, Error> {
+        for element in doc.iter_elements() {
+            let element = element.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+            let key = element.key().as_str();
+            if !allowed.contains(&key) {
+                return Err(Error::new(
+                    ErrorCode::Location(40415),
+                    format!("BSON field '{path}.{key}' is an unknown field."),
+                ));
+            }
+        }
+        Ok(Fields { doc, path })
+    }
+
+    /// The raw value of `key`.
+    pub(super) fn get(&self, key: &str) -> Result<Option<RawBsonRef<'a>>, Error> {
+        self.doc
+            .get(key)
+            .map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))
+    }
+
+    /// The field's full path, for messages.
+    pub(super) fn path(&self, key: &str) -> String {
+        format!("{}.{key}", self.path)
+    }
+
+    /// A required document field.
+    pub(super) fn required_doc(&self, key: &str) -> Result<&'a RawDocument, Error> {
+        self.doc_field(key)?.ok_or_else(|| missing(&self.path(key)))
+    }
+
+    /// An optional document field.
+    pub(super) fn doc_field(&self, key: &str) -> Result<Option<&'a RawDocument>, Error> {
+        match self.get(key)? {
+            None => Ok(None),
+            Some(RawBsonRef::Document(doc)) => Ok(Some(doc)),
+            Some(other) => Err(wrong_type(&self.path(key), other, "object")),
+        }
+    }
+
+    /// An optional boolean (numbers count, as in mongod).
+    pub(super) fn bool_field(&self, key: &str) -> Result<Option<bool>, Error> {
+        match self.get(key)? {
+            None => Ok(None),
+            Some(RawBsonRef::Boolean(v)) => Ok(Some(v)),
+            Some(RawBsonRef::Int32(v)) => Ok(Some(v != 0)),
+            Some(RawBsonRef::Int64(v)) => Ok(Some(v != 0)),
+            Some(RawBsonRef::Double(v)) => Ok(Some(v != 0.0)),
+            Some(other) => Err(wrong_type(&self.path(key), other, "bool")),
+        }
+    }
+
+    /// An optional array whose entries are all documents (`arrayFilters`).
+    pub(super) fn doc_array(&self, key: &str) -> Result<Option<Vec<RawDocumentBuf>>, Error> {
+        match self.get(key)? {
+            None => Ok(None),
+            Some(RawBsonRef::Array(array)) => documents_of(array, &self.path(key)).map(Some),
+            Some(other) => Err(wrong_type(&self.path(key), other, "array")),
+        }
+    }
+}
+
+/// The entries of an array that must hold only documents.
+pub(super) fn documents_of(array: &RawArray, path: &str) -> Result<Vec<RawDocumentBuf>, Error> {
+    let mut out = Vec::new();
+    for (index, value) in array_values(array)?.into_iter().enumerate() {
+        match value {
+            RawBsonRef::Document(doc) => out.push(doc.to_owned()),
+            other => return Err(wrong_type(&format!("{path}.{index}"), other, "object")),
+        }
+    }
+    Ok(out)
+}
+
+/// Refuses a `hint` that names anything but the `_id_` index or natural order.
+pub(super) fn check_hint(hint: Option<RawBsonRef<'_>>) -> Result<(), Error> {
+    let is_one = |value: RawBsonRef<'_>| match value {
+        RawBsonRef::Int32(v) => v == 1 || v == -1,
+        RawBsonRef::Int64(v) => v == 1 || v == -1,
+        RawBsonRef::Double(v) => v == 1.0 || v == -1.0,
+        _ => false,
+    };
+    let valid = match hint {
+        None => true,
+        Some(RawBsonRef::String(name)) => name == "_id_",
+        Some(RawBsonRef::Document(doc)) => {
+            let fields: Vec<_> = doc.iter().collect::<Result<_, _>>().unwrap_or_default();
+            match fields.as_slice() {
+                [] => true,
+                [(key, value)] => {
+                    (key.as_str() == "_id" || key.as_str() == "$natural") && is_one(*value)
+                }
+                _ => false,
+            }
+        }
+        Some(other) => {
+            return Err(wrong_type("hint", other, "object"));
+        }
+    };
+    if valid {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorCode::BadValue,
+            "hint provided does not correspond to an existing index",
+        ))
+    }
+}
+
+/// Refuses any collation but the simple (binary) one: other collations need ICU.
+pub(super) fn check_collation(collation: Option<&RawDocument>) -> Result<(), Error> {
+    let Some(collation) = collation else {
+        return Ok(());
+    };
+    let simple = matches!(
+        collation.get("locale"),
+        Ok(Some(RawBsonRef::String("simple")))
+    ) && collation.iter().count() == 1;
+    if simple {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorCode::NotImplemented,
+            "collations other than {locale: \"simple\"} are not supported yet",
+        ))
+    }
+}
+
+/// Refuses non-empty `let` variables (or an update's `c` constants): filters and updates
+/// cannot read user variables yet.
+pub(super) fn check_let(variables: Option<&RawDocument>, field: &str) -> Result<(), Error> {
+    match variables {
+        Some(doc) if !doc.is_empty() => Err(Error::new(
+            ErrorCode::NotImplemented,
+            format!("'{field}' variables are not supported yet"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Reads the command-level `let`, refusing it unless empty.
+pub(super) fn check_command_let(request: &Request<'_>) -> Result<(), Error> {
+    check_let(args::opt_doc(request, "let")?, "let")
+}
+
+/// The `_id` value a filter pins with plain equality (`{_id: 5}`), when it is the filter's
+/// only field: such a statement reads one record through the `_id_` index.
+fn pinned_id(filter: &RawDocument) -> Option<RawBsonRef<'_>> {
+    let mut fields = filter.iter();
+    let (key, value) = fields.next()?.ok()?;
+    if key.as_str() != "_id" || fields.next().is_some() {
+        return None;
+    }
+    match value {
+        RawBsonRef::Document(doc) => {
+            let operator = doc
+                .iter()
+                .next()
+                .and_then(Result::ok)
+                .is_some_and(|(key, _)| key.as_str().starts_with('$'));
+            (!operator).then_some(value)
+        }
+        RawBsonRef::Array(_)
+        | RawBsonRef::RegularExpression(_)
+        | RawBsonRef::Null
+        | RawBsonRef::Undefined
+        | RawBsonRef::MinKey
+        | RawBsonRef::MaxKey => None,
+        other => Some(other),
+    }
+}
+
+/// The records of `ns` that `filter` (compiled from `filter_doc`) selects, in natural
+/// order; only the first when `first_only`. A filter that fails at run time (a `$expr`
+/// type error) fails the statement.
+pub(super) fn select(
+    writer: &mut Writer<'_>,
+    ns: &Namespace,
+    filter: &Filter,
+    filter_doc: &RawDocument,
+    first_only: bool,
+) -> Result<Vec<(u64, RawDocumentBuf)>, Failure> {
+    if let Some(id) = pinned_id(filter_doc) {
+        let found = writer.find_id(ns, id).map_err(Failure::fatal)?;
+        return match found {
+            Some((rid, doc)) if filter.try_matches(&doc)? => Ok(vec![(rid, doc)]),
+            _ => Ok(Vec::new()),
+        };
+    }
+    let mut failure: Option<query::QueryError> = None;
+    let mut test = |doc: &RawDocument| {
+        if failure.is_some() {
+            return false;
+        }
+        filter.try_matches(doc).unwrap_or_else(|error| {
+            failure = Some(error);
+            // Stop at the failing record when reading stops at the first match.
+            first_only
+        })
+    };
+    let selected = if first_only {
+        let found = writer
+            .find_first(ns, None, |_, doc| test(doc))
+            .map_err(Failure::fatal)?;
+        found.into_iter().collect()
+    } else {
+        writer
+            .scan_while(ns, None, |_, doc| test(doc))
+            .map_err(Failure::fatal)?
+    };
+    match failure {
+        Some(error) => Err(error.into()),
+        None => Ok(selected),
+    }
+}
+
+/// Builds a command reply from `(key, value)` pairs, leaving out absent values.
+pub(super) fn reply(fields: Vec<(&str, Option<Bson>)>) -> Document {
+    let mut out = Document::new();
+    for (key, value) in fields {
+        if let Some(value) = value {
+            out.insert(key, value);
+        }
+    }
+    out
+}
+
+/// A count as the `i32` mongod answers with.
+pub(super) fn count(value: usize) -> Bson {
+    Bson::Int32(i32::try_from(value).unwrap_or(i32::MAX))
+}

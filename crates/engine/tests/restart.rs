@@ -1,0 +1,142 @@
+//! Acknowledged writes and catalog changes survive a restart without a clean close: the
+//! engine is dropped (the log is replayed on open), and dropped or renamed collections
+//! stay gone.
+
+use crate::support::{collections, contents, ok, options};
+use bson::{doc, rawdoc};
+use engine::Engine;
+use engine::store::Namespace;
+use std::path::PathBuf;
+
+/// A database path in a fresh temporary directory, removed on drop.
+struct TempDb {
+    dir: PathBuf,
+}
+
+impl TempDb {
+    fn new(name: &str) -> TempDb {
+        let dir = std::env::temp_dir().join(format!(
+            "mfdb-engine-{name}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempDb { dir }
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.join("data.mfdb")
+    }
+}
+
+impl Drop for TempDb {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn acknowledged_writes_survive_a_restart_without_close() {
+    let temp = TempDb::new("restart");
+    {
+        let engine = Engine::open(&temp.path(), options()).expect("open");
+        ok(
+            &engine,
+            "app",
+            rawdoc! { "create": "users", "validationLevel": "moderate" },
+        );
+        ok(
+            &engine,
+            "app",
+            rawdoc! {
+                "insert": "users",
+                "documents": [{ "_id": 1, "n": "a" }, { "_id": 2, "n": "b" }, { "_id": 3, "n": "c" }],
+            },
+        );
+        ok(
+            &engine,
+            "app",
+            rawdoc! {
+                "update": "users",
+                "updates": [
+                    { "q": { "_id": 2 }, "u": { "$set": { "n": "B" } } },
+                    { "q": { "_id": 4 }, "u": { "$set": { "n": "d" } }, "upsert": true },
+                ],
+            },
+        );
+        ok(
+            &engine,
+            "app",
+            rawdoc! { "delete": "users", "deletes": [{ "q": { "_id": 1 }, "limit": 1 }] },
+        );
+        ok(
+            &engine,
+            "app",
+            rawdoc! {
+                "findAndModify": "users", "query": { "_id": 3 }, "update": { "$inc": { "k": 1 } },
+            },
+        );
+        ok(
+            &engine,
+            "app",
+            rawdoc! { "insert": "temp", "documents": [{ "_id": 1 }] },
+        );
+        ok(&engine, "app", rawdoc! { "drop": "temp" });
+        ok(
+            &engine,
+            "app",
+            rawdoc! { "insert": "old", "documents": [{ "_id": 1 }] },
+        );
+        ok(
+            &engine,
+            "admin",
+            rawdoc! { "renameCollection": "app.old", "to": "app.new" },
+        );
+        ok(
+            &engine,
+            "gone",
+            rawdoc! { "insert": "x", "documents": [{ "_id": 1 }] },
+        );
+        ok(&engine, "gone", rawdoc! { "dropDatabase": 1 });
+        // Dropped without close: the next open must replay the log.
+    }
+    let engine = Engine::open(&temp.path(), options()).expect("reopen");
+    assert_eq!(
+        contents(&engine, "app", "users"),
+        vec![
+            doc! { "_id": 2, "n": "B" },
+            doc! { "_id": 3, "n": "c", "k": 1 },
+            doc! { "_id": 4, "n": "d" },
+        ]
+    );
+    assert_eq!(
+        collections(&engine, "app"),
+        vec!["new".to_owned(), "users".to_owned()]
+    );
+    assert!(collections(&engine, "gone").is_empty());
+    let reader = engine.store().read().expect("read");
+    let meta = reader
+        .collection(&Namespace::new("app", "users"))
+        .expect("catalog")
+        .expect("users");
+    assert_eq!(
+        bson::Document::try_from(&meta.options).expect("options"),
+        doc! { "validationLevel": "moderate" }
+    );
+    drop(reader);
+    engine.store().verify().expect("verify after replay");
+    let valid = ok(&engine, "app", rawdoc! { "validate": "users" });
+    assert_eq!(valid.get_bool("valid").ok(), Some(true));
+    // Writes go on after the restart, and a clean close leaves one file.
+    ok(
+        &engine,
+        "app",
+        rawdoc! { "insert": "users", "documents": [{ "_id": 5 }] },
+    );
+    engine.close().expect("close");
+    drop(engine);
+    let engine = Engine::open(&temp.path(), options()).expect("reopen after close");
+    assert_eq!(contents(&engine, "app", "users").len(), 4);
+}

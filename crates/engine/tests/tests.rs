@@ -1,0 +1,12 @@
+//! The engine's integration tests: one binary, one module per area.
+
+mod ddl;
+mod embedded;
+mod find_and_modify;
+mod model;
+mod restart;
+mod store;
+mod store_concurrency;
+mod support;
+mod updates;
+mod writes;
