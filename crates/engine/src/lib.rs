@@ -1,6 +1,6 @@
-//! The database engine: the command layer (dispatcher, handshake and admin commands, the
-//! write, DDL and statistics commands, MongoDB's reply and error shapes) over durable
-//! storage (`store`).
+//! The database engine: durable storage ([`store`]: catalog, write-ahead log, recovery,
+//! checkpoints), the MongoDB commands and cursors over it, and the embedded API
+//! ([`Database`]).
 //!
 //! The embedded API and the network server share one entry point,
 //! [`Engine::run_command`]: a database name, a command document and the
