@@ -22,18 +22,22 @@ const PAYLOAD: usize = 900;
 struct Args {
     docs: usize,
     dir: PathBuf,
+    /// Run only MultiforaDB (for profiling).
+    only_ours: bool,
 }
 
 fn parse_args() -> Args {
     let mut args = Args {
         docs: 100_000,
         dir: std::env::temp_dir().join(format!("mfdb-bench-embedded-{}", std::process::id())),
+        only_ours: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--docs" => args.docs = it.next().and_then(|v| v.parse().ok()).expect("--docs N"),
             "--dir" => args.dir = PathBuf::from(it.next().expect("--dir PATH")),
+            "--only-ours" => args.only_ours = true,
             other => panic!("unknown argument {other}"),
         }
     }
@@ -245,6 +249,18 @@ fn main() {
         path
     };
     let ours = bench_multiforadb(&sub("multiforadb"), args.docs);
+    if args.only_ours {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        println!(
+            "mfdb only: load {:.1} ms, point reads {:.1} ms, scan {:.1} ms, updates {:.1} ms",
+            ms(ours.load),
+            ms(ours.point_reads),
+            ms(ours.scan),
+            ms(ours.updates)
+        );
+        let _ = std::fs::remove_dir_all(&args.dir);
+        return;
+    }
     let sqlite = bench_sqlite(&sub("sqlite"), args.docs);
     let polodb = bench_polodb(&sub("polodb"), args.docs);
     assert_eq!(ours.scan_hits, sqlite.scan_hits, "scan results differ");

@@ -252,7 +252,9 @@ impl<'d> Collection<'d> {
 
     /// The first document matching `filter`.
     pub fn find_one(&self, filter: Document) -> Result<Option<Document>, DbError> {
-        self.find(filter).limit(1).run()?.next().transpose()
+        let mut find = self.find(filter).limit(1);
+        find.command.insert("singleBatch", true);
+        find.run()?.next().transpose()
     }
 
     fn update(
@@ -428,30 +430,34 @@ impl<'d> Cursor<'d> {
             id: 0,
             batch: VecDeque::new(),
         };
-        cursor.absorb(&reply, "firstBatch")?;
+        cursor.absorb(reply, "firstBatch")?;
         Ok(cursor)
     }
 
-    fn absorb(&mut self, reply: &Document, field: &str) -> Result<(), DbError> {
+    fn absorb(&mut self, mut reply: Document, field: &str) -> Result<(), DbError> {
         let malformed = || DbError {
             code: 1,
             code_name: "InternalError".into(),
             message: "reply without a cursor".into(),
         };
-        let cursor = reply.get_document("cursor").map_err(|_| malformed())?;
+        let Some(Bson::Document(mut cursor)) = reply.remove("cursor") else {
+            return Err(malformed());
+        };
         self.id = cursor.get_i64("id").map_err(|_| malformed())?;
         if let Ok(ns) = cursor.get_str("ns") {
             self.collection = ns.split_once('.').map_or(ns, |(_, c)| c).to_owned();
         }
-        let batch = cursor.get_array(field).map_err(|_| malformed())?;
-        self.batch.extend(batch.iter().cloned());
+        let Some(Bson::Array(batch)) = cursor.remove(field) else {
+            return Err(malformed());
+        };
+        self.batch.extend(batch);
         Ok(())
     }
 
     fn more(&mut self) -> Result<(), DbError> {
         let command = doc! {"getMore": self.id, "collection": &self.collection};
         let reply = self.database.run_command(&self.db, command)?;
-        self.absorb(&reply, "nextBatch")
+        self.absorb(reply, "nextBatch")
     }
 }
 

@@ -140,5 +140,68 @@ fn sigkill_during_concurrent_writes_loses_no_acknowledged_write() {
         acked.inserted = present;
     }
     let _ = std::fs::remove_file(&db);
-    let _ = std::fs::remove_file(db.with_extension("mfdb-wal"));
+    let mut wal = db.clone().into_os_string();
+    wal.push("-wal");
+    let _ = std::fs::remove_file(std::path::PathBuf::from(wal));
+}
+
+#[test]
+fn sigterm_folds_the_log_into_one_file_and_everything_is_there_after_restart() {
+    let db = TestServer::temp_db();
+    let mut wal = db.clone().into_os_string();
+    wal.push("-wal");
+    let wal = std::path::PathBuf::from(wal);
+    let mut server = TestServer::start_at(&db, &[]);
+    let coll = server
+        .client()
+        .database("app")
+        .collection::<Document>("things");
+    let docs: Vec<Document> = (0..500)
+        .map(|i| doc! {"_id": i, "v": "x".repeat(300)})
+        .collect();
+    coll.insert_many(docs).run().expect("insert");
+    coll.delete_one(doc! {"_id": 7}).run().expect("delete");
+    server
+        .client()
+        .database("app")
+        .collection::<Document>("gone")
+        .insert_one(doc! {"_id": 1})
+        .run()
+        .expect("insert");
+    server
+        .client()
+        .database("app")
+        .collection::<Document>("gone")
+        .drop()
+        .run()
+        .expect("drop");
+    assert!(wal.exists(), "the log exists while the server runs");
+    let status = server.terminate();
+    assert!(status.success(), "clean exit: {status}");
+    assert!(!wal.exists(), "a clean stop removes the log");
+    assert!(db.exists());
+
+    let server = TestServer::start_at(&db, &[]);
+    let client = server.client();
+    let coll = client.database("app").collection::<Document>("things");
+    assert_eq!(coll.count_documents(doc! {}).run().expect("count"), 499);
+    assert!(
+        coll.find_one(doc! {"_id": 7})
+            .run()
+            .expect("find")
+            .is_none()
+    );
+    let names = client
+        .database("app")
+        .list_collection_names()
+        .run()
+        .expect("names");
+    assert_eq!(
+        names,
+        vec!["things".to_owned()],
+        "a dropped collection stays dropped"
+    );
+    drop(server);
+    let _ = std::fs::remove_file(&db);
+    let _ = std::fs::remove_file(&wal);
 }
