@@ -63,7 +63,13 @@ pub(crate) fn bson_type_name(value: RawBsonRef<'_>) -> &'static str {
     type_name(value)
 }
 
-fn wrong_type(request: &Request<'_>, key: &str, value: RawBsonRef<'_>, expected: &str) -> Error {
+/// MongoDB's TypeMismatch for option `key` of the wrong BSON type.
+pub(crate) fn wrong_type(
+    request: &Request<'_>,
+    key: &str,
+    value: RawBsonRef<'_>,
+    expected: &str,
+) -> Error {
     Error::new(
         ErrorCode::TypeMismatch,
         format!(

@@ -3,15 +3,15 @@
 use super::Request;
 use super::args;
 use super::write::{
-    Failure, Fields, check_collation, check_command_let, check_hint, count, reply, select,
-    statements, write_error,
+    BatchErrors, Failure, Fields, check_collation, check_command_let, check_hint, count, reply,
+    select, statements,
 };
 use super::write_concern::WriteConcern;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::store::{Namespace, Writer};
 use bson::raw::RawBsonRef;
-use bson::{Bson, Document, RawDocument};
+use bson::{Document, RawDocument};
 use query::Filter;
 
 /// The arguments delete takes besides the generic ones.
@@ -50,26 +50,18 @@ pub(super) fn delete(engine: &Engine, request: &Request<'_>) -> Result<Document,
         .collect::<Result<Vec<_>, Error>>()?;
     let mut writer = engine.store.write()?;
     let mut deleted = 0;
-    let mut errors = Vec::new();
+    let mut errors = BatchErrors::default();
     for (index, statement) in parsed.iter().enumerate() {
-        match run_statement(&mut writer, &ns, statement) {
-            Ok(n) => deleted += n,
-            Err(Failure::Fatal(error)) => return Err(error),
-            Err(Failure::Statement(error)) => {
-                errors.push(Bson::Document(write_error(index, &error)));
-                if ordered {
-                    break;
-                }
-            }
+        match errors.take(index, run_statement(&mut writer, &ns, statement))? {
+            Some(n) => deleted += n,
+            None if ordered => break,
+            None => {}
         }
     }
     concern.commit(writer)?;
     Ok(reply(vec![
         ("n", Some(count(deleted))),
-        (
-            "writeErrors",
-            (!errors.is_empty()).then_some(Bson::Array(errors)),
-        ),
+        ("writeErrors", errors.field()),
     ]))
 }
 

@@ -5,7 +5,7 @@
 
 use super::Request;
 use super::args;
-use super::write::{Failure, count, reply, statements, write_error};
+use super::write::{BatchErrors, Failure, count, reply, statements};
 use super::write_concern::WriteConcern;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
@@ -36,26 +36,18 @@ pub(super) fn insert(engine: &Engine, request: &Request<'_>) -> Result<Document,
     let now = engine.host.now_millis();
     let mut writer = engine.store.write()?;
     let mut inserted = 0;
-    let mut errors = Vec::new();
+    let mut errors = BatchErrors::default();
     for (index, doc) in documents.into_iter().enumerate() {
-        match insert_one(engine, &mut writer, &ns, doc, now) {
-            Ok(()) => inserted += 1,
-            Err(Failure::Fatal(error)) => return Err(error),
-            Err(Failure::Statement(error)) => {
-                errors.push(Bson::Document(write_error(index, &error)));
-                if ordered {
-                    break;
-                }
-            }
+        match errors.take(index, insert_one(engine, &mut writer, &ns, doc, now))? {
+            Some(()) => inserted += 1,
+            None if ordered => break,
+            None => {}
         }
     }
     concern.commit(writer)?;
     Ok(reply(vec![
         ("n", Some(count(inserted))),
-        (
-            "writeErrors",
-            (!errors.is_empty()).then_some(Bson::Array(errors)),
-        ),
+        ("writeErrors", errors.field()),
     ]))
 }
 

@@ -46,16 +46,7 @@ pub(crate) fn field<'a>(request: &Request<'a>, key: &str) -> Result<Option<RawBs
         .map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))
 }
 
-fn wrong_type(request: &Request<'_>, key: &str, value: RawBsonRef<'_>, expected: &str) -> Error {
-    Error::new(
-        ErrorCode::TypeMismatch,
-        format!(
-            "BSON field '{}.{key}' is the wrong type '{}', expected type '{expected}'",
-            request.name,
-            bson_type_name(value)
-        ),
-    )
-}
+use super::args::wrong_type;
 
 fn missing(request: &Request<'_>, key: &str) -> Error {
     Error::new(

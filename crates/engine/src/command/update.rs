@@ -10,8 +10,8 @@ use super::Request;
 use super::args;
 use super::insert;
 use super::write::{
-    Failure, Fields, check_collation, check_command_let, check_hint, check_let, count, reply,
-    select, statements, write_error,
+    BatchErrors, Failure, Fields, check_collation, check_command_let, check_hint, check_let, count,
+    reply, select, statements,
 };
 use super::write_concern::WriteConcern;
 use crate::engine::Engine;
@@ -117,10 +117,13 @@ pub(super) fn update(engine: &Engine, request: &Request<'_>) -> Result<Document,
     let mut writer = engine.store.write()?;
     let (mut matched, mut modified) = (0, 0);
     let mut upserted = Vec::new();
-    let mut errors = Vec::new();
+    let mut errors = BatchErrors::default();
     for (index, statement) in parsed.iter().enumerate() {
-        match run_statement(engine, &mut writer, &ns, statement, now) {
-            Ok(outcome) => {
+        match errors.take(
+            index,
+            run_statement(engine, &mut writer, &ns, statement, now),
+        )? {
+            Some(outcome) => {
                 matched += outcome.matched;
                 modified += outcome.modified;
                 if let Some(id) = outcome.upserted {
@@ -129,22 +132,14 @@ pub(super) fn update(engine: &Engine, request: &Request<'_>) -> Result<Document,
                     upserted.push(Bson::Document(doc! { "index": index, "_id": id }));
                 }
             }
-            Err(Failure::Fatal(error)) => return Err(error),
-            Err(Failure::Statement(error)) => {
-                errors.push(Bson::Document(write_error(index, &error)));
-                if ordered {
-                    break;
-                }
-            }
+            None if ordered => break,
+            None => {}
         }
     }
     concern.commit(writer)?;
     Ok(reply(vec![
         ("n", Some(count(matched))),
-        (
-            "writeErrors",
-            (!errors.is_empty()).then_some(Bson::Array(errors)),
-        ),
+        ("writeErrors", errors.field()),
         (
             "upserted",
             (!upserted.is_empty()).then_some(Bson::Array(upserted)),

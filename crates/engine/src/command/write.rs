@@ -27,6 +27,36 @@ pub(super) enum Failure {
     Fatal(Error),
 }
 
+/// Write errors of a batch, in statement order, and whether the batch must stop.
+#[derive(Default)]
+pub(super) struct BatchErrors {
+    errors: Vec<Bson>,
+}
+
+impl BatchErrors {
+    /// Takes one statement's outcome: its value, `None` after recording a statement error,
+    /// or `Err` for a fatal one. `stop` tells an ordered batch to end after an error.
+    pub(super) fn take<T>(
+        &mut self,
+        index: usize,
+        result: Result<T, Failure>,
+    ) -> Result<Option<T>, Error> {
+        match result {
+            Ok(value) => Ok(Some(value)),
+            Err(Failure::Fatal(error)) => Err(error),
+            Err(Failure::Statement(error)) => {
+                self.errors.push(Bson::Document(write_error(index, &error)));
+                Ok(None)
+            }
+        }
+    }
+
+    /// The reply's `writeErrors` field (absent when there were none).
+    pub(super) fn field(self) -> Option<Bson> {
+        (!self.errors.is_empty()).then_some(Bson::Array(self.errors))
+    }
+}
+
 impl From<Error> for Failure {
     fn from(error: Error) -> Failure {
         Failure::Statement(error)
