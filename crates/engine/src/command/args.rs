@@ -81,10 +81,7 @@ pub(crate) fn wrong_type(
 }
 
 fn field<'a>(request: &Request<'a>, key: &str) -> Result<Option<RawBsonRef<'a>>, Error> {
-    request
-        .body
-        .get(key)
-        .map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))
+    request.field(key)
 }
 
 /// The collection a command names in its first field, validated.

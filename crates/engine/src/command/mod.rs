@@ -40,6 +40,8 @@ pub(crate) struct Request<'a> {
     pub(crate) body: &'a RawDocument,
     /// The connection it came from.
     pub(crate) ctx: &'a ConnectionContext,
+    /// The body's fields, decoded once on first use (options are looked up many times).
+    fields: std::cell::OnceCell<Vec<(&'a str, bson::raw::RawBsonRef<'a>)>>,
 }
 
 impl<'a> Request<'a> {
@@ -54,7 +56,27 @@ impl<'a> Request<'a> {
             name,
             body,
             ctx,
+            fields: std::cell::OnceCell::new(),
         }
+    }
+
+    /// The body's field `key`: one decoding pass over the body for all lookups.
+    pub(crate) fn field(&self, key: &str) -> Result<Option<bson::raw::RawBsonRef<'a>>, Error> {
+        let body: &'a RawDocument = self.body;
+        if self.fields.get().is_none() {
+            let mut fields = Vec::new();
+            for element in body.iter() {
+                let (name, value) =
+                    element.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+                fields.push((name.as_str(), value));
+            }
+            let _ = self.fields.set(fields);
+        }
+        let fields = self.fields.get().map_or(&[][..], Vec::as_slice);
+        Ok(fields
+            .iter()
+            .find(|(name, _)| *name == key)
+            .map(|(_, v)| *v))
     }
 }
 

@@ -40,10 +40,7 @@ impl Hint {
 
 /// The raw value of `key`, if present.
 pub(crate) fn field<'a>(request: &Request<'a>, key: &str) -> Result<Option<RawBsonRef<'a>>, Error> {
-    request
-        .body
-        .get(key)
-        .map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))
+    request.field(key)
 }
 
 use super::args::wrong_type;
