@@ -34,12 +34,12 @@ pub(crate) fn apply_op(
     }
     let paths = concrete_paths(root, &op.path, env)?;
     for path in paths {
-        let did_change = if let OpKind::Rename(to) = &op.kind {
-            rename(root, &path, to, env)?
-        } else {
-            apply_at(root, op, &path, env)?
-        };
-        if did_change {
+        if let OpKind::Rename(to) = &op.kind {
+            if rename(root, &path, to, env)? {
+                changed.push(path.join("."));
+                changed.push(to.join("."));
+            }
+        } else if apply_at(root, op, &path, env)? {
             changed.push(path.join("."));
         }
     }

@@ -225,7 +225,8 @@ fn changed_paths_name_concrete_positions() {
         (
             doc! {"_id": 1, "a": 1},
             doc! {"$rename": {"a": "z"}},
-            &["a"],
+            // Both ends change: an index on `z` needs the new entry as much as `a` the old.
+            &["a", "z"],
         ),
         (doc! {"_id": 1, "a": 1}, doc! {"b": 1}, &["a", "b"]),
     ];
