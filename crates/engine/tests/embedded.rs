@@ -5,10 +5,7 @@ use bson::doc;
 use engine::Database;
 
 fn temp_path(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("mfdb-embedded-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
-    dir.join("app.mfdb")
+    crate::support::temp_db(&format!("embedded-{name}"), "app.mfdb")
 }
 
 #[test]

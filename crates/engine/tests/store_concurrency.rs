@@ -12,10 +12,7 @@ const WRITERS: usize = 4;
 const PER_WRITER: i64 = 300;
 
 fn temp_path(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("mfdb-store-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
-    dir.join("db.mfdb")
+    crate::support::temp_db(&format!("store-{name}"), "db.mfdb")
 }
 
 #[test]

@@ -210,6 +210,18 @@ impl<'s> Writer<'s> {
             .ok_or_else(|| StoreError::NamespaceNotFound(ns.clone()))
     }
 
+    /// The cached entry of `ns` and the pager transaction, borrowed together.
+    fn meta_and_txn(
+        &mut self,
+        ns: &Namespace,
+    ) -> Result<(&mut CollectionMeta, &mut WriteTxn<'s>), StoreError> {
+        self.meta(ns)?;
+        let Writer { metas, txn, .. } = self;
+        let meta = metas.get_mut(ns).and_then(Option::as_mut);
+        let meta = meta.ok_or_else(|| StoreError::NamespaceNotFound(ns.clone()))?;
+        Ok((meta, txn))
+    }
+
     /// The collections of `db` (every database when `None`) as this transaction sees them.
     pub fn collections(
         &mut self,
@@ -253,35 +265,14 @@ impl<'s> Writer<'s> {
         }
     }
 
-    /// Records of `ns` after `after`, in id order (as this transaction sees them).
-    pub fn scan(
-        &mut self,
-        ns: &Namespace,
-        after: Option<u64>,
-    ) -> Result<Vec<(u64, RawDocumentBuf)>, StoreError> {
-        self.scan_while(ns, after, |_, _| true)
-    }
-
     /// Records of `ns` after `after` for which `keep` holds, in id order.
     pub fn scan_while(
         &mut self,
         ns: &Namespace,
         after: Option<u64>,
-        mut keep: impl FnMut(u64, &RawDocument) -> bool,
+        keep: impl FnMut(u64, &RawDocument) -> bool,
     ) -> Result<Vec<(u64, RawDocumentBuf)>, StoreError> {
-        let Some(meta) = self.meta(ns)?.cloned() else {
-            return Ok(Vec::new());
-        };
-        let mut out = Vec::new();
-        for entry in scan_records(&self.txn, &meta, after)? {
-            let (rid, bytes) = entry?;
-            let doc = RawDocument::from_bytes(&bytes)
-                .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
-            if keep(rid, doc) {
-                out.push((rid, doc.to_owned()));
-            }
-        }
-        Ok(out)
+        self.matching(ns, after, usize::MAX, keep)
     }
 
     /// The first record of `ns` after `after` for which `keep` holds, in id order; reading
@@ -290,20 +281,35 @@ impl<'s> Writer<'s> {
         &mut self,
         ns: &Namespace,
         after: Option<u64>,
-        mut keep: impl FnMut(u64, &RawDocument) -> bool,
+        keep: impl FnMut(u64, &RawDocument) -> bool,
     ) -> Result<Option<(u64, RawDocumentBuf)>, StoreError> {
+        Ok(self.matching(ns, after, 1, keep)?.pop())
+    }
+
+    /// Up to `limit` records of `ns` after `after` for which `keep` holds, in id order.
+    fn matching(
+        &mut self,
+        ns: &Namespace,
+        after: Option<u64>,
+        limit: usize,
+        mut keep: impl FnMut(u64, &RawDocument) -> bool,
+    ) -> Result<Vec<(u64, RawDocumentBuf)>, StoreError> {
         let Some(meta) = self.meta(ns)?.cloned() else {
-            return Ok(None);
+            return Ok(Vec::new());
         };
+        let mut out = Vec::new();
         for entry in scan_records(&self.txn, &meta, after)? {
+            if out.len() >= limit {
+                break;
+            }
             let (rid, bytes) = entry?;
             let doc = RawDocument::from_bytes(&bytes)
                 .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
             if keep(rid, doc) {
-                return Ok(Some((rid, doc.to_owned())));
+                out.push((rid, doc.to_owned()));
             }
         }
-        Ok(None)
+        Ok(out)
     }
 
     /// Creates collection `ns`; `NamespaceExists` if it exists.
@@ -335,8 +341,8 @@ impl<'s> Writer<'s> {
     /// needed; `DuplicateKey` when a document with an equal `_id` exists.
     pub fn insert(&mut self, ns: &Namespace, doc: &RawDocument) -> Result<u64, StoreError> {
         self.ensure_collection(ns)?;
-        let meta = self.meta_mut(ns)?.clone();
-        if meta.ids.get(&self.txn, &id_key(doc))?.is_some() {
+        let (meta, txn) = self.meta_and_txn(ns)?;
+        if meta.ids.get(&*txn, &id_key(doc))?.is_some() {
             return Err(StoreError::duplicate(ns, doc));
         }
         let rid = meta.next_rid;
@@ -356,14 +362,10 @@ impl<'s> Writer<'s> {
         rid: u64,
         doc: &RawDocument,
     ) -> Result<(), StoreError> {
-        let meta = self.meta_mut(ns)?.clone();
-        let old = meta
-            .records
-            .get(&self.txn, &rid_key(rid))?
-            .ok_or_else(|| StoreError::Corrupt(format!("update of missing record {rid}")))?;
-        let old_key = id_key(&to_doc(&old)?);
+        let (meta, txn) = self.meta_and_txn(ns)?;
+        let (old_key, _) = stored_id_key(txn, meta, rid)?;
         let new_key = id_key(doc);
-        if old_key != new_key && meta.ids.get(&self.txn, &new_key)?.is_some() {
+        if old_key != new_key && meta.ids.get(&*txn, &new_key)?.is_some() {
             return Err(StoreError::duplicate(ns, doc));
         }
         self.apply(Op::Update {
@@ -416,57 +418,42 @@ impl<'s> Writer<'s> {
                 self.metas.insert(ns.clone(), Some(meta));
             }
             Op::Drop { ns } => {
-                let mut meta = self.meta_mut(ns)?.clone();
-                meta.records.destroy(&mut self.txn)?;
-                meta.ids.destroy(&mut self.txn)?;
+                let (meta, txn) = self.meta_and_txn(ns)?;
+                meta.records.destroy(txn)?;
+                meta.ids.destroy(txn)?;
                 self.metas.insert(ns.clone(), None);
             }
             Op::Rename { from, to } => {
-                let meta = self.meta_mut(from)?.clone();
-                self.metas.insert(from.clone(), None);
-                self.metas.insert(to.clone(), Some(meta));
+                self.meta_mut(from)?;
+                let meta = self.metas.insert(from.clone(), None).flatten();
+                self.metas.insert(to.clone(), meta);
             }
             Op::Insert { ns, rid, doc } => {
-                let mut meta = self.meta_mut(ns)?.clone();
-                meta.ids
-                    .insert(&mut self.txn, &id_key(doc), &rid_key(*rid))?;
-                meta.records
-                    .insert(&mut self.txn, &rid_key(*rid), doc.as_bytes())?;
+                let (meta, txn) = self.meta_and_txn(ns)?;
+                meta.ids.insert(txn, &id_key(doc), &rid_key(*rid))?;
+                meta.records.insert(txn, &rid_key(*rid), doc.as_bytes())?;
                 meta.count += 1;
                 meta.size += doc.as_bytes().len() as u64;
                 meta.next_rid = meta.next_rid.max(rid + 1);
-                *self.meta_mut(ns)? = meta;
             }
             Op::Update { ns, rid, doc } => {
-                let mut meta = self.meta_mut(ns)?.clone();
-                let old = meta
-                    .records
-                    .get(&self.txn, &rid_key(*rid))?
-                    .map(|b| b.into_owned());
-                let old = old.ok_or_else(|| StoreError::Corrupt(format!("no record {rid}")))?;
-                let old_key = id_key(&to_doc(&old)?);
+                let (meta, txn) = self.meta_and_txn(ns)?;
+                let (old_key, old_len) = stored_id_key(txn, meta, *rid)?;
                 let new_key = id_key(doc);
                 if old_key != new_key {
-                    meta.ids.remove(&mut self.txn, &old_key)?;
-                    meta.ids.insert(&mut self.txn, &new_key, &rid_key(*rid))?;
+                    meta.ids.remove(txn, &old_key)?;
+                    meta.ids.insert(txn, &new_key, &rid_key(*rid))?;
                 }
-                meta.records
-                    .insert(&mut self.txn, &rid_key(*rid), doc.as_bytes())?;
-                meta.size = meta.size - old.len() as u64 + doc.as_bytes().len() as u64;
-                *self.meta_mut(ns)? = meta;
+                meta.records.insert(txn, &rid_key(*rid), doc.as_bytes())?;
+                meta.size = meta.size - old_len + doc.as_bytes().len() as u64;
             }
             Op::Delete { ns, rid } => {
-                let mut meta = self.meta_mut(ns)?.clone();
-                let old = meta
-                    .records
-                    .get(&self.txn, &rid_key(*rid))?
-                    .map(|b| b.into_owned());
-                let old = old.ok_or_else(|| StoreError::Corrupt(format!("no record {rid}")))?;
-                meta.ids.remove(&mut self.txn, &id_key(&to_doc(&old)?))?;
-                meta.records.remove(&mut self.txn, &rid_key(*rid))?;
+                let (meta, txn) = self.meta_and_txn(ns)?;
+                let (old_key, old_len) = stored_id_key(txn, meta, *rid)?;
+                meta.ids.remove(txn, &old_key)?;
+                meta.records.remove(txn, &rid_key(*rid))?;
                 meta.count -= 1;
-                meta.size -= old.len() as u64;
-                *self.meta_mut(ns)? = meta;
+                meta.size -= old_len;
             }
         }
         if self.logged {
@@ -512,6 +499,19 @@ impl<'s> Writer<'s> {
         }
         Ok(lsn)
     }
+}
+
+/// The `_id_` key and byte length of stored record `rid`.
+fn stored_id_key(
+    txn: &WriteTxn<'_>,
+    meta: &CollectionMeta,
+    rid: u64,
+) -> Result<(Vec<u8>, u64), StoreError> {
+    let bytes = meta.records.get(txn, &rid_key(rid))?;
+    let bytes = bytes.ok_or_else(|| StoreError::Corrupt(format!("no record {rid}")))?;
+    let doc = RawDocument::from_bytes(&bytes)
+        .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
+    Ok((id_key(doc), bytes.len() as u64))
 }
 
 fn to_doc(bytes: &[u8]) -> Result<RawDocumentBuf, StoreError> {
