@@ -192,6 +192,17 @@ pub struct Collection<'d> {
     name: String,
 }
 
+/// `document` with an `_id` (a new ObjectId, placed first, when it has none), and that `_id`.
+fn with_id(document: Document) -> (Bson, Document) {
+    if let Some(id) = document.get("_id") {
+        return (id.clone(), document);
+    }
+    let id = Bson::ObjectId(bson::oid::ObjectId::new());
+    let mut with_id = doc! {"_id": id.clone()};
+    with_id.extend(document);
+    (id, with_id)
+}
+
 fn first_write_error(reply: &Document) -> Option<DbError> {
     let errors = reply.get_array("writeErrors").ok()?;
     let first = errors.first()?.as_document()?;
@@ -208,13 +219,8 @@ impl<'d> Collection<'d> {
     }
 
     /// Inserts one document (an `_id` is generated when missing); returns its `_id`.
-    pub fn insert_one(&self, mut document: Document) -> Result<Bson, DbError> {
-        if !document.contains_key("_id") {
-            let mut with_id = doc! {"_id": bson::oid::ObjectId::new()};
-            with_id.extend(document);
-            document = with_id;
-        }
-        let id = document.get("_id").cloned().unwrap_or(Bson::Null);
+    pub fn insert_one(&self, document: Document) -> Result<Bson, DbError> {
+        let (id, document) = with_id(document);
         self.run(doc! {"insert": &self.name, "documents": [document]})?;
         Ok(id)
     }
@@ -227,13 +233,9 @@ impl<'d> Collection<'d> {
         let mut ids = Vec::new();
         let documents: Vec<Bson> = documents
             .into_iter()
-            .map(|mut document| {
-                if !document.contains_key("_id") {
-                    let mut with_id = doc! {"_id": bson::oid::ObjectId::new()};
-                    with_id.extend(document);
-                    document = with_id;
-                }
-                ids.push(document.get("_id").cloned().unwrap_or(Bson::Null));
+            .map(|document| {
+                let (id, document) = with_id(document);
+                ids.push(id);
                 Bson::Document(document)
             })
             .collect();
