@@ -23,6 +23,7 @@
 
 use crate::engine::{ConnectionContext, Engine, EngineOptions, StartupOptions};
 use crate::host::{Host, HostFacts, MemoryFacts};
+use bson::raw::RawBsonRef;
 use bson::{Bson, Document, RawDocumentBuf, doc};
 use std::collections::VecDeque;
 use std::path::Path;
@@ -52,6 +53,14 @@ impl From<crate::Error> for DbError {
             code_name: code.name().into_owned(),
             message: error.to_string(),
         }
+    }
+}
+
+fn internal(error: impl std::fmt::Display) -> DbError {
+    DbError {
+        code: 1,
+        code_name: "InternalError".into(),
+        message: error.to_string(),
     }
 }
 
@@ -149,7 +158,14 @@ impl Database {
 
     /// Runs any command against database `db`; an `ok: 0` reply becomes the error.
     pub fn run_command(&self, db: &str, command: Document) -> Result<Document, DbError> {
-        let raw = RawDocumentBuf::try_from(&command).map_err(|e| DbError {
+        let reply = self.run_raw(db, &command)?;
+        Document::try_from(&reply).map_err(internal)
+    }
+
+    /// [`Database::run_command`] without decoding the reply (cursors decode their batch
+    /// one document at a time).
+    fn run_raw(&self, db: &str, command: &Document) -> Result<RawDocumentBuf, DbError> {
+        let raw = RawDocumentBuf::try_from(command).map_err(|e| DbError {
             code: 22,
             code_name: "InvalidBSON".into(),
             message: e.to_string(),
@@ -157,12 +173,12 @@ impl Database {
         let reply = self
             .engine
             .run_command(db, &raw, &ConnectionContext::default());
-        let reply = Document::try_from(&reply).map_err(|e| DbError {
-            code: 1,
-            code_name: "InternalError".into(),
-            message: e.to_string(),
-        })?;
-        if reply.get_f64("ok").unwrap_or(0.0) != 1.0 {
+        let ok = match reply.get("ok") {
+            Ok(Some(RawBsonRef::Double(ok))) => ok == 1.0,
+            _ => false,
+        };
+        if !ok {
+            let reply = Document::try_from(&reply).map_err(internal)?;
             return Err(reply_error(&reply));
         }
         Ok(reply)
@@ -419,12 +435,12 @@ pub struct Cursor<'d> {
     db: String,
     collection: String,
     id: i64,
-    batch: VecDeque<Bson>,
+    batch: VecDeque<Document>,
 }
 
 impl<'d> Cursor<'d> {
     fn start(database: &'d Database, db: &str, command: Document) -> Result<Cursor<'d>, DbError> {
-        let reply = database.run_command(db, command)?;
+        let reply = database.run_raw(db, &command)?;
         let mut cursor = Cursor {
             database,
             db: db.to_owned(),
@@ -436,29 +452,37 @@ impl<'d> Cursor<'d> {
         Ok(cursor)
     }
 
-    fn absorb(&mut self, mut reply: Document, field: &str) -> Result<(), DbError> {
-        let malformed = || DbError {
-            code: 1,
-            code_name: "InternalError".into(),
-            message: "reply without a cursor".into(),
+    fn absorb(&mut self, reply: RawDocumentBuf, field: &str) -> Result<(), DbError> {
+        let malformed = || internal("reply without a cursor");
+        let cursor = match reply.get("cursor") {
+            Ok(Some(RawBsonRef::Document(cursor))) => cursor,
+            _ => return Err(malformed()),
         };
-        let Some(Bson::Document(mut cursor)) = reply.remove("cursor") else {
-            return Err(malformed());
+        self.id = match cursor.get("id") {
+            Ok(Some(RawBsonRef::Int64(id))) => id,
+            _ => return Err(malformed()),
         };
-        self.id = cursor.get_i64("id").map_err(|_| malformed())?;
-        if let Ok(ns) = cursor.get_str("ns") {
+        if let Ok(Some(RawBsonRef::String(ns))) = cursor.get("ns") {
             self.collection = ns.split_once('.').map_or(ns, |(_, c)| c).to_owned();
         }
-        let Some(Bson::Array(batch)) = cursor.remove(field) else {
+        let Ok(Some(RawBsonRef::Array(batch))) = cursor.get(field) else {
             return Err(malformed());
         };
-        self.batch.extend(batch);
+        for element in batch {
+            self.batch.push_back(match element.map_err(internal)? {
+                RawBsonRef::Document(doc) => Document::try_from(doc).map_err(internal)?,
+                other => {
+                    let message = format!("cursor returned a non-document: {other:?}");
+                    return Err(internal(message));
+                }
+            });
+        }
         Ok(())
     }
 
     fn more(&mut self) -> Result<(), DbError> {
         let command = doc! {"getMore": self.id, "collection": &self.collection};
-        let reply = self.database.run_command(&self.db, command)?;
+        let reply = self.database.run_raw(&self.db, &command)?;
         self.absorb(reply, "nextBatch")
     }
 }
@@ -473,14 +497,7 @@ impl Iterator for Cursor<'_> {
                 return Some(Err(error));
             }
         }
-        match self.batch.pop_front()? {
-            Bson::Document(doc) => Some(Ok(doc)),
-            other => Some(Err(DbError {
-                code: 1,
-                code_name: "InternalError".into(),
-                message: format!("cursor returned a non-document: {other}"),
-            })),
-        }
+        self.batch.pop_front().map(Ok)
     }
 }
 

@@ -1,17 +1,17 @@
 //! The aggregate command over one collection: the pipeline runs when the command arrives, and
 //! its output is handed out through a cursor.
 
-use super::Request;
 use super::args;
 use super::cursor::{self, Cursor, Deadline, FirstBatch, Source};
 use super::find::{candidates, fail_on, id_equality};
 use super::read_args::{self, Hint, number_i64};
+use super::{Reply, Request};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::limits::{BATCH_SIZE_DEFAULT, SORT_BYTES_MAX};
 use crate::store::Namespace;
 use bson::raw::{RawArray, RawBsonRef};
-use bson::{Document, RawDocument, RawDocumentBuf};
+use bson::{RawDocument, RawDocumentBuf};
 use query::{Pipeline, QueryError};
 use std::cell::RefCell;
 
@@ -29,7 +29,7 @@ const AGGREGATE_FIELDS: &[&str] = &[
 ];
 
 /// `aggregate`: the first batch of a pipeline's output and a cursor for the rest.
-pub(crate) fn aggregate(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+pub(crate) fn aggregate(engine: &Engine, request: &Request<'_>) -> Result<Reply, Error> {
     args::check_fields(request, AGGREGATE_FIELDS)?;
     let ns = target(request)?;
     let stages = read_args::required_array(request, "pipeline")?;

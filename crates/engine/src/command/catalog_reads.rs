@@ -1,10 +1,10 @@
 //! The catalog listings: listCollections and listIndexes, each a cursor over documents built
 //! from the catalog.
 
-use super::Request;
 use super::args;
 use super::cursor::{self, Cursor, FirstBatch, Source};
 use super::read_args;
+use super::{Reply, Request};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::store::{CollectionMeta, Namespace};
@@ -40,7 +40,7 @@ fn collection_entry(name: &str, meta: &CollectionMeta) -> Result<Document, Error
 }
 
 /// `listCollections`: a cursor over the database's collections, in name order.
-pub(crate) fn list_collections(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+pub(crate) fn list_collections(engine: &Engine, request: &Request<'_>) -> Result<Reply, Error> {
     args::check_fields(
         request,
         &[
@@ -85,7 +85,7 @@ pub(crate) fn list_collections(engine: &Engine, request: &Request<'_>) -> Result
 }
 
 /// `listIndexes`: a cursor over a collection's indexes (only `_id_` exists).
-pub(crate) fn list_indexes(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+pub(crate) fn list_indexes(engine: &Engine, request: &Request<'_>) -> Result<Reply, Error> {
     args::check_fields(
         request,
         &["cursor", "includeBuildUUIDs", "includeIndexBuildInfo"],

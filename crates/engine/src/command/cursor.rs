@@ -8,16 +8,16 @@
 //! computed whole when the cursor opens and handed out batch by batch. The cursor lifecycle
 //! is drawn in the `registry` module.
 
-use super::Request;
 use super::args;
 use super::read_args::{self, to_usize};
+use super::{Reply, Request};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::host::Host;
 use crate::limits::{BATCH_BYTES_MAX, DEADLINE_CHECK_INTERVAL};
 use crate::store::Namespace;
-use bson::raw::RawBsonRef;
-use bson::{Bson, Document, RawDocument, RawDocumentBuf, doc};
+use bson::raw::{CStr, RawArrayBuf, RawBsonRef, cstr};
+use bson::{Document, RawDocument, RawDocumentBuf, doc};
 use query::{Filter, Projection};
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -293,11 +293,7 @@ pub(crate) struct FirstBatch {
 }
 
 /// Answers the first batch of `cursor` and keeps it open (registered) if anything is left.
-pub(crate) fn open(
-    engine: &Engine,
-    mut cursor: Cursor,
-    first: FirstBatch,
-) -> Result<Document, Error> {
+pub(crate) fn open(engine: &Engine, mut cursor: Cursor, first: FirstBatch) -> Result<Reply, Error> {
     let (docs, exhausted) = match first.size {
         // batchSize 0 asks for an empty first batch and does no work yet.
         Some(0) => (
@@ -312,31 +308,27 @@ pub(crate) fn open(
     } else {
         engine.cursors.register(cursor, engine.host.now_millis())
     };
-    reply(&ns, id, docs, "firstBatch")
+    Ok(reply(&ns, id, &docs, cstr!("firstBatch")))
 }
 
-/// `{cursor: {<batch_field>: [...], id, ns}}`.
-pub(crate) fn reply(
-    ns: &Namespace,
-    id: i64,
-    docs: Vec<RawDocumentBuf>,
-    batch_field: &str,
-) -> Result<Document, Error> {
-    let mut batch = Vec::with_capacity(docs.len());
-    for raw in docs {
-        let doc = Document::try_from(raw.as_ref())
-            .map_err(|e| Error::new(ErrorCode::InternalError, e.to_string()))?;
-        batch.push(Bson::Document(doc));
+/// `{cursor: {<batch_field>: [...], id, ns}}`, encoded directly: the batch's documents are
+/// copied as the bytes they already are.
+pub(crate) fn reply(ns: &Namespace, id: i64, docs: &[RawDocumentBuf], batch_field: &CStr) -> Reply {
+    let mut batch = RawArrayBuf::new();
+    for doc in docs {
+        batch.push(doc.as_ref());
     }
-    let mut cursor = Document::new();
-    cursor.insert(batch_field, batch);
-    cursor.insert("id", id);
-    cursor.insert("ns", ns.full());
-    Ok(doc! { "cursor": cursor })
+    let mut cursor = RawDocumentBuf::new();
+    cursor.append(batch_field, &batch);
+    cursor.append(cstr!("id"), id);
+    cursor.append(cstr!("ns"), ns.full());
+    let mut reply = RawDocumentBuf::new();
+    reply.append(cstr!("cursor"), &cursor);
+    Reply::Raw(reply)
 }
 
 /// `getMore`: the next batch of an open cursor.
-pub(crate) fn get_more(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+pub(crate) fn get_more(engine: &Engine, request: &Request<'_>) -> Result<Reply, Error> {
     args::check_fields(
         request,
         &[
@@ -394,7 +386,7 @@ pub(crate) fn get_more(engine: &Engine, request: &Request<'_>) -> Result<Documen
         engine.cursors.checkin(id, cursor, engine.host.now_millis());
         id
     };
-    reply(&ns, id, docs, "nextBatch")
+    Ok(reply(&ns, id, &docs, cstr!("nextBatch")))
 }
 
 /// `killCursors`: closes the listed cursors of one collection.

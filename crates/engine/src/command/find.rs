@@ -4,16 +4,16 @@
 //! The `_id_` index only proposes: the document it names is always checked against the whole
 //! filter, like every scanned document.
 
-use super::Request;
 use super::args;
 use super::cursor::{self, Cursor, Deadline, FirstBatch, Scan, Source, corrupt_record};
 use super::read_args::{self, Hint, to_usize};
+use super::{Reply, Request};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::limits::{BATCH_SIZE_DEFAULT, SORT_BYTES_MAX};
 use crate::store::{CollectionMeta, Namespace, Reader};
 use bson::raw::RawBsonRef;
-use bson::{Document, RawDocument, RawDocumentBuf};
+use bson::{RawDocument, RawDocumentBuf};
 use query::{Filter, Projection, SortSpec};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -74,14 +74,14 @@ struct FindQuery<'a> {
 }
 
 /// `find`: the first batch of a query and a cursor for the rest.
-pub(crate) fn find(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+pub(crate) fn find(engine: &Engine, request: &Request<'_>) -> Result<Reply, Error> {
     args::check_fields(request, FIND_FIELDS)?;
     let ns = args::collection(request)?;
     let query = parse_find(request)?;
     let deadline = Deadline::start(engine.host.as_ref(), query.time_ms);
     let reader = engine.store.read()?;
     let Some(meta) = reader.collection(&ns)? else {
-        return cursor::reply(&ns, 0, Vec::new(), "firstBatch");
+        return Ok(cursor::reply(&ns, 0, &[], bson::raw::cstr!("firstBatch")));
     };
     query.hint.check(&ns)?;
     let source = plan(&reader, &meta, &ns, &query, &deadline)?;

@@ -80,7 +80,29 @@ impl<'a> Request<'a> {
     }
 }
 
-type Handler = fn(&Engine, &Request<'_>) -> Result<Document, Error>;
+/// What a handler answers, without `ok` (dispatch appends it).
+pub(crate) enum Reply {
+    /// A reply built as a tree: most commands.
+    Doc(Document),
+    /// A reply already encoded: cursor batches, whose documents are stored bytes and
+    /// would otherwise be decoded only to be encoded again.
+    Raw(RawDocumentBuf),
+}
+
+impl From<Document> for Reply {
+    fn from(document: Document) -> Reply {
+        Reply::Doc(document)
+    }
+}
+
+type Handler = fn(&Engine, &Request<'_>) -> Result<Reply, Error>;
+
+/// Adapts a handler that answers with a tree to [`Handler`].
+macro_rules! tree {
+    ($handler:path) => {
+        |engine: &Engine, request: &Request<'_>| $handler(engine, request).map(Reply::Doc)
+    };
+}
 
 /// A row of the command table.
 pub(crate) struct Spec {
@@ -105,31 +127,41 @@ const fn spec(name: &'static str, handler: Handler, quick: bool, admin_only: boo
 
 /// Every command the engine answers. Anything else is `CommandNotFound`.
 const COMMANDS: &[Spec] = &[
-    spec("hello", handshake::hello, true, false),
-    spec("isMaster", handshake::hello, true, false),
-    spec("ismaster", handshake::hello, true, false),
-    spec("ping", handshake::ping, true, false),
-    spec("buildInfo", handshake::build_info, true, false),
-    spec("buildinfo", handshake::build_info, true, false),
-    spec("whatsmyuri", handshake::whats_my_uri, true, false),
+    spec("hello", tree!(handshake::hello), true, false),
+    spec("isMaster", tree!(handshake::hello), true, false),
+    spec("ismaster", tree!(handshake::hello), true, false),
+    spec("ping", tree!(handshake::ping), true, false),
+    spec("buildInfo", tree!(handshake::build_info), true, false),
+    spec("buildinfo", tree!(handshake::build_info), true, false),
+    spec("whatsmyuri", tree!(handshake::whats_my_uri), true, false),
     spec(
         "connectionStatus",
-        handshake::connection_status,
+        tree!(handshake::connection_status),
         true,
         false,
     ),
-    spec("endSessions", handshake::end_sessions, true, false),
-    spec("killAllSessions", handshake::end_sessions, true, false),
-    spec("hostInfo", admin::host_info, true, false),
-    spec("getCmdLineOpts", admin::get_cmd_line_opts, true, true),
-    spec("getParameter", admin::get_parameter, true, true),
-    spec("getLog", admin::get_log, true, true),
-    spec("serverStatus", admin::server_status, true, false),
+    spec("endSessions", tree!(handshake::end_sessions), true, false),
+    spec(
+        "killAllSessions",
+        tree!(handshake::end_sessions),
+        true,
+        false,
+    ),
+    spec("hostInfo", tree!(admin::host_info), true, false),
+    spec(
+        "getCmdLineOpts",
+        tree!(admin::get_cmd_line_opts),
+        true,
+        true,
+    ),
+    spec("getParameter", tree!(admin::get_parameter), true, true),
+    spec("getLog", tree!(admin::get_log), true, true),
+    spec("serverStatus", tree!(admin::server_status), true, false),
     spec("find", find::find, false, false),
     spec("getMore", cursor::get_more, false, false),
-    spec("killCursors", cursor::kill_cursors, false, false),
-    spec("count", count::count, false, false),
-    spec("distinct", count::distinct, false, false),
+    spec("killCursors", tree!(cursor::kill_cursors), false, false),
+    spec("count", tree!(count::count), false, false),
+    spec("distinct", tree!(count::distinct), false, false),
     spec("aggregate", aggregate::aggregate, false, false),
     spec(
         "listCollections",
@@ -138,32 +170,37 @@ const COMMANDS: &[Spec] = &[
         false,
     ),
     spec("listIndexes", catalog_reads::list_indexes, false, false),
-    spec("listDatabases", stats::list_databases, false, true),
-    spec("insert", insert::insert, false, false),
-    spec("update", update::update, false, false),
-    spec("delete", delete::delete, false, false),
+    spec("listDatabases", tree!(stats::list_databases), false, true),
+    spec("insert", tree!(insert::insert), false, false),
+    spec("update", tree!(update::update), false, false),
+    spec("delete", tree!(delete::delete), false, false),
     spec(
         "findAndModify",
-        find_and_modify::find_and_modify,
+        tree!(find_and_modify::find_and_modify),
         false,
         false,
     ),
     spec(
         "findandmodify",
-        find_and_modify::find_and_modify,
+        tree!(find_and_modify::find_and_modify),
         false,
         false,
     ),
-    spec("create", ddl::create, false, false),
-    spec("drop", ddl::drop, false, false),
-    spec("dropDatabase", ddl::drop_database, false, false),
-    spec("renameCollection", ddl::rename_collection, false, true),
-    spec("createIndexes", ddl::create_indexes, false, false),
-    spec("dropIndexes", ddl::drop_indexes, false, false),
-    spec("deleteIndexes", ddl::drop_indexes, false, false),
-    spec("collStats", stats::coll_stats, false, false),
-    spec("dbStats", stats::db_stats, false, false),
-    spec("validate", stats::validate, false, false),
+    spec("create", tree!(ddl::create), false, false),
+    spec("drop", tree!(ddl::drop), false, false),
+    spec("dropDatabase", tree!(ddl::drop_database), false, false),
+    spec(
+        "renameCollection",
+        tree!(ddl::rename_collection),
+        false,
+        true,
+    ),
+    spec("createIndexes", tree!(ddl::create_indexes), false, false),
+    spec("dropIndexes", tree!(ddl::drop_indexes), false, false),
+    spec("deleteIndexes", tree!(ddl::drop_indexes), false, false),
+    spec("collStats", tree!(stats::coll_stats), false, false),
+    spec("dbStats", tree!(stats::db_stats), false, false),
+    spec("validate", tree!(stats::validate), false, false),
 ];
 
 /// The row for `name`, if the engine knows it.
@@ -194,10 +231,17 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
         let message = format!("{} may only be run against the admin database.", spec.name);
         return Err(Error::new(ErrorCode::Unauthorized, message));
     }
-    let mut reply = (spec.handler)(engine, request)?;
-    reply.insert("ok", 1.0);
-    RawDocumentBuf::try_from(&reply)
-        .map_err(|error| Error::new(ErrorCode::InternalError, error.to_string()))
+    match (spec.handler)(engine, request)? {
+        Reply::Doc(mut reply) => {
+            reply.insert("ok", 1.0);
+            RawDocumentBuf::try_from(&reply)
+                .map_err(|error| Error::new(ErrorCode::InternalError, error.to_string()))
+        }
+        Reply::Raw(mut reply) => {
+            reply.append(bson::raw::cstr!("ok"), 1.0);
+            Ok(reply)
+        }
+    }
 }
 
 /// Runs an OP_QUERY: only `hello`/`isMaster` on `<db>.$cmd`, the way drivers open a

@@ -24,6 +24,7 @@
 
 mod catalog;
 mod log;
+mod meta_cache;
 mod txn;
 
 pub use catalog::{CollectionMeta, Namespace};
@@ -174,6 +175,8 @@ pub struct Store {
     signal_cv: Condvar,
     checkpointer: Mutex<Option<JoinHandle<()>>>,
     report: OpenReport,
+    /// Decoded catalog entries of the newest snapshot read.
+    metas: meta_cache::MetaCache,
 }
 
 impl std::fmt::Debug for Store {
@@ -247,6 +250,7 @@ impl Store {
             signal_cv: Condvar::new(),
             checkpointer: Mutex::new(None),
             report,
+            metas: meta_cache::MetaCache::default(),
         });
         let replayed = store.replay(&recovery.records, covered)?;
         // Safe to mutate through a fresh Arc only before anyone else holds it.
@@ -295,6 +299,7 @@ impl Store {
         }
         Ok(Reader {
             txn: self.pager.begin_read()?,
+            metas: &self.metas,
         })
     }
 

@@ -15,6 +15,7 @@
 
 use super::catalog::{CATALOG, CollectionMeta, Namespace, rid_key, rid_of};
 use super::log::Op;
+use super::meta_cache::MetaCache;
 use super::{Store, StoreError};
 use bson::raw::RawBsonRef;
 use bson::{RawDocument, RawDocumentBuf};
@@ -91,6 +92,7 @@ fn lookup_id<'t, T: PageRead>(
 /// A consistent snapshot of the whole database.
 pub struct Reader<'s> {
     pub(crate) txn: ReadTxn<'s>,
+    pub(crate) metas: &'s MetaCache,
 }
 
 impl<'s> Reader<'s> {
@@ -101,7 +103,15 @@ impl<'s> Reader<'s> {
 
     /// The catalog entry of `ns`.
     pub fn collection(&self, ns: &Namespace) -> Result<Option<CollectionMeta>, StoreError> {
-        load_meta(&self.txn, ns)
+        let seq = self.txn.seq();
+        if let Some(meta) = self.metas.get(seq, ns) {
+            return Ok(Some(meta));
+        }
+        let meta = load_meta(&self.txn, ns)?;
+        if let Some(meta) = &meta {
+            self.metas.put(seq, ns, meta);
+        }
+        Ok(meta)
     }
 
     /// The collections of `db` (every database when `None`), in name order.
