@@ -222,6 +222,33 @@ fn upserts_seed_from_the_filter() {
 }
 
 #[test]
+fn replacement_upsert_seeds_only_from_id() {
+    // mongod seeds a replacement upsert from `_id` alone: the other equalities, even two
+    // on one path (an error for an operator upsert), are not looked at.
+    let engine = engine();
+    let reply = update(
+        &engine,
+        vec![
+            doc! { "q": { "x": 1, "x.y": 2 }, "u": { "r": 1 }, "upsert": true },
+            doc! { "q": { "_id": 7, "a": 1, "a.b": 2 }, "u": { "r": 2 }, "upsert": true },
+        ],
+    );
+    assert_eq!(counts(&reply), (2, 0), "{reply:?}");
+    assert!(reply.get("writeErrors").is_none(), "{reply:?}");
+    let docs = contents(&engine, "db", "c");
+    assert_eq!(docs.len(), 2);
+    assert!(docs[0].get_object_id("_id").is_ok(), "{:?}", docs[0]);
+    assert_eq!(docs[0].get("r"), Some(&Bson::Int32(1)));
+    assert_eq!(
+        docs[0].len(),
+        2,
+        "nothing seeded from the filter: {:?}",
+        docs[0]
+    );
+    assert_eq!(docs[1], doc! { "_id": 7, "r": 2 });
+}
+
+#[test]
 fn upsert_pipeline_and_id_set_by_the_update() {
     let engine = engine();
     let reply = update(

@@ -37,7 +37,7 @@ use query::Filter;
 
 pub use error::UpdateError;
 pub use parse::OPERATORS;
-pub use upsert::upsert_seed;
+pub use upsert::{upsert_seed, upsert_seed_id};
 
 use crate::apply::{Env, apply_op};
 use crate::parse::{Op, OpKind};

@@ -21,13 +21,25 @@ use crate::value::equal;
 /// `{"a.b": 1}`, inside `$and` and a one-clause `$or`), with dotted paths expanded
 /// into sub-documents, fields in path order (MongoDB keeps them in a map keyed by
 /// path) and `_id` first. Two equalities on one path, or on a path and its
-/// prefix, are refused with `NotSingleValueField`. A replacement upsert keeps
-/// only `_id` of this (see [`crate::Update::is_replacement`]).
+/// prefix, are refused with `NotSingleValueField`. A replacement upsert uses
+/// [`upsert_seed_id`] instead.
 pub fn upsert_seed(filter: &RawDocument) -> Result<RawDocumentBuf, UpdateError> {
+    seed(filter, |_| true)
+}
+
+/// The seed of a replacement upsert: only the equalities on `_id` (and paths inside it),
+/// since the replacement supplies every other field. As in mongod, equalities on other
+/// paths are ignored, so two of them on one path are no conflict.
+pub fn upsert_seed_id(filter: &RawDocument) -> Result<RawDocumentBuf, UpdateError> {
+    seed(filter, |path| path == "_id" || path.starts_with("_id."))
+}
+
+fn seed(filter: &RawDocument, keep: impl Fn(&str) -> bool) -> Result<RawDocumentBuf, UpdateError> {
     let tree =
         Document::try_from(filter).map_err(|e| UpdateError::failed_to_parse(e.to_string()))?;
     let mut equalities: Vec<(String, Bson)> = Vec::new();
     collect(&tree, &mut equalities);
+    equalities.retain(|(path, _)| keep(path));
     equalities.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     let mut seed = Document::new();
     let mut seen: Vec<&str> = Vec::new();

@@ -254,15 +254,10 @@ pub(super) fn upsert_document(
     filter_doc: &RawDocument,
     now: i64,
 ) -> Result<RawDocumentBuf, Failure> {
-    let seed = update::upsert_seed(filter_doc)?;
     let base = if update.is_replacement() {
-        let mut base = RawDocumentBuf::new();
-        if let Ok(Some(id)) = seed.get("_id") {
-            base.append(bson::raw::cstr!("_id"), id);
-        }
-        base
+        update::upsert_seed_id(filter_doc)?
     } else {
-        seed
+        update::upsert_seed(filter_doc)?
     };
     let applied = update.apply(&base, &context(filter, now, true))?;
     check_storable(&applied.doc)?;
