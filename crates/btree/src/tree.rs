@@ -15,7 +15,9 @@
 //! - Each overflow extent is owned by exactly one cell; removing or replacing the cell frees it.
 
 use crate::error::{Error, Result, corrupt};
-use crate::limits::{CELL_MAX, HEIGHT_MAX, KEY_INLINE_MAX, KEY_LEN_MAX, VALUE_LEN_MAX};
+use crate::limits::{
+    CELL_MAX, HEIGHT_MAX, KEY_INLINE_MAX, KEY_LEN_MAX, LEAF_CELL_MAX, NODE_CAPACITY, VALUE_LEN_MAX,
+};
 use crate::node::{self, Encoded, Node, Part};
 use pager::limits::PAGE_PAYLOAD_SIZE;
 use pager::{Extent, KIND_USER_MIN, PageId, ReadTxn, WriteTxn, pages_for_payload};
@@ -179,7 +181,7 @@ pub(crate) fn encode_leaf_cell(
     key: &[u8],
     value: &[u8],
 ) -> Result<Vec<u8>> {
-    if 9 + key.len() + value.len() <= CELL_MAX {
+    if 9 + key.len() + value.len() <= LEAF_CELL_MAX {
         return Ok(node::leaf_cell_bytes(&inline(key), &inline(value)));
     }
     let key_part = if key.len() <= KEY_INLINE_MAX {
@@ -187,7 +189,7 @@ pub(crate) fn encode_leaf_cell(
     } else {
         store_overflow(txn, key)?
     };
-    let value_part = if 9 + key_part.body.len() + value.len() <= CELL_MAX {
+    let value_part = if 9 + key_part.body.len() + value.len() <= LEAF_CELL_MAX {
         inline(value)
     } else {
         store_overflow(txn, value)?
@@ -549,29 +551,33 @@ fn split(
 }
 
 /// Where to split `cells`: left-full when appending at the end (sequential inserts fill
-/// nodes), else at the byte midpoint; both sides non-empty (and for a branch the right
-/// side keeps at least one cell to push up besides its own).
+/// nodes), else the point nearest the byte midpoint at which both halves fit; both sides
+/// non-empty (and for a branch the right side keeps at least one cell to push up besides
+/// its own). A plain midpoint walk is not enough once leaf cells reach half a node: with
+/// a small cell first and large ones after, it stops early and leaves the right half
+/// overfull.
 fn split_point(cells: &[Vec<u8>], appending: bool, leaf: bool) -> usize {
-    let capacity = PAGE_PAYLOAD_SIZE - crate::limits::NODE_HEADER_SIZE;
     let minimum_right = if leaf { 1 } else { 2 };
     let high = cells.len() - minimum_right;
-    if appending && node::cells_size(&cells[..high]) <= capacity {
+    if appending && node::cells_size(&cells[..high]) <= NODE_CAPACITY {
         return high;
     }
     let total = node::cells_size(cells);
+    let mut best: Option<(usize, usize)> = None;
     let mut left = 0;
-    let mut at = 0;
-    while at < high && left + cells[at].len() + 2 <= total / 2 {
-        left += cells[at].len() + 2;
-        at += 1;
+    for at in 1..=high {
+        left += cells[at - 1].len() + 2;
+        // A branch's cell `at` moves up to the parent: it is in neither half.
+        let moved = if leaf { 0 } else { cells[at].len() + 2 };
+        let right = total - left - moved;
+        if left <= NODE_CAPACITY && right <= NODE_CAPACITY {
+            let distance = left.abs_diff(right);
+            if best.is_none_or(|(_, d)| distance < d) {
+                best = Some((at, distance));
+            }
+        }
     }
-    let at = at.max(1);
-    assert!(node::cells_size(&cells[..at]) <= capacity, "left half fits");
-    let right_start = if leaf { at } else { at + 1 };
-    assert!(
-        node::cells_size(&cells[right_start..]) <= capacity,
-        "right half fits"
-    );
+    let (at, _) = best.expect("cell limits leave a split point where both halves fit");
     at
 }
 

@@ -36,6 +36,32 @@ fn long_keys_and_values_round_trip_through_overflow() {
 }
 
 #[test]
+fn documents_up_to_two_kib_stay_inline_in_their_leaves() {
+    // 1-2 KiB values (typical documents) share leaf pages instead of taking an overflow
+    // page each; random sizes in random key order make splits meet mixed cell sizes.
+    let (_storage, pager) = mem();
+    let mut rng = Rng(11);
+    let mut txn = pager.begin_write().expect("write");
+    let mut bytes = 0u64;
+    for _ in 0..2000 {
+        let key = rng.next_u64().to_be_bytes();
+        let size = 1000 + usize::try_from(rng.below(1000)).expect("small");
+        bytes += size as u64;
+        TREE.insert(&mut txn, &key, &vec![9u8; size])
+            .expect("insert");
+    }
+    txn.commit().expect("commit");
+    let report = verify_all(&pager);
+    assert_eq!(report.overflow_pages, 0, "{report:?}");
+    // About two values per 4 KiB leaf at worst, not a page each plus a leaf slot.
+    assert!(
+        report.leaf_pages * 4096 < bytes * 2,
+        "{} leaves for {bytes} bytes",
+        report.leaf_pages
+    );
+}
+
+#[test]
 fn deleting_everything_returns_every_page() {
     let (_storage, pager) = mem();
     let mut txn = pager.begin_write().expect("write");
