@@ -55,6 +55,17 @@ def run_file(
         else:
             verdict = run_test(spec, test, server, internal, uri)
         print(_line(verdict.status, name, test["description"], verdict.reason), flush=True)
+        if verdict.status == "fail":
+            _check_alive(internal, f"{name}: {test['description']}")
+
+
+def _check_alive(internal: MongoClient[Document], after: str) -> None:
+    """Stops the run if the server no longer answers: every later test would wait out
+    its server-selection timeout, and the reasons would all say the same thing."""
+    try:
+        internal.admin.command("ping")
+    except Exception as error:
+        raise SystemExit(f"the server stopped answering after {after}: {describe(error)}")
 
 
 def main() -> int:
