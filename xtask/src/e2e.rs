@@ -9,14 +9,19 @@
 
 use anyhow::{Context, Result, bail};
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-struct RunningServer {
+/// A `multiforadb` started by [`start`]; stop it with [`stop`].
+pub(crate) struct RunningServer {
     child: Child,
-    address: String,
-    log: Arc<Mutex<Vec<String>>>,
+    /// `host:port` it listens on.
+    pub(crate) address: String,
+    /// Its stderr lines so far (the reader thread keeps appending).
+    pub(crate) log: Arc<Mutex<Vec<String>>>,
+    /// Its database file.
+    pub(crate) db: PathBuf,
 }
 
 pub fn run(root: &Path, _args: &[String]) -> Result<()> {
@@ -26,14 +31,8 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
     if !python.exists() || !e2e.join("node_modules/mongodb").exists() || !mongosh.exists() {
         bail!("e2e clients are not installed: run `bash tests/e2e/setup.sh` first");
     }
-    let status = Command::new(env!("CARGO"))
-        .current_dir(root)
-        .args(["build", "--quiet", "-p", "server", "--bin", "multiforadb"])
-        .status()?;
-    if !status.success() {
-        bail!("building the server failed");
-    }
-    let mut server = start(root)?;
+    build_server(root)?;
+    let mut server = start(root, "e2e")?;
     let uri = format!("mongodb://{}/?directConnection=true", server.address);
     println!("e2e: server on {}", server.address);
     let results = [
@@ -73,12 +72,26 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
     Ok(())
 }
 
-fn indent(text: &str) -> String {
+/// Builds `target/debug/multiforadb` (dev profile: it shares artifacts with `cargo test`).
+pub(crate) fn build_server(root: &Path) -> Result<()> {
+    let status = Command::new(env!("CARGO"))
+        .current_dir(root)
+        .args(["build", "--quiet", "-p", "server", "--bin", "multiforadb"])
+        .status()?;
+    if !status.success() {
+        bail!("building the server failed");
+    }
+    Ok(())
+}
+
+pub(crate) fn indent(text: &str) -> String {
     text.lines().map(|line| format!("    {line}\n")).collect()
 }
 
-fn start(root: &Path) -> Result<RunningServer> {
-    let db = std::env::temp_dir().join(format!("mfdb-e2e-{}.mfdb", std::process::id()));
+/// Starts the dev build on a free port with its database file in the temp folder
+/// (`mfdb-<label>-<pid>.mfdb`) and waits for its "listening on" line.
+pub(crate) fn start(root: &Path, label: &str) -> Result<RunningServer> {
+    let db = std::env::temp_dir().join(format!("mfdb-{label}-{}.mfdb", std::process::id()));
     let mut child = Command::new(root.join("target/debug/multiforadb"))
         .args(["--port", "0", "--log-level", "debug", "--db"])
         .arg(&db)
@@ -116,10 +129,12 @@ fn start(root: &Path) -> Result<RunningServer> {
         child,
         address,
         log,
+        db,
     })
 }
 
-fn stop(server: &mut RunningServer) -> Result<()> {
+/// SIGTERM, then checks for a clean exit: status 0, "shutdown complete", no ERROR lines.
+pub(crate) fn stop(server: &mut RunningServer) -> Result<()> {
     let pid = server.child.id().to_string();
     Command::new("kill").args(["-TERM", &pid]).status()?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);

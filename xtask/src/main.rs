@@ -1,10 +1,11 @@
-//! `cargo xtask`: the project's task runner (tidy, fuzz, e2e, bench, gates).
+//! `cargo xtask`: the project's task runner (tidy, fuzz, e2e, spec, bench, gates).
 //!
 //! Each subcommand lives in its own module; `main` only dispatches.
 
 mod bench;
 mod e2e;
 mod fuzz;
+mod spec;
 mod tidy;
 
 use anyhow::{Result, bail};
@@ -19,6 +20,9 @@ commands:
                        run a fuzz target (see tests/fuzz/src/targets.rs)
   e2e                  smoke-test the server with PyMongo, the Node.js driver and mongosh
                        (install them first: bash tests/e2e/setup.sh)
+  spec [--filter SUBSTR] [--verbose] [--update-baseline]
+                       MongoDB's unified-format spec tests through PyMongo: pass/fail/skip
+                       per file; fails if a test in tests/spec/baseline.txt stops passing
   bench ping [--seconds S] [--clients 1,8,64]
   bench embedded [--docs N] [--dir PATH]   (vs PoloDB and SQLite)
                        ping round trips/s against the server and a bare TCP echo server
@@ -35,6 +39,7 @@ fn main() -> Result<()> {
         "tidy" => tidy::run(&workspace_root()),
         "fuzz" => fuzz::run(&workspace_root(), rest),
         "e2e" => e2e::run(&workspace_root(), rest),
+        "spec" => spec::run(&workspace_root(), rest),
         "bench" => bench::run(&workspace_root(), rest),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
