@@ -45,7 +45,8 @@ pub struct Config {
     /// Addresses to listen on, comma-separated. Only loopback unless asked.
     #[arg(long, value_delimiter = ',', default_value = "127.0.0.1")]
     pub bind: Vec<IpAddr>,
-    /// The database file. No storage exists yet: the path is recorded, nothing is written.
+    /// The database file (created when missing; its write-ahead log sits beside it while
+    /// the server runs).
     #[arg(long, default_value = "multiforadb.mfdb")]
     pub db: PathBuf,
     /// Seconds between TTL index sweeps (0 disables them); recorded until TTL indexes exist.
