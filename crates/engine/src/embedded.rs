@@ -56,6 +56,14 @@ impl From<crate::Error> for DbError {
     }
 }
 
+fn encode(document: &Document) -> Result<RawDocumentBuf, DbError> {
+    RawDocumentBuf::try_from(document).map_err(|e| DbError {
+        code: 22,
+        code_name: "InvalidBSON".into(),
+        message: e.to_string(),
+    })
+}
+
 fn internal(error: impl std::fmt::Display) -> DbError {
     DbError {
         code: 1,
@@ -165,11 +173,7 @@ impl Database {
     /// [`Database::run_command`] without decoding the reply (cursors decode their batch
     /// one document at a time).
     fn run_raw(&self, db: &str, command: &Document) -> Result<RawDocumentBuf, DbError> {
-        let raw = RawDocumentBuf::try_from(command).map_err(|e| DbError {
-            code: 22,
-            code_name: "InvalidBSON".into(),
-            message: e.to_string(),
-        })?;
+        let raw = encode(command)?;
         let reply = self
             .engine
             .run_command(db, &raw, &ConnectionContext::default());
@@ -270,6 +274,17 @@ impl<'d> Collection<'d> {
 
     /// The first document matching `filter`.
     pub fn find_one(&self, filter: Document) -> Result<Option<Document>, DbError> {
+        // An `_id` equality skips the command and its cursor (same checks, same
+        // lookup, same re-check of the filter; see `command::point`).
+        let raw = encode(&filter)?;
+        let engine = &self.database.engine;
+        if let Some(found) = crate::command::point::find_by_id(engine, &self.db, &self.name, &raw)?
+        {
+            engine.stats().command_ran();
+            return found
+                .map(|doc| Document::try_from(&doc).map_err(internal))
+                .transpose();
+        }
         let mut find = self.find(filter).limit(1);
         find.command.insert("singleBatch", true);
         find.run()?.next().transpose()

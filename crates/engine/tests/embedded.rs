@@ -124,3 +124,59 @@ fn an_unclosed_database_recovers_every_write_on_reopen() {
     db.close().expect("close");
     let _ = std::fs::remove_dir_all(path.parent().expect("dir"));
 }
+
+#[test]
+fn find_one_by_id_agrees_with_the_find_command() {
+    // `find_one` with a lone `_id` equality skips the command; every filter here must give
+    // what the find command gives, errors included.
+    let db = engine::Database::memory();
+    let coll = db.collection("c");
+    coll.insert_many([
+        doc! {"_id": 1, "v": "int"},
+        doc! {"_id": "s", "v": "string"},
+        doc! {"_id": {"a": 1, "b": 2}, "v": "document"},
+        doc! {"_id": bson::Bson::Null, "v": "null"},
+        doc! {"_id": 2.5, "v": "double"},
+    ])
+    .expect("insert");
+    let filters = [
+        doc! {"_id": 1},
+        doc! {"_id": 1.0},
+        doc! {"_id": 1_i64},
+        doc! {"_id": {"$eq": 1}},
+        doc! {"_id": "s"},
+        doc! {"_id": {"a": 1, "b": 2}},
+        doc! {"_id": {"a": 1.0, "b": 2}},
+        doc! {"_id": {"b": 2, "a": 1}},
+        doc! {"_id": bson::Bson::Null},
+        doc! {"_id": 2.5},
+        doc! {"_id": 3},
+        doc! {"_id": {"$gt": 1}},
+        doc! {"_id": 1, "v": "int"},
+        doc! {"_id": 1, "v": "other"},
+        doc! {"v": "double"},
+        doc! {"_id": {"$in": [2.5]}},
+    ];
+    for filter in filters {
+        let fast = coll.find_one(filter.clone());
+        let slow = coll
+            .find(filter.clone())
+            .limit(1)
+            .run()
+            .and_then(|mut cursor| cursor.next().transpose());
+        assert_eq!(fast, slow, "{filter}");
+    }
+    let missing = db.collection("nothing_here");
+    assert_eq!(missing.find_one(doc! {"_id": 1}), Ok(None));
+    for (db_name, coll_name) in [("test", ""), ("bad.db", "c"), ("test", "a\0b")] {
+        let bad = db.collection_in(db_name, coll_name);
+        let fast = bad.find_one(doc! {"_id": 1}).map_err(|e| e.code);
+        let slow = bad
+            .find(doc! {"_id": 1})
+            .run()
+            .map(|_| ())
+            .map_err(|e| e.code);
+        assert!(fast.is_err(), "{db_name}.{coll_name}: {fast:?}");
+        assert_eq!(fast.map(|_| ()), slow, "{db_name}.{coll_name}");
+    }
+}

@@ -19,6 +19,7 @@ mod find;
 mod find_and_modify;
 mod handshake;
 mod insert;
+pub(crate) mod point;
 mod read_args;
 pub(crate) mod registry;
 mod stats;
@@ -274,7 +275,7 @@ pub(crate) fn run_legacy(
     dispatch(engine, &Request::new(query.database(), name, body, ctx))
 }
 
-fn check_database_name(db: &str) -> Result<(), Error> {
+pub(crate) fn check_database_name(db: &str) -> Result<(), Error> {
     let bad = db.is_empty()
         || db.len() > crate::limits::DATABASE_NAME_LEN_MAX
         || db.contains(['/', '\\', '.', ' ', '"', '$', '\0']);
