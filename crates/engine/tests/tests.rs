@@ -9,4 +9,5 @@ mod store;
 mod store_concurrency;
 mod support;
 mod updates;
+mod variables;
 mod writes;

@@ -381,3 +381,38 @@ fn limit_stops_pulling_input_and_errors_end_the_stream() {
         .collect();
     assert_eq!(streamed.len(), 2, "the stream ends after its first error");
 }
+
+/// A command's `let` variables reach every stage that holds expressions.
+#[test]
+fn let_variables_reach_every_stage() {
+    let vars = query::Variables::from_let(&raw(&doc! {"min": 2, "tag": "t", "factor": 10}))
+        .expect("let evaluates");
+    let pipeline = [
+        doc! {"$match": {"$expr": {"$gte": ["$n", "$$min"]}}},
+        doc! {"$addFields": {"label": "$$tag"}},
+        doc! {"$project": {"n": 1, "label": 1, "scaled": {"$multiply": ["$n", "$$factor"]}}},
+        doc! {"$facet": {"total": [
+            {"$group": {"_id": "$$tag", "sum": {"$sum": "$$factor"}}},
+        ]}},
+    ];
+    let compiled = Pipeline::parse_with(&stages(&pipeline), &vars).expect("pipeline parses");
+    let input = (1..=3).map(|n| doc! {"_id": n, "n": n});
+    let out = compiled
+        .run(input.map(|d| Ok(raw(&d))))
+        .expect("pipeline runs");
+    let got: Vec<Document> = out
+        .iter()
+        .map(|d| Document::try_from(d.as_ref()).expect("valid"))
+        .collect();
+    assert_eq!(got, vec![doc! {"total": [{"_id": "t", "sum": 20}]}]);
+    let filter = query::Filter::parse_with(&raw(&doc! {"$expr": {"$eq": ["$n", "$$min"]}}), &vars)
+        .expect("filter parses");
+    assert!(filter.matches(&raw(&doc! {"n": 2})));
+    assert!(!filter.matches(&raw(&doc! {"n": 3})));
+    // Without the variables, the same pipeline fails on the undefined name.
+    let plain = Pipeline::parse(&stages(&pipeline[..1])).expect("parses");
+    let error = plain
+        .run(std::iter::once(Ok(raw(&doc! {"n": 1}))))
+        .expect_err("undefined variable");
+    assert_eq!(error.code(), 17276);
+}

@@ -619,6 +619,7 @@ mod update_targets {
         };
         let options = update::UpdateOptions {
             array_filters: vec![bson::rawdoc! {"x": {"$gt": 1}}],
+            ..update::UpdateOptions::default()
         };
         for options in [options, update::UpdateOptions::default()] {
             let Ok(parsed) = update::Update::parse(update_doc, options) else {

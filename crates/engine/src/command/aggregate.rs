@@ -46,10 +46,10 @@ pub(crate) fn aggregate(engine: &Engine, request: &Request<'_>) -> Result<Reply,
     let allow_disk_use = args::opt_bool(request, "allowDiskUse")?.unwrap_or(false);
     args::opt_bool(request, "bypassDocumentValidation")?;
     read_args::check_collation(request)?;
-    read_args::refuse_let(request)?;
     let time_ms = read_args::max_time_ms(request)?;
     let hint = read_args::hint(request)?;
-    let pipeline = Pipeline::parse(stages)?;
+    let vars = read_args::variables(request, engine.host.now_millis())?;
+    let pipeline = Pipeline::parse_with(stages, &vars)?;
     let deadline = Deadline::start(engine.host.as_ref(), time_ms);
     let docs = run(
         engine,

@@ -30,6 +30,7 @@ mod stages;
 use crate::error::QueryError;
 use crate::filter::Filter;
 use crate::limits::PIPELINE_DOCUMENT_BYTES_MAX;
+use crate::variables::Variables;
 use bson::RawBsonRef;
 use bson::raw::{RawArray, RawDocumentBuf};
 use stages::Stage;
@@ -60,16 +61,30 @@ impl Pipeline {
     /// Parses the `pipeline` array of an aggregate command (each element a
     /// one-field stage document).
     pub fn parse(stages: &RawArray) -> Result<Pipeline, QueryError> {
-        Self::parse_stages(stages, None)
+        Self::parse_with(stages, &crate::variables::NO_VARIABLES)
+    }
+
+    /// Parses a pipeline whose expressions may read the command's variables
+    /// (`$$name` for a `let` variable, `$$NOW`).
+    pub fn parse_with(stages: &RawArray, vars: &Variables) -> Result<Pipeline, QueryError> {
+        Self::parse_stages(stages, None, vars)
     }
 
     /// Parses the sub-pipeline of one `$facet` output field.
-    fn parse_facet(name: &str, stages: &RawArray) -> Result<Pipeline, QueryError> {
-        Self::parse_stages(stages, Some(name))
+    fn parse_facet(
+        name: &str,
+        stages: &RawArray,
+        vars: &Variables,
+    ) -> Result<Pipeline, QueryError> {
+        Self::parse_stages(stages, Some(name), vars)
     }
 
     /// `facet` names the `$facet` field whose sub-pipeline this is.
-    fn parse_stages(stages: &RawArray, facet: Option<&str>) -> Result<Pipeline, QueryError> {
+    fn parse_stages(
+        stages: &RawArray,
+        facet: Option<&str>,
+        vars: &Variables,
+    ) -> Result<Pipeline, QueryError> {
         let mut parsed = Vec::new();
         for element in stages {
             let element = element.map_err(|e| QueryError::bad_value(e.to_string()))?;
@@ -91,7 +106,7 @@ impl Pipeline {
                     ),
                 });
             };
-            parsed.extend(stages::parse_stage(stage, facet.is_some())?);
+            parsed.extend(stages::parse_stage(stage, facet.is_some(), vars)?);
         }
         bound_sorts(&mut parsed);
         Ok(Pipeline { stages: parsed })

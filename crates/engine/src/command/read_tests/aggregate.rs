@@ -128,8 +128,12 @@ fn aggregate_refuses_bad_arguments() {
             238,
         ),
         (
-            rawdoc! { "aggregate": "c", "pipeline": [], "cursor": {}, "let": { "a": 1 } },
-            238,
+            rawdoc! { "aggregate": "c", "pipeline": [], "cursor": {}, "let": { "A": 1 } },
+            9,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [], "cursor": {}, "let": { "a": "$x" } },
+            4_890_500,
         ),
         (
             rawdoc! { "aggregate": "c", "pipeline": [], "cursor": {}, "hint": { "a": 1 } },
