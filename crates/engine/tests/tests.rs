@@ -1,5 +1,6 @@
 //! The engine's integration tests: one binary, one module per area.
 
+mod aggregate_output;
 mod ddl;
 mod embedded;
 mod find_and_modify;

@@ -40,7 +40,7 @@ mod variables;
 pub use error::QueryError;
 pub use expr::{Expression, Value};
 pub use filter::Filter;
-pub use pipeline::Pipeline;
+pub use pipeline::{LocalSessions, Merge, Output, Pipeline, Target, WhenMatched, WhenNotMatched};
 pub use projection::Projection;
 pub use sort::{Direction, SortKey, SortSpec, top_k};
 pub use variables::Variables;

@@ -36,6 +36,9 @@ pub(crate) enum Stage {
     Count(String),
     Unwind(Box<Unwind>),
     Facet(Vec<(String, Pipeline)>),
+    /// The start of `$documents`: one empty document, whatever comes from upstream
+    /// (MongoDB's `$queue` of `[{}]`).
+    Queue,
 }
 
 /// Which stage replaces the root: their messages name the expression differently.
@@ -58,8 +61,6 @@ pub(crate) struct Unwind {
 /// with NotImplemented rather than answered wrongly.
 const REFUSED_STAGES: &[&str] = &[
     "$lookup",
-    "$out",
-    "$merge",
     "$unionWith",
     "$graphLookup",
     "$geoNear",
@@ -73,13 +74,11 @@ const REFUSED_STAGES: &[&str] = &[
     "$vectorSearch",
     "$listSearchIndexes",
     "$listSessions",
-    "$listLocalSessions",
     "$listSampledQueries",
     "$listCatalog",
     "$planCacheStats",
     "$shardedDataDistribution",
     "$querySettings",
-    "$documents",
     "$densify",
     "$fill",
     "$setWindowFields",
@@ -167,6 +166,39 @@ fn validate_field_name(name: &str) -> Result<(), QueryError> {
         ));
     }
     fields::field_path(name).map(|_| ())
+}
+
+/// The field `$documents` passes its array through, as MongoDB's desugaring does.
+const DOCUMENTS_FIELD: &str = "$documents";
+
+/// `$documents` as MongoDB 7.0 runs it: `[{$queue: [{}]}, {$project: {_id: true,
+/// F: <spec>}}, {$unwind: "$F"}, {$replaceWith: "$F"}]`, so a missing, null or empty
+/// value gives no documents and a non-document element fails `$replaceWith` (40228).
+pub(crate) fn parse_documents(
+    spec: RawBsonRef<'_>,
+    vars: &Variables,
+) -> Result<Vec<Stage>, QueryError> {
+    let field = &DOCUMENTS_FIELD[1..];
+    let mut projection = Document::new();
+    projection.insert("_id", true);
+    projection.insert(
+        field,
+        Bson::try_from(spec).map_err(|e| QueryError::bad_value(e.to_string()))?,
+    );
+    let projection = to_raw(&projection)?;
+    let path = format!("${field}");
+    Ok(vec![
+        Stage::Queue,
+        Stage::Project(Box::new(Projection::parse_aggregation_with(
+            &projection,
+            vars,
+        )?)),
+        Stage::Unwind(Box::new(parse_unwind(RawBsonRef::String(&path))?)),
+        Stage::ReplaceRoot(
+            Box::new(Expression::parse_with(RawBsonRef::String(&path), vars)?),
+            ReplaceKind::ReplaceWith,
+        ),
+    ])
 }
 
 fn parse_match(spec: RawBsonRef<'_>, vars: &Variables) -> Result<Stage, QueryError> {

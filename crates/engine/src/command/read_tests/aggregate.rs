@@ -88,9 +88,14 @@ fn aggregate_refuses_bad_arguments() {
             rawdoc! { "aggregate": "c", "pipeline": [], "explain": true },
             238,
         ),
+        (rawdoc! { "aggregate": 1, "pipeline": [], "cursor": {} }, 73),
         (
-            rawdoc! { "aggregate": 1, "pipeline": [], "cursor": {} },
-            238,
+            rawdoc! { "aggregate": 1, "pipeline": [{ "$match": {} }], "cursor": {} },
+            73,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [{ "$listLocalSessions": {} }], "cursor": {} },
+            73,
         ),
         (rawdoc! { "aggregate": 2, "pipeline": [], "cursor": {} }, 9),
         (rawdoc! { "aggregate": {}, "pipeline": [], "cursor": {} }, 9),
@@ -124,8 +129,8 @@ fn aggregate_refuses_bad_arguments() {
             40324,
         ),
         (
-            rawdoc! { "aggregate": "c", "pipeline": [{ "$out": "x" }], "cursor": {} },
-            238,
+            rawdoc! { "aggregate": "c", "pipeline": [{ "$out": "system.x" }], "cursor": {} },
+            17385,
         ),
         (
             rawdoc! { "aggregate": "c", "pipeline": [], "cursor": {}, "let": { "A": 1 } },
