@@ -201,6 +201,45 @@ fn merge_modes() {
 }
 
 #[test]
+fn merge_with_a_pipeline() {
+    let engine = seeded();
+    let reply = merge(
+        &engine,
+        doc! { "into": "dst", "whenMatched": [{ "$set": { "x": { "$add": ["$x", "$$new.x", 1] } } }] },
+    );
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply:?}");
+    assert_eq!(
+        contents(&engine, "db", "dst"),
+        vec![
+            doc! { "_id": 2, "x": 23, "keep": true },
+            doc! { "_id": 9, "old": 1 },
+            doc! { "_id": 1, "x": 11 },
+        ]
+    );
+    // Its own `let`, evaluated against each output document, beside the command's.
+    let engine = seeded();
+    let reply = run(
+        &engine,
+        "db",
+        rawdoc! {
+            "aggregate": "src",
+            "pipeline": [{ "$match": { "_id": 2 } }, { "$merge": {
+                "into": "dst", "let": { "twice": { "$multiply": ["$x", 2] } },
+                "whenMatched": [{ "$set": { "twice": "$$twice", "tag": "$$tag" } }],
+                "whenNotMatched": "discard",
+            } }],
+            "cursor": {},
+            "let": { "tag": "t" },
+        },
+    );
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply:?}");
+    assert_eq!(
+        contents(&engine, "db", "dst")[0],
+        doc! { "_id": 2, "x": 0, "keep": true, "twice": 44, "tag": "t" }
+    );
+}
+
+#[test]
 fn merge_failures_write_nothing() {
     let engine = seeded();
     let before = contents(&engine, "db", "dst");
@@ -220,8 +259,13 @@ fn merge_failures_write_nothing() {
         (doc! { "into": "dst", "whenNotMatched": "fail" }, 13113),
         (doc! { "into": "dst", "on": "x" }, 51183),
         (
-            doc! { "into": "dst", "whenMatched": [{ "$set": { "a": 1 } }] },
-            238,
+            doc! { "into": "dst", "whenMatched": [{ "$match": {} }] },
+            72,
+        ),
+        // A `let` of its own replaces the default `new`.
+        (
+            doc! { "into": "dst", "let": { "n": "$x" }, "whenMatched": [{ "$set": { "a": "$$new" } }] },
+            17276,
         ),
         (doc! { "into": "system.x" }, 31319),
         (doc! { "into": { "db": "local", "coll": "x" } }, 31320),

@@ -86,7 +86,7 @@ pub(crate) fn aggregate(engine: &Engine, request: &Request<'_>) -> Result<Reply,
     if let Some(output) = pipeline.output() {
         let concern = WriteConcern::parse(request)?;
         let mut writer = engine.store.write()?;
-        let mut sink = Sink::begin(engine, &mut writer, request.db, output, now)?;
+        let mut sink = Sink::begin(engine, &mut writer, request.db, output, &vars, now)?;
         run.each(|doc| sink.write(doc))?;
         sink.finish()?;
         concern.commit(writer)?;

@@ -4,7 +4,9 @@
 //! Both run inside one store write transaction, fed document by document while the
 //! pipeline reads its own snapshot, and commit once at the end; any failure drops the
 //! transaction, so the target is either fully written or untouched (mongod's `$merge`
-//! commits in batches and can stop half way: this is stronger). `$out` builds the new
+//! commits in batches and can stop half way: this is stronger). A `whenMatched` pipeline
+//! is an update pipeline (the update crate's) whose `let` values (`{new: "$$ROOT"}` by
+//! default) are evaluated against each output document; it is compiled per match. `$out` builds the new
 //! contents in a temporary collection `tmp.agg_out.<uuid>` of the target database (with
 //! the target's options), then drops the target and renames the temporary collection over
 //! it, as mongod does; the temporary name is never visible to other readers. A
@@ -13,12 +15,14 @@
 //! startup does not sweep such leftovers yet.
 
 use super::insert;
+use super::update::check_storable;
 use super::write::duplicate_key;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::store::{Namespace, StoreError, Writer};
-use bson::{Document, RawDocument, RawDocumentBuf};
-use query::{Merge, Output, Target, WhenMatched, WhenNotMatched};
+use bson::{Bson, DateTime, Document, RawArray, RawBson, RawDocument, RawDocumentBuf};
+use query::{Expression, Merge, Output, Target, Variables, WhenMatched, WhenNotMatched};
+use update::{ApplyContext, Update, UpdateOptions};
 
 /// Databases a pipeline may not write to.
 const INTERNAL_DATABASES: &[&str] = &["admin", "config", "local"];
@@ -34,10 +38,12 @@ pub(super) struct Sink<'e, 'w, 's> {
 enum Mode {
     /// `$out`: documents go to `temp`, which replaces `target` at the end.
     Out { target: Namespace, temp: Namespace },
-    /// `$merge` into `target`.
+    /// `$merge` into `target`; `vars` are the command's variables, which a `whenMatched`
+    /// pipeline reads besides its own `let`.
     Merge {
         target: Namespace,
         merge: Box<Merge>,
+        vars: Variables,
     },
 }
 
@@ -81,6 +87,7 @@ impl<'e, 'w, 's> Sink<'e, 'w, 's> {
         writer: &'w mut Writer<'s>,
         db: &str,
         output: &Output,
+        vars: &Variables,
         now: i64,
     ) -> Result<Sink<'e, 'w, 's>, Error> {
         let mode = match output {
@@ -106,15 +113,19 @@ impl<'e, 'w, 's> Sink<'e, 'w, 's> {
                         "Cannot find index to verify that join fields will be unique",
                     ));
                 }
-                if let WhenMatched::Pipeline { .. } = merge.when_matched {
-                    return Err(Error::new(
-                        ErrorCode::NotImplemented,
-                        "$merge with a pipeline for whenMatched is not supported yet",
-                    ));
+                if let WhenMatched::Pipeline { stages, variables } = &merge.when_matched {
+                    // Parsed once up front (its `let` names bound to null) so a bad
+                    // pipeline fails even when nothing matches.
+                    let names = let_spec(variables.as_deref())?
+                        .into_iter()
+                        .map(|(name, _)| (name, Bson::Null))
+                        .collect::<Document>();
+                    update_pipeline(stages, &with_values(vars, &names)?)?;
                 }
                 Mode::Merge {
                     target,
                     merge: merge.clone(),
+                    vars: vars.clone(),
                 }
             }
         };
@@ -137,7 +148,11 @@ impl<'e, 'w, 's> Sink<'e, 'w, 's> {
                     .map_err(|error| store_error(error, &doc))?;
                 Ok(())
             }
-            Mode::Merge { target, merge } => merge_one(self.writer, target, merge, doc),
+            Mode::Merge {
+                target,
+                merge,
+                vars,
+            } => merge_one(self.writer, target, merge, vars, doc, self.now),
         }
     }
 
@@ -165,7 +180,9 @@ fn merge_one(
     writer: &mut Writer<'_>,
     target: &Namespace,
     merge: &Merge,
+    vars: &Variables,
     doc: RawDocumentBuf,
+    now: i64,
 ) -> Result<(), Error> {
     let id = match doc.get("_id") {
         Ok(Some(id)) => id,
@@ -182,6 +199,27 @@ fn merge_one(
         (Some((rid, _)), WhenMatched::Replace, _) => writer
             .update(target, rid, &doc)
             .map_err(|error| store_error(error, &doc)),
+        (Some((rid, stored)), WhenMatched::Pipeline { stages, variables }, _) => {
+            let mut values = Document::new();
+            for (name, expression) in let_spec(variables.as_deref())? {
+                let value =
+                    Expression::parse_with(expression.as_raw_bson_ref(), vars)?.evaluate(&doc)?;
+                values.insert(name, value.unwrap_or(Bson::Null));
+            }
+            let update = update_pipeline(stages, &with_values(vars, &values)?)?;
+            let context = ApplyContext {
+                now: Some(DateTime::from_millis(now)),
+                ..ApplyContext::default()
+            };
+            let applied = update.apply(&stored, &context)?;
+            if !applied.modified {
+                return Ok(());
+            }
+            check_storable(&applied.doc)?;
+            writer
+                .update(target, rid, &applied.doc)
+                .map_err(|error| store_error(error, &applied.doc))
+        }
         (Some((rid, stored)), _, _) => {
             let merged = merged(&stored, &doc)?;
             writer
@@ -199,6 +237,40 @@ fn merge_one(
              one document in the source collection",
         )),
     }
+}
+
+/// A `whenMatched` pipeline's `let` (`{new: "$$ROOT"}` when absent): names and the
+/// expressions evaluated against each output document.
+fn let_spec(variables: Option<&RawDocument>) -> Result<Vec<(String, RawBson)>, Error> {
+    let Some(spec) = variables else {
+        return Ok(vec![(
+            "new".to_owned(),
+            RawBson::String("$$ROOT".to_owned()),
+        )]);
+    };
+    let mut out = Vec::new();
+    for element in spec {
+        let (name, value) =
+            element.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+        out.push((name.as_str().to_owned(), RawBson::from(value)));
+    }
+    Ok(out)
+}
+
+/// The command's variables with `values` bound as constants.
+fn with_values(vars: &Variables, values: &Document) -> Result<Variables, Error> {
+    let raw = RawDocumentBuf::try_from(values)
+        .map_err(|e| Error::new(ErrorCode::InternalError, e.to_string()))?;
+    Ok(vars.with_constants(&raw)?)
+}
+
+/// A `whenMatched` pipeline compiled with `vars`.
+fn update_pipeline(stages: &RawArray, vars: &Variables) -> Result<Update, Error> {
+    let options = UpdateOptions {
+        variables: vars.clone(),
+        ..UpdateOptions::default()
+    };
+    Ok(Update::parse_pipeline(stages, options)?)
 }
 
 /// `whenMatched: "merge"`: the stored document with each top-level field of `doc` set

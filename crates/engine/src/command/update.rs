@@ -288,7 +288,7 @@ pub(super) fn upsert_document(
 }
 
 /// The storage rules an updated document must still meet (nesting depth, `_id` type).
-fn check_storable(doc: &RawDocument) -> Result<(), Error> {
+pub(super) fn check_storable(doc: &RawDocument) -> Result<(), Error> {
     bson_canonical::validate_for_storage(doc.as_bytes()).map_err(|error| {
         Error::new(
             ErrorCode::from_parts(error.code(), error.code_name()),
