@@ -5,6 +5,7 @@ use crate::command::{self, Request};
 use crate::error::{Error, ErrorCode};
 use crate::host::Host;
 use crate::object_id::IdSource;
+use crate::sessions::Sessions;
 use crate::stats::Stats;
 use crate::store::{Store, StoreOptions};
 use bson::{Document, RawDocument, RawDocumentBuf};
@@ -49,6 +50,8 @@ pub struct Engine {
     pub(crate) cursors: Registry,
     /// ObjectIds for documents inserted without an `_id`.
     pub(crate) ids: IdSource,
+    /// The sessions commands arrived with (`$listLocalSessions`).
+    pub(crate) sessions: Sessions,
     stats: Stats,
 }
 
@@ -95,6 +98,7 @@ impl Engine {
             startup: options.startup,
             connections_max: options.connections_max,
             store,
+            sessions: Sessions::default(),
             stats: Stats::default(),
         }
     }

@@ -19,6 +19,7 @@ mod error;
 mod host;
 pub mod limits;
 mod object_id;
+mod sessions;
 mod stats;
 pub mod store;
 pub mod version;

@@ -219,7 +219,7 @@ fn find_and_modify_argument_errors() {
             238,
             None,
         ),
-        (doc! { "remove": true, "let": { "x": 1 } }, 238, None),
+        (doc! { "remove": true, "let": { "X": 1 } }, 9, None),
         (doc! { "remove": true, "hint": { "tag": 1 } }, 2, None),
         (doc! { "remove": true, "bogus": 1 }, 40415, None),
         (

@@ -1,5 +1,6 @@
 //! The engine's integration tests: one binary, one module per area.
 
+mod aggregate_output;
 mod ddl;
 mod embedded;
 mod find_and_modify;
@@ -9,4 +10,5 @@ mod store;
 mod store_concurrency;
 mod support;
 mod updates;
+mod variables;
 mod writes;

@@ -300,8 +300,8 @@ fn write_command_argument_errors() {
             14,
         ),
         (
-            rawdoc! { "delete": "c", "deletes": [{ "q": {}, "limit": 0 }], "let": { "a": 1 } },
-            238,
+            rawdoc! { "delete": "c", "deletes": [{ "q": {}, "limit": 0 }], "let": { "A": 1 } },
+            9,
         ),
         (rawdoc! { "update": "c", "updates": [{ "u": {} }] }, 40414),
         (rawdoc! { "update": "c", "updates": [{ "q": {} }] }, 40414),
@@ -322,8 +322,8 @@ fn write_command_argument_errors() {
             14,
         ),
         (
-            rawdoc! { "update": "c", "updates": [{ "q": {}, "u": {} }], "let": { "a": 1 } },
-            238,
+            rawdoc! { "update": "c", "updates": [{ "q": {}, "u": {} }], "let": { "a": "$b" } },
+            4_890_500,
         ),
     ];
     for (cmd, code) in cases {

@@ -12,6 +12,8 @@
 //!   `$` and computed fields.
 //! - [`Pipeline`]: aggregation pipelines (`$match`, `$group`, `$sort`,
 //!   `$project`, `$unwind`, ...) over documents the engine supplies.
+//! - [`Variables`]: a command's `let` constants and `$$NOW`, bound when the
+//!   command's filter, projection or pipeline is parsed (`parse_with`).
 //!
 //! ```
 //! use bson::rawdoc;
@@ -33,13 +35,15 @@ mod raw;
 mod schema;
 mod sort;
 mod value;
+mod variables;
 
 pub use error::QueryError;
 pub use expr::{Expression, Value};
 pub use filter::Filter;
-pub use pipeline::Pipeline;
+pub use pipeline::{LocalSessions, Merge, Output, Pipeline, Target, WhenMatched, WhenNotMatched};
 pub use projection::Projection;
 pub use sort::{Direction, SortKey, SortSpec, top_k};
+pub use variables::Variables;
 
 // Compiled plans are shared between the threads that run queries.
 const _: fn() = || {
@@ -49,4 +53,5 @@ const _: fn() = || {
     shareable::<SortSpec>();
     shareable::<Projection>();
     shareable::<Pipeline>();
+    shareable::<Variables>();
 };

@@ -10,6 +10,7 @@
 use crate::error::QueryError;
 use crate::expr::Expression;
 use crate::filter::Filter;
+use crate::variables::Variables;
 use bson::raw::{RawDocument, RawDocumentBuf};
 use bson::{Bson, Document, RawBsonRef};
 use bson_canonical::compare::elements;
@@ -83,15 +84,16 @@ enum Kind {
 
 /// Parsing state: the kind so far and the find-only operators seen, which
 /// decide the kind when no field does (MongoDB's `projection_ast` rules).
-struct ParseState {
+struct ParseState<'v> {
     mode: Mode,
+    vars: &'v Variables,
     kind: Option<Kind>,
     id_included: bool,
     has_slice: bool,
     has_elem_match: bool,
 }
 
-impl ParseState {
+impl ParseState<'_> {
     fn set_kind(
         &mut self,
         kind: Kind,
@@ -127,7 +129,13 @@ fn projection_error(code: i32, message: impl Into<String>) -> QueryError {
 impl Projection {
     /// Parses a `find` projection document.
     pub fn parse(spec: &RawDocument) -> Result<Projection, QueryError> {
-        Self::parse_mode(spec, Mode::Find)
+        Self::parse_with(spec, &crate::variables::NO_VARIABLES)
+    }
+
+    /// Parses a `find` projection whose expressions may read the command's
+    /// variables (`$$name` for a `let` variable, `$$NOW`).
+    pub fn parse_with(spec: &RawDocument, vars: &Variables) -> Result<Projection, QueryError> {
+        Self::parse_mode(spec, Mode::Find, vars)
     }
 
     /// Parses the specification of an aggregation `$project` stage: the
@@ -135,19 +143,32 @@ impl Projection {
     /// (31325), `{$slice: ..}` is the `$slice` expression and an empty
     /// specification is refused (51272).
     pub fn parse_aggregation(spec: &RawDocument) -> Result<Projection, QueryError> {
+        Self::parse_aggregation_with(spec, &crate::variables::NO_VARIABLES)
+    }
+
+    /// [`Projection::parse_aggregation`] with the command's variables in scope.
+    pub fn parse_aggregation_with(
+        spec: &RawDocument,
+        vars: &Variables,
+    ) -> Result<Projection, QueryError> {
         if spec.is_empty() {
             return Err(projection_error(
                 51272,
                 "projection specification must have at least one field",
             ));
         }
-        Self::parse_mode(spec, Mode::Aggregation)
+        Self::parse_mode(spec, Mode::Aggregation, vars)
     }
 
-    fn parse_mode(spec: &RawDocument, mode: Mode) -> Result<Projection, QueryError> {
+    fn parse_mode(
+        spec: &RawDocument,
+        mode: Mode,
+        vars: &Variables,
+    ) -> Result<Projection, QueryError> {
         let mut projection = Projection::default();
         let mut state = ParseState {
             mode,
+            vars,
             kind: None,
             id_included: false,
             has_slice: false,
@@ -173,7 +194,7 @@ impl Projection {
         &mut self,
         spec: &RawDocument,
         prefix: &str,
-        state: &mut ParseState,
+        state: &mut ParseState<'_>,
     ) -> Result<(), QueryError> {
         for (key, value) in elements(spec) {
             if key.is_empty() || key.starts_with('$') {
@@ -203,7 +224,7 @@ impl Projection {
                 self.parse_level(sub, &path, state)?;
                 continue;
             }
-            let (path, node) = Self::parse_field(&path, value, state.mode)?;
+            let (path, node) = Self::parse_field(&path, value, state.mode, state.vars)?;
             let top_level_id = path == "_id";
             match &node {
                 Node::Exclude if top_level_id => self.id_excluded = true,
@@ -249,6 +270,7 @@ impl Projection {
         key: &str,
         value: RawBsonRef<'_>,
         mode: Mode,
+        vars: &Variables,
     ) -> Result<(String, Node), QueryError> {
         if let Some(array_path) = key.strip_suffix(".$") {
             if mode == Mode::Aggregation {
@@ -291,7 +313,7 @@ impl Projection {
             RawBsonRef::Document(doc) => match (mode, elements(doc).next()) {
                 (Mode::Find, Some(("$slice", arg))) => Node::Slice(parse_slice(arg)?),
                 (Mode::Find, Some(("$elemMatch", RawBsonRef::Document(filter)))) => {
-                    Node::ElemMatch(Box::new(Filter::parse(filter)?))
+                    Node::ElemMatch(Box::new(Filter::parse_with(filter, vars)?))
                 }
                 (Mode::Find, Some(("$elemMatch", _))) => {
                     return Err(QueryError::bad_value(
@@ -304,9 +326,9 @@ impl Projection {
                 (_, Some(("$meta", _))) => {
                     return Err(QueryError::bad_value("$meta projections are not supported"));
                 }
-                _ => Node::Computed(Box::new(Expression::parse(value)?)),
+                _ => Node::Computed(Box::new(Expression::parse_with(value, vars)?)),
             },
-            other => Node::Computed(Box::new(Expression::parse(other)?)),
+            other => Node::Computed(Box::new(Expression::parse_with(other, vars)?)),
         };
         Ok((key.to_owned(), node))
     }

@@ -612,3 +612,301 @@ fn arrays_and_types() {
         Bson::Double(2.0),
     );
 }
+
+/// A document whose names need `$getField`/`$setField`: dots and a leading `$`.
+fn odd() -> Document {
+    doc! {"_id": 0, "a.b": "dotted", "$x": 10, "plain": {"$in": 1, "k": 2}, "n": Bson::Null,
+    "num": 7}
+}
+
+#[test]
+fn get_field_reads_names_literally() {
+    is(
+        odd(),
+        Bson::Document(doc! {"$getField": "a.b"}),
+        Bson::String("dotted".into()),
+    );
+    is(
+        odd(),
+        Bson::Document(doc! {"$getField": {"$literal": "$x"}}),
+        Bson::Int32(10),
+    );
+    is(
+        odd(),
+        Bson::Document(doc! {"$getField": {"field": {"$literal": "$in"}, "input": "$plain"}}),
+        Bson::Int32(1),
+    );
+    is(
+        odd(),
+        Bson::Document(doc! {"$getField": {"field": "k", "input": {"k": "$num"}}}),
+        Bson::Int32(7),
+    );
+    // An absent field, a missing input and a non-document input are missing; null is null.
+    missing(odd(), Bson::Document(doc! {"$getField": "nope"}));
+    missing(
+        odd(),
+        Bson::Document(doc! {"$getField": {"field": "k", "input": "$nope"}}),
+    );
+    missing(
+        odd(),
+        Bson::Document(doc! {"$getField": {"field": "k", "input": "$num"}}),
+    );
+    is(
+        odd(),
+        Bson::Document(doc! {"$getField": {"field": "k", "input": "$n"}}),
+        Bson::Null,
+    );
+    // `field` must be a constant string (MongoDB 7.0).
+    fails(odd(), Bson::Document(doc! {"$getField": "$x"}), 5_654_600);
+    fails(
+        odd(),
+        Bson::Document(doc! {"$getField": "$$ROOT"}),
+        5_654_600,
+    );
+    fails(
+        odd(),
+        Bson::Document(doc! {"$getField": {"$concat": ["a", "b"]}}),
+        5_654_601,
+    );
+    fails(odd(), Bson::Document(doc! {"$getField": 5}), 5_654_602);
+    fails(
+        odd(),
+        Bson::Document(doc! {"$getField": {"field": {"$literal": 5}, "input": {}}}),
+        5_654_602,
+    );
+    fails(
+        odd(),
+        Bson::Document(doc! {"$getField": {"k": 1}}),
+        3_041_701,
+    );
+    fails(
+        odd(),
+        Bson::Document(doc! {"$getField": {"input": {}}}),
+        3_041_702,
+    );
+    fails(
+        odd(),
+        Bson::Document(doc! {"$getField": {"field": "s"}}),
+        3_041_703,
+    );
+}
+
+#[test]
+fn set_field_and_unset_field_write_names_literally() {
+    // A new name is appended; an existing one keeps its place.
+    is(
+        odd(),
+        Bson::Document(
+            doc! {"$setField": {"field": {"$literal": "$a"}, "value": 1, "input": "$$ROOT"}},
+        ),
+        Bson::Document(doc! {"_id": 0, "a.b": "dotted", "$x": 10,
+        "plain": {"$in": 1, "k": 2}, "n": Bson::Null, "num": 7, "$a": 1}),
+    );
+    is(
+        odd(),
+        Bson::Document(doc! {"$setField": {"field": "a.b", "value": "$num", "input": "$$ROOT"}}),
+        Bson::Document(doc! {"_id": 0, "a.b": 7, "$x": 10,
+        "plain": {"$in": 1, "k": 2}, "n": Bson::Null, "num": 7}),
+    );
+    is(
+        odd(),
+        Bson::Document(doc! {"$setField": {"field": "c.d", "value": [1], "input": {}}}),
+        Bson::Document(doc! {"c.d": [1]}),
+    );
+    // A missing value ($$REMOVE, an absent path) removes the field.
+    is(
+        odd(),
+        Bson::Document(
+            doc! {"$setField": {"field": {"$literal": "$in"}, "value": "$$REMOVE", "input": "$plain"}},
+        ),
+        Bson::Document(doc! {"k": 2}),
+    );
+    is(
+        odd(),
+        Bson::Document(doc! {"$setField": {"field": "k", "value": "$nope", "input": "$plain"}}),
+        Bson::Document(doc! {"$in": 1}),
+    );
+    is(
+        odd(),
+        Bson::Document(doc! {"$unsetField": {"field": {"$literal": "$x"}, "input": "$$ROOT"}}),
+        Bson::Document(doc! {"_id": 0, "a.b": "dotted",
+        "plain": {"$in": 1, "k": 2}, "n": Bson::Null, "num": 7}),
+    );
+    is(
+        odd(),
+        Bson::Document(doc! {"$unsetField": {"field": "absent", "input": {"q": 1}}}),
+        Bson::Document(doc! {"q": 1}),
+    );
+    // Null or missing input gives null; any other non-document fails at run time.
+    is(
+        odd(),
+        Bson::Document(doc! {"$setField": {"field": "k", "value": 1, "input": "$n"}}),
+        Bson::Null,
+    );
+    is(
+        odd(),
+        Bson::Document(doc! {"$unsetField": {"field": "k", "input": "$nope"}}),
+        Bson::Null,
+    );
+    fails(
+        odd(),
+        Bson::Document(doc! {"$setField": {"field": "k", "value": 1, "input": "$num"}}),
+        4_161_105,
+    );
+    // Parse errors, in MongoDB's order and with its codes.
+    fails(odd(), Bson::Document(doc! {"$setField": 1}), 4_161_100);
+    fails(odd(), Bson::Document(doc! {"$unsetField": [1]}), 4_161_100);
+    fails(
+        odd(),
+        Bson::Document(doc! {"$setField": {"field": "k", "value": 1, "input": {}, "x": 1}}),
+        4_161_101,
+    );
+    fails(
+        odd(),
+        Bson::Document(doc! {"$unsetField": {"field": "k", "value": 1, "input": {}}}),
+        4_161_101,
+    );
+    fails(
+        odd(),
+        Bson::Document(doc! {"$setField": {"value": 1, "input": {}}}),
+        4_161_102,
+    );
+    fails(
+        odd(),
+        Bson::Document(doc! {"$setField": {"field": "k", "input": {}}}),
+        4_161_103,
+    );
+    fails(
+        odd(),
+        Bson::Document(doc! {"$setField": {"field": "k", "value": 1}}),
+        4_161_109,
+    );
+    fails(
+        odd(),
+        Bson::Document(doc! {"$unsetField": {"field": "k"}}),
+        4_161_109,
+    );
+    fails(
+        odd(),
+        Bson::Document(doc! {"$setField": {"field": {"a": 1}, "value": 1, "input": {}}}),
+        4_161_106,
+    );
+    fails(
+        odd(),
+        Bson::Document(doc! {"$setField": {"field": true, "value": 1, "input": {}}}),
+        4_161_107,
+    );
+    fails(
+        odd(),
+        Bson::Document(doc! {"$setField": {"field": "$a", "value": 1, "input": {}}}),
+        4_161_108,
+    );
+    fails(
+        odd(),
+        Bson::Document(doc! {"$unsetField": {"field": "$$x", "input": {}}}),
+        4_161_108,
+    );
+}
+
+#[track_caller]
+fn eval_with(vars: &query::Variables, doc: Document, expr: Bson) -> Option<Bson> {
+    let wrapper = doc! {"e": expr.clone()};
+    let raw_wrapper = raw(&wrapper);
+    let value = raw_wrapper.get("e").expect("valid").expect("present");
+    Expression::parse_with(value, vars)
+        .and_then(|e| e.evaluate(&raw(&doc)))
+        .unwrap_or_else(|e| panic!("{expr}: {e}"))
+}
+
+#[track_caller]
+fn let_fails(spec: Document, code: i32) {
+    match query::Variables::from_let(&raw(&spec)) {
+        Ok(_) => panic!("let {spec} accepted, expected {code}"),
+        Err(e) => assert_eq!(e.code(), code, "let {spec}: {e}"),
+    }
+}
+
+#[test]
+fn command_variables_are_constants_bound_at_parse_time() {
+    let now = bson::DateTime::from_millis(1_700_000_000_000);
+    let spec = doc! {"id": {"$add": [1, 1]}, "twice": {"$multiply": ["$$id", 2]},
+    "o": {"k": [1, 2]}, "gone": "$$REMOVE", "when": "$$NOW"};
+    let vars = query::Variables::from_let_at(&raw(&spec), now).expect("let evaluates");
+    assert_eq!(
+        eval_with(&vars, d(), Bson::String("$$id".into())),
+        Some(Bson::Int32(2))
+    );
+    // A later value reads an earlier one; paths reach into values.
+    assert_eq!(
+        eval_with(&vars, d(), Bson::String("$$twice".into())),
+        Some(Bson::Int32(4))
+    );
+    assert_eq!(
+        eval_with(&vars, d(), Bson::String("$$o.k".into())),
+        Some(Bson::Array(vec![1.into(), 2.into()]))
+    );
+    assert_eq!(eval_with(&vars, d(), Bson::String("$$gone".into())), None);
+    assert_eq!(
+        eval_with(&vars, d(), Bson::String("$$when".into())),
+        Some(Bson::DateTime(now))
+    );
+    assert_eq!(
+        eval_with(&vars, d(), Bson::String("$$NOW".into())),
+        Some(Bson::DateTime(now))
+    );
+    // An expression's own binding shadows the command's.
+    assert_eq!(
+        eval_with(
+            &vars,
+            d(),
+            Bson::Document(doc! {"$let": {"vars": {"id": "$a"}, "in": "$$id"}})
+        ),
+        Some(Bson::Int32(5))
+    );
+    assert_eq!(
+        eval_with(
+            &vars,
+            d(),
+            Bson::Document(doc! {"$map": {"input": "$arr", "as": "id", "in": "$$id"}})
+        ),
+        Some(Bson::Array(vec![1.into(), 2.into(), 3.into()]))
+    );
+    // Without the variables the name is undefined.
+    fails(d(), Bson::String("$$id".into()), 17276);
+    fails(d(), Bson::String("$$CLUSTER_TIME".into()), 51144);
+    // Names: MongoDB's user-variable rules; system variables cannot be set.
+    let_fails(doc! {"Id": 1}, 9);
+    let_fails(doc! {"_x": 1}, 9);
+    let_fails(doc! {"a-b": 1}, 9);
+    let_fails(doc! {"": 1}, 9);
+    let_fails(doc! {"NOW": 1}, 4_738_901);
+    // Values cannot read a document.
+    let_fails(doc! {"x": "$a"}, 4_890_500);
+    let_fails(doc! {"x": {"$add": ["$$ROOT.a", 1]}}, 4_890_500);
+    let_fails(doc! {"x": "$$undefinedName"}, 17276);
+    let vars = query::Variables::from_let(&raw(&doc! {"é_1": 3, "aB9": 4})).expect("valid names");
+    assert_eq!(
+        eval_with(&vars, d(), Bson::String("$$é_1".into())),
+        Some(Bson::Int32(3))
+    );
+}
+
+#[test]
+fn rand_is_a_double_in_the_unit_interval() {
+    let mut seen = std::collections::HashSet::new();
+    for spec in [doc! {"$rand": {}}, doc! {"$rand": []}] {
+        for _ in 0..50 {
+            match eval(d(), Bson::Document(spec.clone())) {
+                Ok(Some(Bson::Double(v))) => {
+                    assert!((0.0..1.0).contains(&v), "{v}");
+                    seen.insert(v.to_bits());
+                }
+                other => panic!("$rand gave {other:?}"),
+            }
+        }
+    }
+    assert!(seen.len() > 90, "values repeat: {} distinct", seen.len());
+    fails(d(), Bson::Document(doc! {"$rand": [1]}), 3_040_501);
+    fails(d(), Bson::Document(doc! {"$rand": {"a": 1}}), 3_040_501);
+    fails(d(), Bson::Document(doc! {"$rand": 0}), 10065);
+}

@@ -246,10 +246,104 @@ fn pipeline_level(s: &[Document]) -> Vec<Case> {
         err("two fields in a stage", s, &[doc! {"$match": {}, "$limit": 1}], 40323),
         err("empty stage", s, &[doc! {}], 40323),
     ];
-    for stage in ["$lookup", "$out", "$merge", "$unionWith", "$graphLookup", "$geoNear", "$bucket", "$setWindowFields", "$densify", "$fill", "$sample"] {
+    for stage in ["$lookup", "$unionWith", "$graphLookup", "$geoNear", "$bucket", "$setWindowFields", "$densify", "$fill", "$sample"] {
         cases.push(err("engine stage refused", s, &[doc! {stage: {}}], 238));
     }
     cases
+}
+
+/// `$out`/`$merge` (the engine writes; the pipeline yields what they receive) and the
+/// source stages `$documents`/`$listLocalSessions`: positions, arguments, codes.
+#[rustfmt::skip]
+fn output_and_source_stages(s: &[Document]) -> Vec<Case> {
+    let a = doc! {"$match": {"item": "a"}};
+    vec![
+        ok("out yields what it writes", s, &[a.clone(), doc! {"$out": "x"}], &ids(&[1, 3])),
+        ok("out to another database", s, &[a.clone(), doc! {"$out": {"db": "d", "coll": "x"}}], &ids(&[1, 3])),
+        ok("merge yields what it writes", s, &[a.clone(), doc! {"$merge": {"into": "x", "whenMatched": "replace"}}], &ids(&[1, 3])),
+        err("out not last", s, &[doc! {"$out": "x"}, a.clone()], 40601),
+        err("merge not last", s, &[doc! {"$merge": "x"}, a.clone()], 40601),
+        err("out inside facet", s, &[doc! {"$facet": {"f": [{"$out": "x"}]}}], 40600),
+        err("out of a number", s, &[doc! {"$out": 1}], 16990),
+        err("out without coll", s, &[doc! {"$out": {"db": "d"}}], 40414),
+        err("out without db", s, &[doc! {"$out": {"coll": "c"}}], 40414),
+        err("out unknown field", s, &[doc! {"$out": {"db": "d", "coll": "c", "x": 1}}], 40415),
+        err("out coll of a number", s, &[doc! {"$out": {"db": "d", "coll": 1}}], 14),
+        err("merge of a number", s, &[doc! {"$merge": 1}], 51182),
+        err("merge without into", s, &[doc! {"$merge": {"on": "_id"}}], 40414),
+        err("merge into a number", s, &[doc! {"$merge": {"into": 1}}], 51178),
+        err("merge on a number", s, &[doc! {"$merge": {"into": "x", "on": 1}}], 51186),
+        err("merge on array of numbers", s, &[doc! {"$merge": {"into": "x", "on": [1]}}], 51134),
+        err("merge unknown mode", s, &[doc! {"$merge": {"into": "x", "whenMatched": "twice"}}], 2),
+        err("merge unknown not-matched mode", s, &[doc! {"$merge": {"into": "x", "whenNotMatched": "x"}}], 2),
+        err("merge mode of a number", s, &[doc! {"$merge": {"into": "x", "whenMatched": 1}}], 51191),
+        err("merge let without a pipeline", s, &[doc! {"$merge": {"into": "x", "let": {"a": 1}}}], 51199),
+        err("merge unknown field", s, &[doc! {"$merge": {"into": "x", "y": 1}}], 40415),
+        ok("documents replace the input", s, &[doc! {"$documents": [{"a": 1}, {"a": 2}]}], &[doc! {"a": 1}, doc! {"a": 2}]),
+        ok("documents then stages", s, &[doc! {"$documents": [{"a": 1}, {"a": 2}]}, doc! {"$match": {"a": 2}}], &[doc! {"a": 2}]),
+        ok("documents as an expression", s, &[doc! {"$documents": {"$concatArrays": [[{"a": 1}], [{"b": 2}]]}}], &[doc! {"a": 1}, doc! {"b": 2}]),
+        ok("documents empty", s, &[doc! {"$documents": []}], &[]),
+        ok("documents null", s, &[doc! {"$documents": Bson::Null}], &[]),
+        err("documents of numbers", s, &[doc! {"$documents": [1]}], 40228),
+        err("documents not first", s, &[a.clone(), doc! {"$documents": []}], 40602),
+        err("documents inside facet", s, &[doc! {"$facet": {"f": [{"$documents": []}]}}], 40600),
+        err("listLocalSessions not first", s, &[a, doc! {"$listLocalSessions": {}}], 40602),
+        err("listLocalSessions of a number", s, &[doc! {"$listLocalSessions": 1}], 31102),
+        err("listLocalSessions allUsers and users", s, &[doc! {"$listLocalSessions": {"allUsers": true, "users": []}}], 31113),
+        err("listLocalSessions unknown field", s, &[doc! {"$listLocalSessions": {"x": 1}}], 40415),
+    ]
+}
+
+#[test]
+fn output_stages_parse_into_what_the_engine_writes() {
+    use query::{Merge, Output, Target, WhenMatched, WhenNotMatched};
+    let parse = |stage: Document| Pipeline::parse(&stages(&[stage])).expect("parses");
+    let merge = parse(doc! {"$merge": "t"});
+    assert_eq!(
+        merge.output(),
+        Some(&Output::Merge(Box::new(Merge {
+            into: Target {
+                db: None,
+                coll: "t".into()
+            },
+            on: vec!["_id".into()],
+            when_matched: WhenMatched::Merge,
+            when_not_matched: WhenNotMatched::Insert,
+        })))
+    );
+    let merge = parse(
+        doc! {"$merge": {"into": {"db": "d", "coll": "t"}, "on": ["a", "b"],
+        "whenMatched": "fail", "whenNotMatched": "discard"}},
+    );
+    assert_eq!(
+        merge.output(),
+        Some(&Output::Merge(Box::new(Merge {
+            into: Target {
+                db: Some("d".into()),
+                coll: "t".into()
+            },
+            on: vec!["a".into(), "b".into()],
+            when_matched: WhenMatched::Fail,
+            when_not_matched: WhenNotMatched::Discard,
+        })))
+    );
+    let out = parse(doc! {"$out": {"db": "d", "coll": "t"}});
+    assert_eq!(
+        out.output(),
+        Some(&Output::Out(Target {
+            db: Some("d".into()),
+            coll: "t".into()
+        }))
+    );
+    assert!(!out.is_collectionless());
+    let sessions = parse(doc! {"$listLocalSessions": {"allUsers": true}});
+    assert!(sessions.is_collectionless());
+    assert_eq!(
+        sessions.local_sessions(),
+        Some(&query::LocalSessions::AllUsers)
+    );
+    assert!(parse(doc! {"$documents": []}).is_collectionless());
+    assert_eq!(parse(doc! {"$match": {}}).first_stage(), Some("$match"));
 }
 
 #[test]
@@ -261,6 +355,7 @@ fn pipeline_table() {
         grouping(&s),
         counting_and_unwinding(&s),
         pipeline_level(&s),
+        output_and_source_stages(&s),
     ]
     .into_iter()
     .flatten()
@@ -380,4 +475,39 @@ fn limit_stops_pulling_input_and_errors_end_the_stream() {
         .stream(failing.into_iter())
         .collect();
     assert_eq!(streamed.len(), 2, "the stream ends after its first error");
+}
+
+/// A command's `let` variables reach every stage that holds expressions.
+#[test]
+fn let_variables_reach_every_stage() {
+    let vars = query::Variables::from_let(&raw(&doc! {"min": 2, "tag": "t", "factor": 10}))
+        .expect("let evaluates");
+    let pipeline = [
+        doc! {"$match": {"$expr": {"$gte": ["$n", "$$min"]}}},
+        doc! {"$addFields": {"label": "$$tag"}},
+        doc! {"$project": {"n": 1, "label": 1, "scaled": {"$multiply": ["$n", "$$factor"]}}},
+        doc! {"$facet": {"total": [
+            {"$group": {"_id": "$$tag", "sum": {"$sum": "$$factor"}}},
+        ]}},
+    ];
+    let compiled = Pipeline::parse_with(&stages(&pipeline), &vars).expect("pipeline parses");
+    let input = (1..=3).map(|n| doc! {"_id": n, "n": n});
+    let out = compiled
+        .run(input.map(|d| Ok(raw(&d))))
+        .expect("pipeline runs");
+    let got: Vec<Document> = out
+        .iter()
+        .map(|d| Document::try_from(d.as_ref()).expect("valid"))
+        .collect();
+    assert_eq!(got, vec![doc! {"total": [{"_id": "t", "sum": 20}]}]);
+    let filter = query::Filter::parse_with(&raw(&doc! {"$expr": {"$eq": ["$n", "$$min"]}}), &vars)
+        .expect("filter parses");
+    assert!(filter.matches(&raw(&doc! {"n": 2})));
+    assert!(!filter.matches(&raw(&doc! {"n": 3})));
+    // Without the variables, the same pipeline fails on the undefined name.
+    let plain = Pipeline::parse(&stages(&pipeline[..1])).expect("parses");
+    let error = plain
+        .run(std::iter::once(Ok(raw(&doc! {"n": 1}))))
+        .expect_err("undefined variable");
+    assert_eq!(error.code(), 17276);
 }

@@ -48,6 +48,9 @@ use crate::tree::Component;
 pub struct UpdateOptions {
     /// The `arrayFilters` documents, in command order.
     pub array_filters: Vec<RawDocumentBuf>,
+    /// The command's variables (`let`, `$$NOW`), read by a pipeline update's
+    /// expressions.
+    pub variables: query::Variables,
 }
 
 /// What one application sees besides the document.
@@ -128,7 +131,7 @@ impl Update {
             ));
         }
         Ok(Update {
-            kind: Kind::Pipeline(pipeline::parse_pipeline(stages)?),
+            kind: Kind::Pipeline(pipeline::parse_pipeline(stages, &options.variables)?),
         })
     }
 

@@ -3,7 +3,7 @@
 //! semantics of `$set` and `$unset` live in [`crate::fields`]).
 
 use bson::{Bson, Document, RawArray, RawBsonRef, RawDocumentBuf};
-use query::{Expression, Projection};
+use query::{Expression, Projection, Variables};
 
 use crate::error::UpdateError;
 use crate::fields::{SetTree, UnsetTree};
@@ -29,7 +29,10 @@ fn location(code: i32, message: impl Into<String>) -> UpdateError {
 }
 
 /// Parses an update pipeline (an array of single-stage documents).
-pub(crate) fn parse_pipeline(stages: &RawArray) -> Result<Vec<Stage>, UpdateError> {
+pub(crate) fn parse_pipeline(
+    stages: &RawArray,
+    vars: &Variables,
+) -> Result<Vec<Stage>, UpdateError> {
     let mut parsed = Vec::new();
     for element in stages {
         let element = element.map_err(|e| UpdateError::failed_to_parse(e.to_string()))?;
@@ -49,13 +52,15 @@ pub(crate) fn parse_pipeline(stages: &RawArray) -> Result<Vec<Stage>, UpdateErro
             }
         };
         parsed.push(match name {
-            "$set" | "$addFields" => parse_set(name, spec)?,
+            "$set" | "$addFields" => parse_set(name, spec, vars)?,
             "$unset" => parse_unset(spec)?,
             "$project" => match spec {
-                RawBsonRef::Document(d) => Stage::Project(Box::new(Projection::parse(d)?)),
+                RawBsonRef::Document(d) => {
+                    Stage::Project(Box::new(Projection::parse_with(d, vars)?))
+                }
                 _ => return Err(location(15969, "$project specification must be an object")),
             },
-            "$replaceWith" => Stage::ReplaceWith(Expression::parse(spec)?),
+            "$replaceWith" => Stage::ReplaceWith(Expression::parse_with(spec, vars)?),
             "$replaceRoot" => {
                 let new_root = match spec {
                     RawBsonRef::Document(d) => d.get("newRoot").ok().flatten(),
@@ -67,7 +72,7 @@ pub(crate) fn parse_pipeline(stages: &RawArray) -> Result<Vec<Stage>, UpdateErro
                         "no newRoot specified for the $replaceRoot stage",
                     ));
                 };
-                Stage::ReplaceWith(Expression::parse(new_root)?)
+                Stage::ReplaceWith(Expression::parse_with(new_root, vars)?)
             }
             other if other.starts_with('$') => {
                 return Err(location(
@@ -104,7 +109,7 @@ fn field_path(text: &str) -> Result<Vec<String>, UpdateError> {
     Ok(text.split('.').map(str::to_owned).collect())
 }
 
-fn parse_set(name: &str, spec: RawBsonRef<'_>) -> Result<Stage, UpdateError> {
+fn parse_set(name: &str, spec: RawBsonRef<'_>, vars: &Variables) -> Result<Stage, UpdateError> {
     let RawBsonRef::Document(fields) = spec else {
         return Err(location(
             40272,
@@ -115,7 +120,7 @@ fn parse_set(name: &str, spec: RawBsonRef<'_>) -> Result<Stage, UpdateError> {
         ));
     };
     let mut out = Vec::new();
-    flatten(fields, &[], &mut out)?;
+    flatten(fields, &[], &mut out, vars)?;
     let spec_text = Document::try_from(fields).map_or_else(|_| String::new(), |d| d.to_string());
     let mut tree = SetTree::default();
     for (path, expression) in out {
@@ -129,6 +134,7 @@ fn flatten(
     fields: &bson::RawDocument,
     prefix: &[String],
     out: &mut Vec<(Vec<String>, Expression)>,
+    vars: &Variables,
 ) -> Result<(), UpdateError> {
     for field in fields {
         let (key, value) = field.map_err(|e| UpdateError::failed_to_parse(e.to_string()))?;
@@ -142,9 +148,9 @@ fn flatten(
                         .and_then(Result::ok)
                         .is_some_and(|(k, _)| !k.as_str().starts_with('$')) =>
             {
-                flatten(d, &path, out)?;
+                flatten(d, &path, out, vars)?;
             }
-            _ => out.push((path, Expression::parse(value)?)),
+            _ => out.push((path, Expression::parse_with(value, vars)?)),
         }
     }
     Ok(())

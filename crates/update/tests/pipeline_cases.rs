@@ -407,3 +407,65 @@ fn upsert_seed_cases() {
     );
     check_upsert(doc! {"x": [1, {"x": 1}], "x.x": 1}, set(), Code(54));
 }
+
+/// A pipeline may produce `$`-prefixed and dotted field names with `$setField`
+/// (MongoDB 5.0+), at the top level and inside embedded documents; `$unsetField`
+/// removes them again.
+#[test]
+fn pipeline_set_field_writes_dotted_and_dollar_names() {
+    check_pipeline(
+        doc! {"_id": 1, "foo": {}},
+        vec![
+            doc! {"$replaceWith": {"$setField": {"field": {"$literal": "$a"}, "value": 1, "input": "$$ROOT"}}},
+        ],
+        Doc(doc! {"_id": 1, "foo": {}, "$a": 1}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "foo": {}},
+        vec![
+            doc! {"$replaceWith": {"$setField": {"field": {"$literal": "a.b"}, "value": 1, "input": "$$ROOT"}}},
+        ],
+        Doc(doc! {"_id": 1, "foo": {}, "a.b": 1}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "foo": {}},
+        vec![
+            doc! {"$set": {"foo": {"$setField": {"field": {"$literal": "$a"}, "value": 1, "input": "$foo"}}}},
+        ],
+        Doc(doc! {"_id": 1, "foo": {"$a": 1}}),
+    );
+    check_pipeline(
+        doc! {"_id": 1, "foo": {"a.b": 1, "c": 2}, "$x": 3},
+        vec![
+            doc! {"$set": {"foo": {"$unsetField": {"field": "a.b", "input": "$foo"}}}},
+            doc! {"$replaceWith": {"$unsetField": {"field": {"$literal": "$x"}, "input": "$$ROOT"}}},
+        ],
+        Doc(doc! {"_id": 1, "foo": {"c": 2}}),
+    );
+}
+
+/// A pipeline update reads the command's `let` variables.
+#[test]
+fn pipeline_reads_command_variables() {
+    use update::{ApplyContext, Update, UpdateOptions};
+    let raw = crate::support::raw;
+    let variables =
+        query::Variables::from_let(&raw(&doc! {"x": "bar", "n": {"$add": [1, 2]}})).expect("let");
+    let options = UpdateOptions {
+        variables,
+        ..UpdateOptions::default()
+    };
+    let stages: bson::RawArrayBuf = [doc! {"$set": {"foo": "$$x", "m": {"$add": ["$m", "$$n"]}}}]
+        .iter()
+        .map(raw)
+        .collect();
+    let applied = Update::parse_pipeline(&stages, options)
+        .and_then(|u| u.apply(&raw(&doc! {"_id": 1, "m": 1}), &ApplyContext::default()))
+        .expect("applies");
+    assert_eq!(applied.doc, raw(&doc! {"_id": 1, "m": 4, "foo": "bar"}));
+    // Without them the variable is undefined.
+    let failed = Update::parse_pipeline(&stages, UpdateOptions::default())
+        .and_then(|u| u.apply(&raw(&doc! {"_id": 1, "m": 1}), &ApplyContext::default()))
+        .expect_err("undefined variable");
+    assert_eq!(failed.code(), 17276);
+}

@@ -28,6 +28,7 @@ pub fn check_with(
 ) {
     let options = UpdateOptions {
         array_filters: filters.iter().map(raw).collect(),
+        ..UpdateOptions::default()
     };
     let compiled_query = query.map(|q| Filter::parse(&raw(&q)).expect("query parses"));
     let context = ApplyContext {

@@ -267,6 +267,7 @@ mod query_targets {
             bson::rawdoc! {"$expr": {"$gt": [{"$add": ["$a", 1]}, {"$size": "$b"}]}},
             bson::rawdoc! {"$jsonSchema": {"required": ["a"], "properties": {"a": {"bsonType": "int", "minimum": 0}}}},
             bson::rawdoc! {"a": {"$all": [{"$elemMatch": {"$gt": 1}}]}, "t": {"$type": ["string", 16]}},
+            bson::rawdoc! {"$expr": {"$eq": [{"$getField": {"field": {"$literal": "$a"}, "input": {"$setField": {"field": "a.b", "value": "$$REMOVE", "input": "$$ROOT"}}}}, {"$rand": {}}]}},
         ];
         filters.iter().map(|d| d.as_bytes().to_vec()).collect()
     }
@@ -337,6 +338,10 @@ mod query_targets {
         "$filter",
         "$let",
         "$switch",
+        "$getField",
+        "$setField",
+        "$unsetField",
+        "$rand",
         "required",
         "properties",
         "bsonType",
@@ -619,6 +624,7 @@ mod update_targets {
         };
         let options = update::UpdateOptions {
             array_filters: vec![bson::rawdoc! {"x": {"$gt": 1}}],
+            ..update::UpdateOptions::default()
         };
         for options in [options, update::UpdateOptions::default()] {
             let Ok(parsed) = update::Update::parse(update_doc, options) else {

@@ -1,18 +1,23 @@
-//! The aggregate command over one collection: the pipeline runs when the command arrives, and
-//! its output is handed out through a cursor.
+//! The aggregate command: the pipeline runs when the command arrives, over a collection or
+//! (`aggregate: 1`) over what its first stage supplies (`$documents`, `$listLocalSessions`),
+//! and its output is handed out through a cursor, or written by a final `$out`/`$merge`
+//! (`aggregate_output`).
 
+use super::aggregate_output::Sink;
 use super::args;
 use super::cursor::{self, Cursor, Deadline, FirstBatch, Source};
 use super::find::{candidates, fail_on, id_equality};
 use super::read_args::{self, Hint, number_i64};
+use super::write_concern::WriteConcern;
 use super::{Reply, Request};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::limits::{BATCH_SIZE_DEFAULT, SORT_BYTES_MAX};
 use crate::store::Namespace;
+use bson::raw::cstr;
 use bson::raw::{RawArray, RawBsonRef};
 use bson::{RawDocument, RawDocumentBuf};
-use query::{Pipeline, QueryError};
+use query::{LocalSessions, Pipeline, QueryError};
 use std::cell::RefCell;
 
 /// The options of aggregate besides the generic ones.
@@ -28,10 +33,27 @@ const AGGREGATE_FIELDS: &[&str] = &[
     "$queryOptions",
 ];
 
-/// `aggregate`: the first batch of a pipeline's output and a cursor for the rest.
+/// What an aggregate reads: a collection, or (`aggregate: 1`) only what its first stage
+/// supplies (`$documents`, `$listLocalSessions`).
+enum Input {
+    Collection(Namespace),
+    Database(Namespace),
+}
+
+impl Input {
+    /// The namespace the reply names: the collection, or `<db>.$cmd.aggregate`.
+    fn ns(&self) -> &Namespace {
+        match self {
+            Input::Collection(ns) | Input::Database(ns) => ns,
+        }
+    }
+}
+
+/// `aggregate`: the first batch of a pipeline's output and a cursor for the rest; with a
+/// final `$out` or `$merge`, the output is written and the cursor is empty.
 pub(crate) fn aggregate(engine: &Engine, request: &Request<'_>) -> Result<Reply, Error> {
     args::check_fields(request, AGGREGATE_FIELDS)?;
-    let ns = target(request)?;
+    let input = target(request)?;
     let stages = read_args::required_array(request, "pipeline")?;
     if args::opt_bool(request, "explain")? == Some(true) {
         let message = "aggregate with explain is not supported";
@@ -46,21 +68,41 @@ pub(crate) fn aggregate(engine: &Engine, request: &Request<'_>) -> Result<Reply,
     let allow_disk_use = args::opt_bool(request, "allowDiskUse")?.unwrap_or(false);
     args::opt_bool(request, "bypassDocumentValidation")?;
     read_args::check_collation(request)?;
-    read_args::refuse_let(request)?;
     let time_ms = read_args::max_time_ms(request)?;
     let hint = read_args::hint(request)?;
-    let pipeline = Pipeline::parse(stages)?;
+    let now = engine.host.now_millis();
+    let vars = read_args::variables(request, now)?;
+    let pipeline = Pipeline::parse_with(stages, &vars)?;
+    check_input(&input, &pipeline)?;
     let deadline = Deadline::start(engine.host.as_ref(), time_ms);
-    let docs = run(
+    let run = Run {
         engine,
-        &ns,
+        input: &input,
         stages,
-        &pipeline,
-        &deadline,
+        pipeline: &pipeline,
+        deadline: &deadline,
         hint,
-        allow_disk_use,
-    )?;
-    let mut cursor = Cursor::new(ns, Source::Buffered(docs.into()));
+    };
+    if let Some(output) = pipeline.output() {
+        let concern = WriteConcern::parse(request)?;
+        let mut writer = engine.store.write()?;
+        let mut sink = Sink::begin(engine, &mut writer, request.db, output, &vars, now)?;
+        run.each(|doc| sink.write(doc))?;
+        sink.finish()?;
+        concern.commit(writer)?;
+        return Ok(cursor::reply(input.ns(), 0, &[], cstr!("firstBatch")));
+    }
+    let mut docs = Vec::new();
+    let mut bytes = 0usize;
+    run.each(|doc| {
+        bytes += doc.as_bytes().len();
+        if bytes > SORT_BYTES_MAX {
+            return Err(output_too_large(allow_disk_use));
+        }
+        docs.push(doc);
+        Ok(())
+    })?;
+    let mut cursor = Cursor::new(input.ns().clone(), Source::Buffered(docs.into()));
     cursor.time_left_ms = deadline.remaining();
     let first = FirstBatch {
         size: Some(batch_size.unwrap_or(BATCH_SIZE_DEFAULT as u64)),
@@ -69,20 +111,40 @@ pub(crate) fn aggregate(engine: &Engine, request: &Request<'_>) -> Result<Reply,
     cursor::open(engine, cursor, first)
 }
 
-/// The collection an aggregate names. `aggregate: 1` (collectionless stages such as
-/// `$currentOp` or `$documents`) is not supported.
-fn target(request: &Request<'_>) -> Result<Namespace, Error> {
+/// What an aggregate reads: the collection it names, or with `aggregate: 1` the database.
+fn target(request: &Request<'_>) -> Result<Input, Error> {
     match read_args::field(request, "aggregate")? {
-        Some(RawBsonRef::String(_)) => args::collection(request),
-        Some(value) if matches!(number_i64(value), Some(Ok(1))) => Err(Error::new(
-            ErrorCode::NotImplemented,
-            "aggregate: 1 (collectionless pipelines such as $currentOp or $documents) is not \
-             supported",
+        Some(RawBsonRef::String(_)) => args::collection(request).map(Input::Collection),
+        Some(value) if matches!(number_i64(value), Some(Ok(1))) => Ok(Input::Database(
+            Namespace::new(request.db, "$cmd.aggregate"),
         )),
         _ => Err(Error::new(
             ErrorCode::FailedToParse,
             "Invalid command format: the 'aggregate' field must specify a collection name or 1",
         )),
+    }
+}
+
+/// `aggregate: 1` needs a pipeline that starts from its own documents; a collection
+/// aggregate cannot list sessions.
+fn check_input(input: &Input, pipeline: &Pipeline) -> Result<(), Error> {
+    match input {
+        Input::Database(_) if !pipeline.is_collectionless() => {
+            let what = pipeline.first_stage().map_or_else(
+                || "an empty pipeline".to_owned(),
+                |name| format!("'{name}'"),
+            );
+            Err(Error::new(
+                ErrorCode::InvalidNamespace,
+                format!("{{aggregate: 1}} is not valid for {what}; a collection is required."),
+            ))
+        }
+        Input::Collection(_) if pipeline.local_sessions().is_some() => Err(Error::new(
+            ErrorCode::InvalidNamespace,
+            "$listLocalSessions must be run against the database with {aggregate: 1}, not a \
+             collection",
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -98,45 +160,60 @@ fn leading_match(stages: &RawArray) -> Option<&RawDocument> {
     only.value().ok()?.as_document()
 }
 
-/// Runs `pipeline` over the collection (only the document an `_id` equality in a leading
-/// `$match` names, when there is one) and collects its output.
-fn run(
-    engine: &Engine,
-    ns: &Namespace,
-    stages: &RawArray,
-    pipeline: &Pipeline,
-    deadline: &Deadline<'_>,
+/// One run of a parsed pipeline over its input.
+struct Run<'a> {
+    engine: &'a Engine,
+    input: &'a Input,
+    stages: &'a RawArray,
+    pipeline: &'a Pipeline,
+    deadline: &'a Deadline<'a>,
     hint: Hint,
-    allow_disk_use: bool,
-) -> Result<Vec<RawDocumentBuf>, Error> {
-    let reader = engine.store.read()?;
-    let Some(meta) = reader.collection(ns)? else {
-        let nothing = std::iter::empty::<Result<RawDocumentBuf, QueryError>>();
-        return Ok(pipeline.run(nothing)?);
-    };
-    hint.check(ns)?;
-    let id = leading_match(stages).and_then(id_equality);
-    let failure = RefCell::new(None);
-    let input = candidates(&reader, &meta, ns, None, id, deadline, &failure).map(Ok);
-    let mut out = Vec::new();
-    let mut bytes = 0usize;
-    for doc in pipeline.stream(input) {
-        let doc = match doc {
-            Ok(doc) => doc,
-            Err(error) => {
-                // A storage failure or timeout underneath explains the error better.
-                fail_on(&failure)?;
-                return Err(error.into());
+}
+
+impl Run<'_> {
+    /// Runs the pipeline (over only the document an `_id` equality in a leading `$match`
+    /// names, when there is one) and hands each output document to `sink`.
+    fn each(&self, mut sink: impl FnMut(RawDocumentBuf) -> Result<(), Error>) -> Result<(), Error> {
+        let ns = match self.input {
+            Input::Database(_) => {
+                let sessions = match self.pipeline.local_sessions() {
+                    Some(LocalSessions::Users(_)) => Vec::new(),
+                    Some(_) => self.engine.sessions.list(self.engine.host.now_millis()),
+                    None => Vec::new(),
+                };
+                for doc in self.pipeline.stream(sessions.into_iter().map(Ok)) {
+                    sink(doc?)?;
+                }
+                return Ok(());
             }
+            Input::Collection(ns) => ns,
         };
-        bytes += doc.as_bytes().len();
-        if bytes > SORT_BYTES_MAX {
-            return Err(output_too_large(allow_disk_use));
+        let reader = self.engine.store.read()?;
+        let Some(meta) = reader.collection(ns)? else {
+            let nothing = std::iter::empty::<Result<RawDocumentBuf, QueryError>>();
+            for doc in self.pipeline.stream(nothing) {
+                sink(doc?)?;
+            }
+            return Ok(());
+        };
+        self.hint.check(ns)?;
+        let id = leading_match(self.stages).and_then(id_equality);
+        let failure = RefCell::new(None);
+        let input = candidates(&reader, &meta, ns, None, id, self.deadline, &failure).map(Ok);
+        for doc in self.pipeline.stream(input) {
+            let doc = match doc {
+                Ok(doc) => doc,
+                Err(error) => {
+                    // A storage failure or timeout underneath explains the error better.
+                    fail_on(&failure)?;
+                    return Err(error.into());
+                }
+            };
+            sink(doc)?;
         }
-        out.push(doc);
+        fail_on(&failure)?;
+        Ok(())
     }
-    fail_on(&failure)?;
-    Ok(out)
 }
 
 fn output_too_large(allow_disk_use: bool) -> Error {

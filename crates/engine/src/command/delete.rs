@@ -3,7 +3,7 @@
 use super::Request;
 use super::args;
 use super::write::{
-    BatchErrors, Failure, Fields, check_collation, check_command_let, check_hint, count, reply,
+    BatchErrors, Failure, Fields, check_collation, check_hint, command_variables, count, reply,
     select, statements,
 };
 use super::write_concern::WriteConcern;
@@ -12,7 +12,7 @@ use crate::error::{Error, ErrorCode};
 use crate::store::{Namespace, Writer};
 use bson::raw::RawBsonRef;
 use bson::{Document, RawDocument};
-use query::Filter;
+use query::{Filter, Variables};
 
 /// The arguments delete takes besides the generic ones.
 const FIELDS: &[&str] = &[
@@ -43,7 +43,7 @@ pub(super) fn delete(engine: &Engine, request: &Request<'_>) -> Result<Document,
     args::check_writable(&ns)?;
     let concern = WriteConcern::parse(request)?;
     let ordered = args::opt_bool(request, "ordered")?.unwrap_or(true);
-    check_command_let(request)?;
+    let vars = command_variables(request, engine.host.now_millis())?;
     let parsed = statements(request, "deletes")?
         .into_iter()
         .map(parse_statement)
@@ -52,7 +52,7 @@ pub(super) fn delete(engine: &Engine, request: &Request<'_>) -> Result<Document,
     let mut deleted = 0;
     let mut errors = BatchErrors::default();
     for (index, statement) in parsed.iter().enumerate() {
-        match errors.take(index, run_statement(&mut writer, &ns, statement))? {
+        match errors.take(index, run_statement(&mut writer, &ns, statement, &vars))? {
             Some(n) => deleted += n,
             None if ordered => break,
             None => {}
@@ -99,10 +99,11 @@ fn run_statement(
     writer: &mut Writer<'_>,
     ns: &Namespace,
     statement: &Statement<'_>,
+    vars: &Variables,
 ) -> Result<usize, Failure> {
     check_hint(statement.hint)?;
     check_collation(statement.collation)?;
-    let filter = Filter::parse(statement.filter)?;
+    let filter = Filter::parse_with(statement.filter, vars)?;
     let selected = select(writer, ns, &filter, statement.filter, statement.first_only)?;
     for (rid, _) in &selected {
         writer.delete(ns, *rid).map_err(Failure::fatal)?;

@@ -77,7 +77,7 @@ struct FindQuery<'a> {
 pub(crate) fn find(engine: &Engine, request: &Request<'_>) -> Result<Reply, Error> {
     args::check_fields(request, FIND_FIELDS)?;
     let ns = args::collection(request)?;
-    let query = parse_find(request)?;
+    let query = parse_find(request, engine.host.now_millis())?;
     let deadline = Deadline::start(engine.host.as_ref(), query.time_ms);
     let reader = engine.store.read()?;
     let Some(meta) = reader.collection(&ns)? else {
@@ -94,11 +94,14 @@ pub(crate) fn find(engine: &Engine, request: &Request<'_>) -> Result<Reply, Erro
     cursor::open(engine, cursor, query.first)
 }
 
-fn parse_find<'a>(request: &Request<'a>) -> Result<FindQuery<'a>, Error> {
+fn parse_find<'a>(request: &Request<'a>, now_ms: i64) -> Result<FindQuery<'a>, Error> {
+    let vars = read_args::variables(request, now_ms)?;
     let filter_spec = read_args::object_or_null(request, "filter")?;
-    let filter = filter_spec.map(Filter::parse).transpose()?;
+    let filter = filter_spec
+        .map(|spec| Filter::parse_with(spec, &vars))
+        .transpose()?;
     let projection = read_args::object_or_null(request, "projection")?
-        .map(Projection::parse)
+        .map(|spec| Projection::parse_with(spec, &vars))
         .transpose()?;
     let sort = read_args::object_or_null(request, "sort")?;
     let skip = read_args::non_negative(request, "skip")?.unwrap_or(0);
@@ -109,7 +112,6 @@ fn parse_find<'a>(request: &Request<'a>) -> Result<FindQuery<'a>, Error> {
     let no_timeout = args::opt_bool(request, "noCursorTimeout")?.unwrap_or(false);
     refuse_unsupported(request)?;
     read_args::check_collation(request)?;
-    read_args::refuse_let(request)?;
     let time_ms = read_args::max_time_ms(request)?;
     let hint = read_args::hint(request)?;
     let order = parse_order(sort, hint)?;

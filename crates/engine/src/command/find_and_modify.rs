@@ -7,7 +7,7 @@
 use super::Request;
 use super::args;
 use super::update::{UpdateSpec, apply_stored, id_of, upsert_document};
-use super::write::{Failure, check_collation, check_command_let, check_hint, documents_of, select};
+use super::write::{Failure, check_collation, check_hint, command_variables, documents_of, select};
 use super::write_concern::WriteConcern;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
@@ -53,8 +53,8 @@ pub(super) fn find_and_modify(engine: &Engine, request: &Request<'_>) -> Result<
     let ns = args::collection(request)?;
     args::check_writable(&ns)?;
     let concern = WriteConcern::parse(request)?;
-    let plan = parse(request)?;
     let now = engine.host.now_millis();
+    let plan = parse(request, now)?;
     let mut writer = engine.store.write()?;
     let result = run(engine, &mut writer, &ns, &plan, now).map_err(|failure| match failure {
         Failure::Statement(error) | Failure::Fatal(error) => error,
@@ -67,7 +67,7 @@ fn failed(message: &str) -> Error {
     Error::new(ErrorCode::FailedToParse, message)
 }
 
-fn parse<'a>(request: &Request<'a>) -> Result<Plan<'a>, Error> {
+fn parse<'a>(request: &Request<'a>, now_ms: i64) -> Result<Plan<'a>, Error> {
     let filter_doc = match args::opt_doc(request, "query")? {
         Some(query) => query,
         None => RawDocument::from_bytes(EMPTY).expect("five bytes are the empty document"),
@@ -88,7 +88,7 @@ fn parse<'a>(request: &Request<'a>) -> Result<Plan<'a>, Error> {
         .transpose()?;
     check_hint(request.body.get("hint").ok().flatten())?;
     check_collation(args::opt_doc(request, "collation")?)?;
-    check_command_let(request)?;
+    let vars = command_variables(request, now_ms)?;
     if !remove && update.is_none() {
         return Err(failed("Either an update or remove=true must be specified"));
     }
@@ -114,14 +114,16 @@ fn parse<'a>(request: &Request<'a>) -> Result<Plan<'a>, Error> {
     }
     Ok(Plan {
         filter_doc,
-        filter: Filter::parse(filter_doc)?,
+        filter: Filter::parse_with(filter_doc, &vars)?,
         sort: sort
             .filter(|sort| !sort.is_empty())
             .map(SortSpec::parse)
             .transpose()?,
-        projection: fields.map(Projection::parse).transpose()?,
+        projection: fields
+            .map(|spec| Projection::parse_with(spec, &vars))
+            .transpose()?,
         update: update
-            .map(|spec| spec.compile(array_filters.unwrap_or_default()))
+            .map(|spec| spec.compile(array_filters.unwrap_or_default(), &vars))
             .transpose()?,
         return_new,
         upsert,

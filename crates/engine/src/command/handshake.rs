@@ -99,8 +99,20 @@ pub(super) fn connection_status(
     Ok(doc! { "authInfo": auth_info })
 }
 
-/// endSessions / killAllSessions: sessions carry no server state yet, so there is
-/// nothing to end; drivers send endSessions on close and expect `ok: 1`.
-pub(super) fn end_sessions(_engine: &Engine, _request: &Request<'_>) -> Result<Document, Error> {
+/// endSessions / killAllSessions: the named sessions leave the session cache (they
+/// carry no other server state yet); drivers send endSessions on close and expect `ok: 1`.
+pub(super) fn end_sessions(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    if request.name == "killAllSessions" {
+        // Without authentication every session is every user's: all of them end.
+        engine.sessions.clear();
+        return Ok(Document::new());
+    }
+    if let Some(bson::raw::RawBsonRef::Array(ids)) = request.field(request.name)? {
+        for id in ids.into_iter().flatten() {
+            if let bson::raw::RawBsonRef::Document(lsid) = id {
+                engine.sessions.end(lsid);
+            }
+        }
+    }
     Ok(Document::new())
 }

@@ -9,6 +9,7 @@
 
 mod admin;
 mod aggregate;
+mod aggregate_output;
 pub(crate) mod args;
 mod catalog_reads;
 mod count;
@@ -224,6 +225,9 @@ pub(crate) fn name_of(cmd: &RawDocument) -> Result<&str, Error> {
 /// Runs `request` through the table and shapes the reply.
 pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocumentBuf, Error> {
     check_database_name(request.db)?;
+    if let Some(bson::raw::RawBsonRef::Document(lsid)) = request.field("lsid")? {
+        engine.sessions.touch(lsid, engine.host.now_millis());
+    }
     let Some(spec) = find(request.name) else {
         let message = format!("no such command: '{}'", request.name);
         return Err(Error::new(ErrorCode::CommandNotFound, message));

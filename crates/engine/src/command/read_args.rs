@@ -7,6 +7,7 @@ use crate::error::{Error, ErrorCode};
 use crate::store::Namespace;
 use bson::RawDocument;
 use bson::raw::{RawArray, RawBsonRef};
+use query::Variables;
 
 /// Which way a query reads the collection, from its `hint`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,13 +244,14 @@ pub(crate) fn check_collation(request: &Request<'_>) -> Result<(), Error> {
     ))
 }
 
-/// Refuses a non-empty `let` (variables for `$expr` are not supported yet).
-pub(crate) fn refuse_let(request: &Request<'_>) -> Result<(), Error> {
-    if object_or_null(request, "let")?.is_some() {
-        let message = format!("{} with 'let' variables is not supported", request.name);
-        return Err(Error::new(ErrorCode::NotImplemented, message));
-    }
-    Ok(())
+/// The command's variables: its `let` document evaluated once, before any document is
+/// read (MongoDB's `seedVariablesWithLetParameters`), and `$$NOW` fixed at `now_ms`.
+pub(crate) fn variables(request: &Request<'_>, now_ms: i64) -> Result<Variables, Error> {
+    let now = bson::DateTime::from_millis(now_ms);
+    Ok(match object_or_null(request, "let")? {
+        Some(spec) => Variables::from_let_at(spec, now)?,
+        None => Variables::at(now),
+    })
 }
 
 /// Refuses option `key` when it is true.

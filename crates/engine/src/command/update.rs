@@ -10,8 +10,8 @@ use super::Request;
 use super::args;
 use super::insert;
 use super::write::{
-    BatchErrors, Failure, Fields, check_collation, check_command_let, check_hint, check_let, count,
-    reply, select, statements,
+    BatchErrors, Failure, Fields, check_collation, check_hint, command_variables, count, reply,
+    select, statements,
 };
 use super::write_concern::WriteConcern;
 use crate::engine::Engine;
@@ -19,7 +19,7 @@ use crate::error::{Error, ErrorCode};
 use crate::store::{Namespace, Writer};
 use bson::raw::RawBsonRef;
 use bson::{Bson, DateTime, Document, RawArray, RawDocument, RawDocumentBuf, doc};
-use query::Filter;
+use query::{Filter, Variables};
 use update::{ApplyContext, Update, UpdateOptions};
 
 /// The arguments update takes besides the generic ones.
@@ -69,9 +69,16 @@ impl<'a> UpdateSpec<'a> {
         }
     }
 
-    /// Compiles the update with its `arrayFilters`.
-    pub(super) fn compile(self, array_filters: Vec<RawDocumentBuf>) -> Result<Update, Error> {
-        let options = UpdateOptions { array_filters };
+    /// Compiles the update with its `arrayFilters` and the command's variables.
+    pub(super) fn compile(
+        self,
+        array_filters: Vec<RawDocumentBuf>,
+        variables: &Variables,
+    ) -> Result<Update, Error> {
+        let options = UpdateOptions {
+            array_filters,
+            variables: variables.clone(),
+        };
         let update = match self {
             UpdateSpec::Document(doc) => Update::parse(doc, options),
             UpdateSpec::Pipeline(stages) => Update::parse_pipeline(stages, options),
@@ -108,12 +115,12 @@ pub(super) fn update(engine: &Engine, request: &Request<'_>) -> Result<Document,
     let concern = WriteConcern::parse(request)?;
     let ordered = args::opt_bool(request, "ordered")?.unwrap_or(true);
     args::opt_bool(request, "bypassDocumentValidation")?;
-    check_command_let(request)?;
+    let now = engine.host.now_millis();
+    let vars = command_variables(request, now)?;
     let parsed = statements(request, "updates")?
         .into_iter()
         .map(parse_statement)
         .collect::<Result<Vec<_>, Error>>()?;
-    let now = engine.host.now_millis();
     let mut writer = engine.store.write()?;
     let (mut matched, mut modified) = (0, 0);
     let mut upserted = Vec::new();
@@ -121,7 +128,7 @@ pub(super) fn update(engine: &Engine, request: &Request<'_>) -> Result<Document,
     for (index, statement) in parsed.iter().enumerate() {
         match errors.take(
             index,
-            run_statement(engine, &mut writer, &ns, statement, now),
+            run_statement(engine, &mut writer, &ns, statement, &vars, now),
         )? {
             Some(outcome) => {
                 matched += outcome.matched;
@@ -173,13 +180,29 @@ fn run_statement(
     writer: &mut Writer<'_>,
     ns: &Namespace,
     statement: &Statement<'_>,
+    vars: &Variables,
     now: i64,
 ) -> Result<Outcome, Failure> {
     check_hint(statement.hint)?;
     check_collation(statement.collation)?;
-    check_let(statement.constants, "c")?;
-    let filter = Filter::parse(statement.filter)?;
-    let update = statement.update.compile(statement.array_filters.clone())?;
+    let filter = Filter::parse_with(statement.filter, vars)?;
+    let update = match statement.constants {
+        None => statement
+            .update
+            .compile(statement.array_filters.clone(), vars)?,
+        Some(constants) => {
+            if !matches!(statement.update, UpdateSpec::Pipeline(_)) {
+                return Err(Failure::Statement(Error::new(
+                    ErrorCode::Location(51198),
+                    "Constant values may only be specified for pipeline updates",
+                )));
+            }
+            let with_constants = vars.with_constants(constants)?;
+            statement
+                .update
+                .compile(statement.array_filters.clone(), &with_constants)?
+        }
+    };
     if statement.multi && update.is_replacement() {
         return Err(Failure::Statement(Error::new(
             ErrorCode::FailedToParse,
@@ -265,7 +288,7 @@ pub(super) fn upsert_document(
 }
 
 /// The storage rules an updated document must still meet (nesting depth, `_id` type).
-fn check_storable(doc: &RawDocument) -> Result<(), Error> {
+pub(super) fn check_storable(doc: &RawDocument) -> Result<(), Error> {
     bson_canonical::validate_for_storage(doc.as_bytes()).map_err(|error| {
         Error::new(
             ErrorCode::from_parts(error.code(), error.code_name()),

@@ -16,7 +16,7 @@ use crate::error::{Error, ErrorCode};
 use crate::store::{Namespace, StoreError, Writer};
 use bson::raw::RawBsonRef;
 use bson::{Bson, Document, RawArray, RawDocument, RawDocumentBuf, doc};
-use query::Filter;
+use query::{Filter, Variables};
 
 /// Why one statement of a write command did not happen.
 #[derive(Debug)]
@@ -316,21 +316,14 @@ pub(super) fn check_collation(collation: Option<&RawDocument>) -> Result<(), Err
     }
 }
 
-/// Refuses non-empty `let` variables (or an update's `c` constants): filters and updates
-/// cannot read user variables yet.
-pub(super) fn check_let(variables: Option<&RawDocument>, field: &str) -> Result<(), Error> {
-    match variables {
-        Some(doc) if !doc.is_empty() => Err(Error::new(
-            ErrorCode::NotImplemented,
-            format!("'{field}' variables are not supported yet"),
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// Reads the command-level `let`, refusing it unless empty.
-pub(super) fn check_command_let(request: &Request<'_>) -> Result<(), Error> {
-    check_let(args::opt_doc(request, "let")?, "let")
+/// The write command's variables: its `let` document evaluated once, before any document
+/// is read, and `$$NOW` fixed at `now_ms`. A bad `let` fails the whole command.
+pub(super) fn command_variables(request: &Request<'_>, now_ms: i64) -> Result<Variables, Error> {
+    let now = bson::DateTime::from_millis(now_ms);
+    Ok(match args::opt_doc(request, "let")? {
+        Some(spec) => Variables::from_let_at(spec, now)?,
+        None => Variables::at(now),
+    })
 }
 
 /// The `_id` value a filter pins with plain equality (`{_id: 5}`), when it is the filter's

@@ -6,15 +6,18 @@
 //! missing from null (`{$eq: ["$x", null]}` is false when `x` is missing, and
 //! missing sorts below every value).
 
+mod fields;
 mod ops;
 mod ops_more;
 mod value;
 
 use crate::error::QueryError;
 use crate::limits::EXPRESSION_DEPTH_MAX;
+use crate::variables::{NO_VARIABLES, Variables};
 use bson::raw::RawDocument;
 use bson::{Bson, RawBsonRef};
 use bson_canonical::path::get_field;
+use std::sync::Arc;
 
 pub(crate) use ops_more::slice_items;
 pub(crate) use value::{
@@ -36,8 +39,10 @@ pub(crate) enum Expr {
     Literal(Bson),
     /// `$a.b`: a path from `$$CURRENT`.
     Field(Vec<String>),
-    /// `$$name.a.b`.
-    Variable(String, Vec<String>),
+    /// `$$name.a.b`, with the value of the command's variable `name` when the
+    /// command defines one (`let`, `$$NOW`): used unless an enclosing `$let`,
+    /// `$map` or `$filter` binds `name` itself.
+    Variable(String, Vec<String>, Option<Arc<Value>>),
     Array(Vec<Expr>),
     Object(Vec<(String, Expr)>),
     /// An operator with positional arguments.
@@ -48,6 +53,38 @@ pub(crate) enum Expr {
     Let(Vec<(String, Expr)>, Box<Expr>),
     /// `$switch`.
     Switch(Vec<(Expr, Expr)>, Option<Box<Expr>>),
+    /// `$getField`: a field named literally (dots and `$` included) of `input`.
+    GetField(String, Box<Expr>),
+    /// `$setField` (`Some` value) and `$unsetField` (`None`): `input` with the
+    /// field named literally set or removed.
+    SetField {
+        field: String,
+        input: Box<Expr>,
+        value: Option<Box<Expr>>,
+    },
+}
+
+/// What parsing an expression carries down the tree: the nesting depth and the
+/// command's variables.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ParseCtx<'v> {
+    pub(crate) depth: usize,
+    pub(crate) vars: &'v Variables,
+}
+
+impl<'v> ParseCtx<'v> {
+    /// The top of an expression, with `vars` in scope.
+    pub(crate) fn top(vars: &'v Variables) -> ParseCtx<'v> {
+        ParseCtx { depth: 0, vars }
+    }
+
+    /// One level further down.
+    pub(crate) fn nested(self) -> ParseCtx<'v> {
+        ParseCtx {
+            depth: self.depth + 1,
+            vars: self.vars,
+        }
+    }
 }
 
 /// The variables in scope during evaluation.
@@ -60,8 +97,14 @@ pub(crate) struct Scope<'a> {
 impl Expression {
     /// Parses an expression (a document, a `$path` string, an array or a literal).
     pub fn parse(value: RawBsonRef<'_>) -> Result<Expression, QueryError> {
+        Expression::parse_with(value, &NO_VARIABLES)
+    }
+
+    /// Parses an expression that may read the command's variables (`$$name` for a
+    /// `let` variable, `$$NOW`).
+    pub fn parse_with(value: RawBsonRef<'_>, vars: &Variables) -> Result<Expression, QueryError> {
         Ok(Expression {
-            node: parse_expr(value, 0)?,
+            node: parse_expr(value, ParseCtx::top(vars))?,
         })
     }
 
@@ -74,8 +117,31 @@ impl Expression {
 
 impl Expr {
     /// Parses the argument of `$expr`.
-    pub(crate) fn parse_top(value: RawBsonRef<'_>) -> Result<Expr, QueryError> {
-        parse_expr(value, 0)
+    pub(crate) fn parse_top(value: RawBsonRef<'_>, vars: &Variables) -> Result<Expr, QueryError> {
+        parse_expr(value, ParseCtx::top(vars))
+    }
+
+    /// Whether `test` holds for this node or any node below it.
+    pub(crate) fn any(&self, test: &mut impl FnMut(&Expr) -> bool) -> bool {
+        if test(self) {
+            return true;
+        }
+        match self {
+            Expr::Literal(_) | Expr::Field(_) | Expr::Variable(..) => false,
+            Expr::Array(items) | Expr::Call(_, items) => items.iter().any(|e| e.any(test)),
+            Expr::Object(fields) | Expr::Named(_, fields) => {
+                fields.iter().any(|(_, e)| e.any(test))
+            }
+            Expr::Let(vars, body) => vars.iter().any(|(_, e)| e.any(test)) || body.any(test),
+            Expr::Switch(branches, default) => {
+                branches.iter().any(|(c, t)| c.any(test) || t.any(test))
+                    || default.as_ref().is_some_and(|d| d.any(test))
+            }
+            Expr::GetField(_, input) => input.any(test),
+            Expr::SetField { input, value, .. } => {
+                input.any(test) || value.as_ref().is_some_and(|v| v.any(test))
+            }
+        }
     }
 
     /// Whether `$expr` holds for `doc`.
@@ -88,7 +154,7 @@ impl Expr {
         match self {
             Expr::Literal(v) => Ok(Some(v.clone())),
             Expr::Field(path) => Ok(scope.field(path)),
-            Expr::Variable(name, path) => scope.variable(name, path),
+            Expr::Variable(name, path, preset) => scope.variable(name, path, preset.as_deref()),
             Expr::Array(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for item in items {
@@ -134,6 +200,12 @@ impl Expr {
                     )),
                 }
             }
+            Expr::GetField(field, input) => fields::get_field(field, input, scope),
+            Expr::SetField {
+                field,
+                input,
+                value,
+            } => fields::set_field(field, input, value.as_deref(), scope),
         }
     }
 }
@@ -163,13 +235,26 @@ impl<'a> Scope<'a> {
         value::walk(&value, rest)
     }
 
-    fn variable(&self, name: &str, path: &[String]) -> Result<Value, QueryError> {
+    fn variable(
+        &self,
+        name: &str,
+        path: &[String],
+        preset: Option<&Value>,
+    ) -> Result<Value, QueryError> {
         if let Some((_, bound)) = self.vars.iter().rev().find(|(n, _)| n == name) {
             return Ok(bound.as_ref().and_then(|v| value::walk(v, path)));
+        }
+        if let Some(value) = preset {
+            return Ok(value.as_ref().and_then(|v| value::walk(v, path)));
         }
         match name {
             "ROOT" | "CURRENT" => Ok(value::walk(self.root_tree(), path)),
             "REMOVE" => Ok(None),
+            // A standalone has no cluster time.
+            "CLUSTER_TIME" => Err(QueryError::location(
+                51144,
+                "Builtin variable '$$CLUSTER_TIME' is not available",
+            )),
             _ => Err(QueryError::location(
                 17276,
                 format!("Use of undefined variable: {name}"),
@@ -208,8 +293,8 @@ fn split_path(path: &str) -> Result<Vec<String>, QueryError> {
     Ok(parts)
 }
 
-pub(crate) fn parse_expr(value: RawBsonRef<'_>, depth: usize) -> Result<Expr, QueryError> {
-    if depth > EXPRESSION_DEPTH_MAX {
+pub(crate) fn parse_expr(value: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result<Expr, QueryError> {
+    if ctx.depth > EXPRESSION_DEPTH_MAX {
         return Err(QueryError::bad_value("expression nested too deeply"));
     }
     match value {
@@ -217,7 +302,8 @@ pub(crate) fn parse_expr(value: RawBsonRef<'_>, depth: usize) -> Result<Expr, Qu
             if let Some(var) = s.strip_prefix("$$") {
                 let mut parts = split_path(var)?;
                 let name = parts.remove(0);
-                Ok(Expr::Variable(name, parts))
+                let preset = ctx.vars.lookup(&name);
+                Ok(Expr::Variable(name, parts, preset))
             } else if let Some(path) = s.strip_prefix('$') {
                 Ok(Expr::Field(split_path(path)?))
             } else {
@@ -227,18 +313,18 @@ pub(crate) fn parse_expr(value: RawBsonRef<'_>, depth: usize) -> Result<Expr, Qu
         RawBsonRef::Array(items) => {
             let mut out = Vec::new();
             for item in bson_canonical::compare::array_values(items) {
-                out.push(parse_expr(item, depth + 1)?);
+                out.push(parse_expr(item, ctx.nested())?);
             }
             Ok(Expr::Array(out))
         }
-        RawBsonRef::Document(doc) => parse_object(doc, depth),
+        RawBsonRef::Document(doc) => parse_object(doc, ctx),
         other => Ok(Expr::Literal(
             Bson::try_from(other).map_err(|e| QueryError::bad_value(e.to_string()))?,
         )),
     }
 }
 
-fn parse_object(doc: &RawDocument, depth: usize) -> Result<Expr, QueryError> {
+fn parse_object(doc: &RawDocument, ctx: ParseCtx<'_>) -> Result<Expr, QueryError> {
     let fields: Vec<(&str, RawBsonRef<'_>)> = bson_canonical::compare::elements(doc).collect();
     match fields.first() {
         Some((key, _)) if key.starts_with('$') => {
@@ -253,7 +339,7 @@ fn parse_object(doc: &RawDocument, depth: usize) -> Result<Expr, QueryError> {
                 ));
             }
             let (key, arg) = fields[0];
-            ops::parse_operator(key, arg, depth + 1)
+            ops::parse_operator(key, arg, ctx.nested())
         }
         _ => {
             let mut out = Vec::new();
@@ -264,7 +350,7 @@ fn parse_object(doc: &RawDocument, depth: usize) -> Result<Expr, QueryError> {
                         format!("FieldPath field names may not start with '$'. Got: {key}"),
                     ));
                 }
-                out.push((key.to_owned(), parse_expr(value, depth + 1)?));
+                out.push((key.to_owned(), parse_expr(value, ctx.nested())?));
             }
             Ok(Expr::Object(out))
         }

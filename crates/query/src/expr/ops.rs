@@ -1,7 +1,7 @@
 //! The expression operators: parsing their arguments and evaluating them.
 
 use super::value::{Number, compare_bson, format_double, to_text, truthy, type_name};
-use super::{Expr, Scope, Value, parse_expr};
+use super::{Expr, ParseCtx, Scope, Value, parse_expr};
 use crate::error::QueryError;
 use bson::{Bson, RawBsonRef};
 use std::cmp::Ordering;
@@ -67,38 +67,62 @@ const NAMED: &[(&str, &[&str])] = &[
     ("$rtrim", &["input", "chars"]),
 ];
 
-pub(super) fn parse_operator(key: &str, arg: RawBsonRef<'_>, depth: usize) -> Result<Expr> {
+pub(super) fn parse_operator(key: &str, arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result<Expr> {
     match key {
-        "$literal" => Ok(Expr::Literal(
+        "$literal" | "$const" => Ok(Expr::Literal(
             Bson::try_from(arg).map_err(|e| QueryError::bad_value(e.to_string()))?,
         )),
-        "$cond" => parse_cond(arg, depth),
-        "$let" => parse_let(arg, depth),
-        "$switch" => parse_switch(arg, depth),
+        "$rand" => parse_rand(arg),
+        "$getField" => super::fields::parse_get_field(arg, ctx),
+        "$setField" | "$unsetField" => super::fields::parse_set_field(key, arg, ctx),
+        "$cond" => parse_cond(arg, ctx),
+        "$let" => parse_let(arg, ctx),
+        "$switch" => parse_switch(arg, ctx),
         _ if POSITIONAL.contains(&key) => {
             let args = match arg {
                 RawBsonRef::Array(items) => bson_canonical::compare::array_values(items)
-                    .map(|item| parse_expr(item, depth + 1))
+                    .map(|item| parse_expr(item, ctx.nested()))
                     .collect::<Result<Vec<_>>>()?,
-                other => vec![parse_expr(other, depth + 1)?],
+                other => vec![parse_expr(other, ctx.nested())?],
             };
             Ok(Expr::Call(key.to_owned(), args))
         }
         _ => match NAMED.iter().find(|(name, _)| *name == key) {
             Some((name, allowed)) => Ok(Expr::Named(
                 (*name).to_owned(),
-                parse_named(name, arg, allowed, depth)?,
+                parse_named(name, arg, allowed, ctx)?,
             )),
             None => Err(QueryError::InvalidPipelineOperator(key.to_owned())),
         },
     }
 }
 
+/// `$rand` takes no arguments: `{}` or `[]`.
+fn parse_rand(arg: RawBsonRef<'_>) -> Result<Expr> {
+    let empty = match arg {
+        RawBsonRef::Document(doc) => doc.is_empty(),
+        RawBsonRef::Array(items) => items.is_empty(),
+        _ => {
+            return Err(QueryError::location(
+                10065,
+                "invalid parameter: expected an object ($rand)",
+            ));
+        }
+    };
+    if !empty {
+        return Err(QueryError::location(
+            3_040_501,
+            "$rand does not currently accept arguments",
+        ));
+    }
+    Ok(Expr::Call("$rand".to_owned(), Vec::new()))
+}
+
 fn parse_named(
     name: &str,
     arg: RawBsonRef<'_>,
     allowed: &[&str],
-    depth: usize,
+    ctx: ParseCtx<'_>,
 ) -> Result<Vec<(String, Expr)>> {
     let RawBsonRef::Document(doc) = arg else {
         return Err(QueryError::location(
@@ -116,7 +140,7 @@ fn parse_named(
         }
         let expr = match (key, value) {
             ("as", RawBsonRef::String(s)) => Expr::Literal(Bson::String(s.to_owned())),
-            _ => parse_expr(value, depth + 1)?,
+            _ => parse_expr(value, ctx.nested())?,
         };
         out.push((key.to_owned(), expr));
     }
@@ -129,7 +153,7 @@ fn parse_named(
     Ok(out)
 }
 
-fn parse_cond(arg: RawBsonRef<'_>, depth: usize) -> Result<Expr> {
+fn parse_cond(arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result<Expr> {
     let parts = match arg {
         RawBsonRef::Array(items) => {
             let items: Vec<_> = bson_canonical::compare::array_values(items).collect();
@@ -167,12 +191,12 @@ fn parse_cond(arg: RawBsonRef<'_>, depth: usize) -> Result<Expr> {
     };
     let args = parts
         .into_iter()
-        .map(|p| parse_expr(p, depth + 1))
+        .map(|p| parse_expr(p, ctx.nested()))
         .collect::<Result<Vec<_>>>()?;
     Ok(Expr::Call("$cond".to_owned(), args))
 }
 
-fn parse_let(arg: RawBsonRef<'_>, depth: usize) -> Result<Expr> {
+fn parse_let(arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result<Expr> {
     let RawBsonRef::Document(doc) = arg else {
         return Err(QueryError::location(
             16874,
@@ -186,11 +210,11 @@ fn parse_let(arg: RawBsonRef<'_>, depth: usize) -> Result<Expr> {
             ("vars", RawBsonRef::Document(v)) => {
                 let mut out = Vec::new();
                 for (name, expr) in bson_canonical::compare::elements(v) {
-                    out.push((name.to_owned(), parse_expr(expr, depth + 1)?));
+                    out.push((name.to_owned(), parse_expr(expr, ctx.nested())?));
                 }
                 vars = Some(out);
             }
-            ("in", value) => body = Some(parse_expr(value, depth + 1)?),
+            ("in", value) => body = Some(parse_expr(value, ctx.nested())?),
             _ => {
                 return Err(QueryError::location(
                     16875,
@@ -205,7 +229,7 @@ fn parse_let(arg: RawBsonRef<'_>, depth: usize) -> Result<Expr> {
     Ok(Expr::Let(vars, Box::new(body)))
 }
 
-fn parse_switch(arg: RawBsonRef<'_>, depth: usize) -> Result<Expr> {
+fn parse_switch(arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result<Expr> {
     let RawBsonRef::Document(doc) = arg else {
         return Err(QueryError::location(
             40060,
@@ -228,8 +252,8 @@ fn parse_switch(arg: RawBsonRef<'_>, depth: usize) -> Result<Expr> {
                     let mut then = None;
                     for (k, v) in bson_canonical::compare::elements(branch) {
                         match k {
-                            "case" => case = Some(parse_expr(v, depth + 1)?),
-                            "then" => then = Some(parse_expr(v, depth + 1)?),
+                            "case" => case = Some(parse_expr(v, ctx.nested())?),
+                            "then" => then = Some(parse_expr(v, ctx.nested())?),
                             _ => {
                                 return Err(QueryError::location(
                                     40063,
@@ -259,7 +283,7 @@ fn parse_switch(arg: RawBsonRef<'_>, depth: usize) -> Result<Expr> {
                     "$switch expected an array for 'branches'",
                 ));
             }
-            ("default", value) => default = Some(Box::new(parse_expr(value, depth + 1)?)),
+            ("default", value) => default = Some(Box::new(parse_expr(value, ctx.nested())?)),
             _ => {
                 return Err(QueryError::location(
                     40067,
@@ -365,6 +389,7 @@ pub(super) fn call(name: &str, args: &[Expr], scope: &mut Scope<'_>) -> Result<V
             Ok(Some(Bson::Boolean(!truthy(&v))))
         }
         "$max" | "$min" | "$sum" | "$avg" | "$first" | "$last" => accumulate(name, values),
+        "$rand" => Ok(Some(Bson::Double(random_unit()))),
         _ => super::ops_more::call(name, values),
     }
 }
@@ -772,4 +797,15 @@ pub(super) fn double_text(v: f64) -> String {
 /// Used by the string operators.
 pub(super) fn text_of(v: &Bson) -> Option<String> {
     to_text(v)
+}
+
+/// A uniformly distributed double in [0, 1): 53 bits of a SipHash keyed by the
+/// standard library's per-process random keys (a fresh key per call) over a counter.
+fn random_unit() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, AtomicOrdering::Relaxed));
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }

@@ -14,6 +14,7 @@ pub(crate) use eval::walk;
 use crate::error::QueryError;
 use crate::expr::Expr;
 use crate::schema::Schema;
+use crate::variables::Variables;
 use bson::{RawBson, RawDocument};
 use std::sync::Arc;
 pub(crate) use types::TypeSelector;
@@ -101,8 +102,14 @@ pub(crate) enum Pred {
 impl Filter {
     /// Compiles a filter document.
     pub fn parse(filter: &RawDocument) -> Result<Filter, QueryError> {
+        Filter::parse_with(filter, &crate::variables::NO_VARIABLES)
+    }
+
+    /// Compiles a filter whose `$expr` may read the command's variables
+    /// (`$$name` for a `let` variable, `$$NOW`).
+    pub fn parse_with(filter: &RawDocument, vars: &Variables) -> Result<Filter, QueryError> {
         Ok(Filter {
-            root: parse::parse_document(filter, 0)?,
+            root: parse::parse_document(filter, crate::expr::ParseCtx::top(vars))?,
         })
     }
 

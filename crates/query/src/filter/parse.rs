@@ -2,6 +2,7 @@
 
 use super::{BitTest, Comparison, InItem, Node, Pattern, Pred, TypeSelector};
 use crate::error::QueryError;
+use crate::expr::ParseCtx;
 use crate::limits::{BIT_POSITION_MAX, FILTER_DEPTH_MAX};
 use crate::value::{as_whole_i64, owned, true_value};
 use bson::RawBsonRef;
@@ -9,8 +10,8 @@ use bson::raw::{RawArray, RawDocument};
 use bson_canonical::compare::{array_values, elements};
 use std::sync::Arc;
 
-fn check_depth(depth: usize) -> Result<(), QueryError> {
-    if depth > FILTER_DEPTH_MAX {
+fn check_depth(ctx: ParseCtx<'_>) -> Result<(), QueryError> {
+    if ctx.depth > FILTER_DEPTH_MAX {
         return Err(QueryError::bad_value(format!(
             "exceeded maximum filter depth of {FILTER_DEPTH_MAX}"
         )));
@@ -19,8 +20,8 @@ fn check_depth(depth: usize) -> Result<(), QueryError> {
 }
 
 /// Parses a whole filter document (the top level or an `$and` member).
-pub(super) fn parse_document(doc: &RawDocument, depth: usize) -> Result<Node, QueryError> {
-    check_depth(depth)?;
+pub(super) fn parse_document(doc: &RawDocument, ctx: ParseCtx<'_>) -> Result<Node, QueryError> {
+    check_depth(ctx)?;
     let mut nodes = Vec::new();
     for element in doc.iter_elements() {
         let element = element.map_err(|e| QueryError::bad_value(e.to_string()))?;
@@ -29,11 +30,11 @@ pub(super) fn parse_document(doc: &RawDocument, depth: usize) -> Result<Node, Qu
             .value()
             .map_err(|e| QueryError::bad_value(e.to_string()))?;
         if let Some(operator) = key.strip_prefix('$') {
-            if let Some(node) = parse_top_operator(operator, key, value, depth)? {
+            if let Some(node) = parse_top_operator(operator, key, value, ctx)? {
                 nodes.push(node);
             }
         } else {
-            nodes.push(Node::Path(key.to_owned(), parse_field(value, depth)?));
+            nodes.push(Node::Path(key.to_owned(), parse_field(value, ctx)?));
         }
     }
     Ok(match nodes.len() {
@@ -46,12 +47,12 @@ fn parse_top_operator(
     operator: &str,
     key: &str,
     value: RawBsonRef<'_>,
-    depth: usize,
+    ctx: ParseCtx<'_>,
 ) -> Result<Option<Node>, QueryError> {
     Ok(Some(match operator {
-        "and" => Node::And(parse_logical_members(key, value, depth)?),
-        "or" => Node::Or(parse_logical_members(key, value, depth)?),
-        "nor" => Node::Nor(parse_logical_members(key, value, depth)?),
+        "and" => Node::And(parse_logical_members(key, value, ctx)?),
+        "or" => Node::Or(parse_logical_members(key, value, ctx)?),
+        "nor" => Node::Nor(parse_logical_members(key, value, ctx)?),
         "comment" => return Ok(None),
         "where" => {
             // No JavaScript engine here: MongoDB answers the same way where
@@ -60,7 +61,7 @@ fn parse_top_operator(
                 "$where is not allowed in this context",
             ));
         }
-        "expr" => Node::Expr(Box::new(crate::expr::Expr::parse_top(value)?)),
+        "expr" => Node::Expr(Box::new(crate::expr::Expr::parse_top(value, ctx.vars)?)),
         "jsonSchema" => {
             let RawBsonRef::Document(schema) = value else {
                 return Err(QueryError::TypeMismatch(
@@ -83,7 +84,7 @@ fn parse_top_operator(
 fn parse_logical_members(
     key: &str,
     value: RawBsonRef<'_>,
-    depth: usize,
+    ctx: ParseCtx<'_>,
 ) -> Result<Vec<Node>, QueryError> {
     let RawBsonRef::Array(members) = value else {
         return Err(QueryError::bad_value(format!("{key} must be an array")));
@@ -95,7 +96,7 @@ fn parse_logical_members(
                 "{key} argument's entries must be objects"
             )));
         };
-        out.push(parse_document(doc, depth + 1)?);
+        out.push(parse_document(doc, ctx.nested())?);
     }
     if out.is_empty() {
         return Err(QueryError::bad_value(
@@ -113,9 +114,9 @@ fn is_operator_object(doc: &RawDocument) -> bool {
 }
 
 /// Parses the value of a field in a filter: an operator object, a regex or an equality.
-fn parse_field(value: RawBsonRef<'_>, depth: usize) -> Result<Pred, QueryError> {
+fn parse_field(value: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result<Pred, QueryError> {
     match value {
-        RawBsonRef::Document(doc) if is_operator_object(doc) => parse_operators(doc, depth + 1),
+        RawBsonRef::Document(doc) if is_operator_object(doc) => parse_operators(doc, ctx.nested()),
         RawBsonRef::RegularExpression(regex) => Ok(Pred::Regex(compile_regex(
             regex.pattern.as_str(),
             regex.options.as_str(),
@@ -125,8 +126,8 @@ fn parse_field(value: RawBsonRef<'_>, depth: usize) -> Result<Pred, QueryError> 
 }
 
 /// Parses an operator object (`{$gt: 1, $lt: 5}`) into one predicate.
-fn parse_operators(doc: &RawDocument, depth: usize) -> Result<Pred, QueryError> {
-    check_depth(depth)?;
+fn parse_operators(doc: &RawDocument, ctx: ParseCtx<'_>) -> Result<Pred, QueryError> {
+    check_depth(ctx)?;
     let mut preds = Vec::new();
     let mut regex: Option<(String, String)> = None;
     let mut options: Option<String> = None;
@@ -152,7 +153,7 @@ fn parse_operators(doc: &RawDocument, depth: usize) -> Result<Pred, QueryError> 
                 };
                 options = Some(s.to_owned());
             }
-            _ => preds.push(parse_operator(key, value, depth)?),
+            _ => preds.push(parse_operator(key, value, ctx)?),
         }
     }
     match (regex, options) {
@@ -199,7 +200,7 @@ pub(crate) fn compile_regex(pattern: &str, options: &str) -> Result<Arc<Pattern>
     }))
 }
 
-fn parse_operator(key: &str, value: RawBsonRef<'_>, depth: usize) -> Result<Pred, QueryError> {
+fn parse_operator(key: &str, value: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result<Pred, QueryError> {
     Ok(match key {
         "$eq" => Pred::Eq(owned(value)),
         "$ne" => Pred::Not(Box::new(Pred::Eq(owned(value)))),
@@ -212,14 +213,14 @@ fn parse_operator(key: &str, value: RawBsonRef<'_>, depth: usize) -> Result<Pred
         "$exists" => Pred::Exists(true_value(value)),
         "$type" => Pred::Type(parse_type(value)?),
         "$size" => Pred::Size(parse_size(value)?),
-        "$all" => parse_all(value, depth)?,
-        "$elemMatch" => parse_elem_match(value, depth)?,
+        "$all" => parse_all(value, ctx)?,
+        "$elemMatch" => parse_elem_match(value, ctx)?,
         "$mod" => parse_mod(value)?,
         "$bitsAllSet" => Pred::Bits(BitTest::AllSet, parse_bits(key, value)?),
         "$bitsAnySet" => Pred::Bits(BitTest::AnySet, parse_bits(key, value)?),
         "$bitsAllClear" => Pred::Bits(BitTest::AllClear, parse_bits(key, value)?),
         "$bitsAnyClear" => Pred::Bits(BitTest::AnyClear, parse_bits(key, value)?),
-        "$not" => Pred::Not(Box::new(parse_not(value, depth)?)),
+        "$not" => Pred::Not(Box::new(parse_not(value, ctx)?)),
         "$comment" => Pred::And(Vec::new()),
         _ => return Err(QueryError::bad_value(format!("unknown operator: {key}"))),
     })
@@ -268,7 +269,7 @@ fn parse_size(value: RawBsonRef<'_>) -> Result<i64, QueryError> {
     }
 }
 
-fn parse_all(value: RawBsonRef<'_>, depth: usize) -> Result<Pred, QueryError> {
+fn parse_all(value: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result<Pred, QueryError> {
     let RawBsonRef::Array(members) = value else {
         return Err(QueryError::bad_value("$all needs an array"));
     };
@@ -281,7 +282,7 @@ fn parse_all(value: RawBsonRef<'_>, depth: usize) -> Result<Pred, QueryError> {
                 match fields.next() {
                     Some(("$elemMatch", inner)) if fields.next().is_none() => {
                         elem_matches += 1;
-                        parse_elem_match(inner, depth)?
+                        parse_elem_match(inner, ctx)?
                     }
                     _ => return Err(QueryError::bad_value("no $ expressions in $all")),
                 }
@@ -300,7 +301,7 @@ fn parse_all(value: RawBsonRef<'_>, depth: usize) -> Result<Pred, QueryError> {
     Ok(Pred::All(preds))
 }
 
-fn parse_elem_match(value: RawBsonRef<'_>, depth: usize) -> Result<Pred, QueryError> {
+fn parse_elem_match(value: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result<Pred, QueryError> {
     let RawBsonRef::Document(doc) = value else {
         return Err(QueryError::bad_value("$elemMatch needs an Object"));
     };
@@ -313,7 +314,7 @@ fn parse_elem_match(value: RawBsonRef<'_>, depth: usize) -> Result<Pred, QueryEr
             )
     });
     if value_form {
-        return Ok(match parse_operators(doc, depth + 1)? {
+        return Ok(match parse_operators(doc, ctx.nested())? {
             Pred::And(preds) => Pred::ElemMatchValue(preds),
             pred => Pred::ElemMatchValue(vec![pred]),
         });
@@ -325,7 +326,7 @@ fn parse_elem_match(value: RawBsonRef<'_>, depth: usize) -> Result<Pred, QueryEr
     }
     Ok(Pred::ElemMatchObject(Box::new(parse_document(
         doc,
-        depth + 1,
+        ctx.nested(),
     )?)))
 }
 
@@ -425,7 +426,7 @@ fn parse_bit_positions(key: &str, positions: &RawArray) -> Result<Vec<u32>, Quer
     Ok(out)
 }
 
-fn parse_not(value: RawBsonRef<'_>, depth: usize) -> Result<Pred, QueryError> {
+fn parse_not(value: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result<Pred, QueryError> {
     match value {
         RawBsonRef::RegularExpression(r) => Ok(Pred::Regex(compile_regex(
             r.pattern.as_str(),
@@ -439,7 +440,7 @@ fn parse_not(value: RawBsonRef<'_>, depth: usize) -> Result<Pred, QueryError> {
                 let key = elements(doc).next().map_or("", |(k, _)| k).to_owned();
                 return Err(QueryError::bad_value(format!("unknown operator: {key}")));
             }
-            parse_operators(doc, depth + 1)
+            parse_operators(doc, ctx.nested())
         }
         _ => Err(QueryError::bad_value("$not needs a regex or a document")),
     }

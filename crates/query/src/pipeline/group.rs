@@ -11,6 +11,7 @@ use super::fields;
 use crate::error::QueryError;
 use crate::expr::{Expression, value_to_raw};
 use crate::limits::ACCUMULATOR_BYTES_MAX;
+use crate::variables::Variables;
 use bson::raw::{RawDocument, RawDocumentBuf};
 use bson::{Bson, Document, RawBsonRef};
 use bson_canonical::compare::elements;
@@ -65,7 +66,7 @@ fn location(code: i32, message: impl Into<String>) -> QueryError {
 
 impl Group {
     /// Parses the specification of a `$group` stage.
-    pub(crate) fn parse(spec: RawBsonRef<'_>) -> Result<Group, QueryError> {
+    pub(crate) fn parse(spec: RawBsonRef<'_>, vars: &Variables) -> Result<Group, QueryError> {
         let RawBsonRef::Document(spec) = spec else {
             return Err(location(
                 15947,
@@ -79,10 +80,10 @@ impl Group {
                 if id.is_some() {
                     return Err(location(15948, "a group's _id may only be specified once"));
                 }
-                id = Some(Expression::parse(value)?);
+                id = Some(Expression::parse_with(value, vars)?);
                 continue;
             }
-            let (accumulator, argument) = parse_accumulator(name, value)?;
+            let (accumulator, argument) = parse_accumulator(name, value, vars)?;
             fields.push((name.to_owned(), accumulator, argument));
         }
         let Some(id) = id else {
@@ -154,6 +155,7 @@ fn one() -> Expression {
 fn parse_accumulator(
     name: &str,
     value: RawBsonRef<'_>,
+    vars: &Variables,
 ) -> Result<(Accumulator, Expression), QueryError> {
     let spec = match value {
         RawBsonRef::Document(spec)
@@ -227,7 +229,7 @@ fn parse_accumulator(
             ));
         }
     };
-    Ok((accumulator, Expression::parse(argument)?))
+    Ok((accumulator, Expression::parse_with(argument, vars)?))
 }
 
 /// The widest numeric type a sum has seen, which decides its result type.
@@ -468,7 +470,8 @@ mod tests {
 
     fn sum_of(values: &[Bson]) -> Bson {
         let spec = rawdoc! {"_id": null, "s": {"$sum": "$v"}};
-        let group = Group::parse(RawBsonRef::Document(&spec)).expect("parses");
+        let group = Group::parse(RawBsonRef::Document(&spec), &crate::variables::NO_VARIABLES)
+            .expect("parses");
         let out = group.run(docs(values).into_iter()).expect("runs");
         let doc = Document::try_from(out[0].as_ref()).expect("valid");
         doc.get("s").cloned().expect("has s")
@@ -503,7 +506,8 @@ mod tests {
     #[test]
     fn push_past_its_memory_limit_fails_with_146() {
         let spec = rawdoc! {"_id": null, "all": {"$push": "$v"}};
-        let mut group = Group::parse(RawBsonRef::Document(&spec)).expect("parses");
+        let mut group = Group::parse(RawBsonRef::Document(&spec), &crate::variables::NO_VARIABLES)
+            .expect("parses");
         group.bytes_max = 20;
         let values: Vec<Bson> = (0..3).map(|_| Bson::String("0123456789".into())).collect();
         let e = group

@@ -5,12 +5,17 @@
 //! Supported stages, with MongoDB's semantics and error codes:
 //! `$match`, `$sort`, `$skip`, `$limit`, `$project`, `$addFields`/`$set`,
 //! `$unset`, `$replaceRoot`/`$replaceWith`, `$group`, `$count`, `$unwind`,
-//! `$sortByCount` and `$facet`. `$group` accumulators: `$sum`, `$avg`,
-//! `$min`, `$max`, `$first`, `$last`, `$push`, `$addToSet` and `$count`.
+//! `$sortByCount`, `$facet` and `$documents` (first stage only). `$group`
+//! accumulators: `$sum`, `$avg`, `$min`, `$max`, `$first`, `$last`, `$push`,
+//! `$addToSet` and `$count`.
+//!
+//! Parsed here, carried out by the engine: a final `$out` or `$merge`
+//! ([`Pipeline::output`]: [`Pipeline::run`] yields the documents they write)
+//! and a leading `$listLocalSessions` ([`Pipeline::local_sessions`]: the
+//! engine supplies the sessions as the input).
 //!
 //! Refused with NotImplemented (238), never answered wrongly: stages that
-//! need the engine or that are not written yet (`$lookup`, `$out`, `$merge`,
-//! `$unionWith`, `$graphLookup`, `$geoNear`, `$collStats`, `$indexStats`,
+//! need the engine or that are not written yet (`$lookup`, `$unionWith`, `$graphLookup`, `$geoNear`, `$collStats`, `$indexStats`,
 //! `$currentOp`, `$changeStream`, `$search`, `$densify`, `$fill`,
 //! `$setWindowFields`, `$bucket`, `$bucketAuto`, `$sample`, `$redact`, ...),
 //! the other accumulators (`$stdDevPop`, `$mergeObjects`, `$topN`, ...) and
@@ -25,14 +30,18 @@
 
 mod fields;
 mod group;
+mod output;
 mod stages;
 
 use crate::error::QueryError;
 use crate::filter::Filter;
 use crate::limits::PIPELINE_DOCUMENT_BYTES_MAX;
+use crate::variables::Variables;
 use bson::RawBsonRef;
 use bson::raw::{RawArray, RawDocumentBuf};
 use stages::Stage;
+
+pub use output::{LocalSessions, Merge, Output, Target, WhenMatched, WhenNotMatched};
 
 /// A compiled aggregation pipeline.
 ///
@@ -51,7 +60,17 @@ use stages::Stage;
 #[derive(Debug, Clone)]
 pub struct Pipeline {
     stages: Vec<Stage>,
+    /// The name of the first stage as written (`None` for an empty pipeline).
+    first: Option<String>,
+    /// A leading `$listLocalSessions`, whose documents the engine supplies.
+    local_sessions: Option<LocalSessions>,
+    /// A final `$out` or `$merge`, which the engine carries out.
+    output: Option<Output>,
 }
+
+/// Stages that start a pipeline from something other than a collection: valid only
+/// first, never inside `$facet`, and what a collectionless `aggregate: 1` needs.
+const SOURCE_STAGES: &[&str] = &["$documents", "$listLocalSessions"];
 
 /// A stream of documents between stages.
 type Documents<'a> = Box<dyn Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a>;
@@ -60,18 +79,39 @@ impl Pipeline {
     /// Parses the `pipeline` array of an aggregate command (each element a
     /// one-field stage document).
     pub fn parse(stages: &RawArray) -> Result<Pipeline, QueryError> {
-        Self::parse_stages(stages, None)
+        Self::parse_with(stages, &crate::variables::NO_VARIABLES)
+    }
+
+    /// Parses a pipeline whose expressions may read the command's variables
+    /// (`$$name` for a `let` variable, `$$NOW`).
+    pub fn parse_with(stages: &RawArray, vars: &Variables) -> Result<Pipeline, QueryError> {
+        Self::parse_stages(stages, None, vars)
     }
 
     /// Parses the sub-pipeline of one `$facet` output field.
-    fn parse_facet(name: &str, stages: &RawArray) -> Result<Pipeline, QueryError> {
-        Self::parse_stages(stages, Some(name))
+    fn parse_facet(
+        name: &str,
+        stages: &RawArray,
+        vars: &Variables,
+    ) -> Result<Pipeline, QueryError> {
+        Self::parse_stages(stages, Some(name), vars)
     }
 
     /// `facet` names the `$facet` field whose sub-pipeline this is.
-    fn parse_stages(stages: &RawArray, facet: Option<&str>) -> Result<Pipeline, QueryError> {
+    fn parse_stages(
+        stages: &RawArray,
+        facet: Option<&str>,
+        vars: &Variables,
+    ) -> Result<Pipeline, QueryError> {
         let mut parsed = Vec::new();
-        for element in stages {
+        let mut pipeline = Pipeline {
+            stages: Vec::new(),
+            first: None,
+            local_sessions: None,
+            output: None,
+        };
+        let count = stages.into_iter().count();
+        for (index, element) in stages.into_iter().enumerate() {
             let element = element.map_err(|e| QueryError::bad_value(e.to_string()))?;
             let RawBsonRef::Document(stage) = element else {
                 return Err(match facet {
@@ -91,16 +131,100 @@ impl Pipeline {
                     ),
                 });
             };
-            parsed.extend(stages::parse_stage(stage, facet.is_some())?);
+            let name = bson_canonical::compare::elements(stage)
+                .next()
+                .map(|(name, _)| name.to_owned());
+            if index == 0 {
+                pipeline.first.clone_from(&name);
+            }
+            let special = name
+                .as_deref()
+                .filter(|n| SOURCE_STAGES.contains(n) || matches!(*n, "$out" | "$merge"));
+            let Some(name) = special else {
+                parsed.extend(stages::parse_stage(stage, facet.is_some(), vars)?);
+                continue;
+            };
+            let spec = match bson_canonical::compare::elements(stage).collect::<Vec<_>>()[..] {
+                [(_, spec)] => spec,
+                _ => {
+                    return Err(QueryError::location(
+                        40323,
+                        "A pipeline stage specification object must contain exactly one field.",
+                    ));
+                }
+            };
+            if facet.is_some() {
+                return Err(QueryError::location(
+                    40600,
+                    format!("{name} is not allowed to be used within a $facet stage"),
+                ));
+            }
+            match name {
+                "$out" | "$merge" => {
+                    if index + 1 != count {
+                        return Err(QueryError::location(
+                            40601,
+                            format!("{name} can only be the final stage in the pipeline"),
+                        ));
+                    }
+                    pipeline.output = Some(if name == "$out" {
+                        output::parse_out(spec)?
+                    } else {
+                        output::parse_merge(spec)?
+                    });
+                }
+                _ => {
+                    if index != 0 {
+                        return Err(QueryError::location(
+                            40602,
+                            format!("{name} is only valid as the first stage in a pipeline."),
+                        ));
+                    }
+                    if name == "$documents" {
+                        parsed.extend(stages::parse_documents(spec, vars)?);
+                    } else {
+                        pipeline.local_sessions = Some(output::parse_local_sessions(spec)?);
+                    }
+                }
+            }
         }
         bound_sorts(&mut parsed);
-        Ok(Pipeline { stages: parsed })
+        pipeline.stages = parsed;
+        Ok(pipeline)
+    }
+
+    /// Whether the pipeline starts from a stage of its own (`$documents`,
+    /// `$listLocalSessions`) rather than a collection: what `aggregate: 1` requires.
+    pub fn is_collectionless(&self) -> bool {
+        self.first
+            .as_deref()
+            .is_some_and(|name| SOURCE_STAGES.contains(&name))
+    }
+
+    /// The name of the pipeline's first stage, as written.
+    pub fn first_stage(&self) -> Option<&str> {
+        self.first.as_deref()
+    }
+
+    /// The leading `$listLocalSessions`, when there is one: the engine passes the
+    /// sessions it selects to [`Pipeline::run`] as the input.
+    pub fn local_sessions(&self) -> Option<&LocalSessions> {
+        self.local_sessions.as_ref()
+    }
+
+    /// The final `$out` or `$merge`, when there is one: [`Pipeline::run`] produces the
+    /// documents it writes; the engine writes them.
+    pub fn output(&self) -> Option<&Output> {
+        self.output.as_ref()
     }
 
     /// The filter of the first stage when it is a `$match`, for the engine
     /// to choose an index or narrow its scan. Purely advisory: [`Pipeline::run`]
     /// applies it again.
     pub fn leading_match(&self) -> Option<&Filter> {
+        if self.local_sessions.is_some() {
+            return None;
+        }
         match self.stages.first() {
             Some(Stage::Match(filter)) => Some(filter),
             _ => None,
@@ -213,6 +337,10 @@ fn apply<'a>(stage: &'a Stage, mut upstream: Documents<'a>) -> Documents<'a> {
                 }
                 Some(item)
             }))
+        }
+        Stage::Queue => {
+            drop(upstream);
+            Box::new(std::iter::once(Ok(RawDocumentBuf::new())))
         }
         Stage::Unwind(unwind) => Box::new(upstream.flat_map(move |item| {
             let out: Vec<Result<RawDocumentBuf, QueryError>> =

@@ -9,6 +9,7 @@ use crate::expr::Expression;
 use crate::filter::Filter;
 use crate::projection::Projection;
 use crate::sort::SortSpec;
+use crate::variables::Variables;
 use bson::raw::{RawDocument, RawDocumentBuf};
 use bson::{Bson, Document, RawBsonRef};
 use bson_canonical::compare::elements;
@@ -35,6 +36,9 @@ pub(crate) enum Stage {
     Count(String),
     Unwind(Box<Unwind>),
     Facet(Vec<(String, Pipeline)>),
+    /// The start of `$documents`: one empty document, whatever comes from upstream
+    /// (MongoDB's `$queue` of `[{}]`).
+    Queue,
 }
 
 /// Which stage replaces the root: their messages name the expression differently.
@@ -57,8 +61,6 @@ pub(crate) struct Unwind {
 /// with NotImplemented rather than answered wrongly.
 const REFUSED_STAGES: &[&str] = &[
     "$lookup",
-    "$out",
-    "$merge",
     "$unionWith",
     "$graphLookup",
     "$geoNear",
@@ -72,13 +74,11 @@ const REFUSED_STAGES: &[&str] = &[
     "$vectorSearch",
     "$listSearchIndexes",
     "$listSessions",
-    "$listLocalSessions",
     "$listSampledQueries",
     "$listCatalog",
     "$planCacheStats",
     "$shardedDataDistribution",
     "$querySettings",
-    "$documents",
     "$densify",
     "$fill",
     "$setWindowFields",
@@ -99,7 +99,11 @@ fn type_name(value: RawBsonRef<'_>) -> &'static str {
 /// Parses one stage document (`{$name: spec}`) into the stages it stands
 /// for (`$sortByCount` is a `$group` and a `$sort`). `nested` is true
 /// inside `$facet`.
-pub(crate) fn parse_stage(stage: &RawDocument, nested: bool) -> Result<Vec<Stage>, QueryError> {
+pub(crate) fn parse_stage(
+    stage: &RawDocument,
+    nested: bool,
+    vars: &Variables,
+) -> Result<Vec<Stage>, QueryError> {
     let mut fields = elements(stage);
     let (name, spec) = match (fields.next(), fields.next()) {
         (Some(field), None) => field,
@@ -111,33 +115,34 @@ pub(crate) fn parse_stage(stage: &RawDocument, nested: bool) -> Result<Vec<Stage
         }
     };
     Ok(vec![match name {
-        "$match" => parse_match(spec)?,
+        "$match" => parse_match(spec, vars)?,
         "$sort" => parse_sort(spec)?,
         "$skip" => Stage::Skip(parse_count_argument("$skip", spec, 5_107_200)?),
         "$limit" => match parse_count_argument("$limit", spec, 5_107_201)? {
             0 => return Err(location(15958, "the limit must be positive")),
             n => Stage::Limit(n),
         },
-        "$project" => parse_project(spec).map_err(|e| e.context("Invalid $project"))?,
+        "$project" => parse_project(spec, vars).map_err(|e| e.context("Invalid $project"))?,
         "$addFields" | "$set" => {
-            parse_add_fields(name, spec).map_err(|e| e.context(format!("Invalid {name}")))?
+            parse_add_fields(name, spec, vars).map_err(|e| e.context(format!("Invalid {name}")))?
         }
         "$unset" => parse_unset(spec).map_err(|e| e.context("Invalid $unset"))?,
-        "$replaceRoot" => parse_replace_root(spec)?,
-        "$replaceWith" => {
-            Stage::ReplaceRoot(Box::new(Expression::parse(spec)?), ReplaceKind::ReplaceWith)
-        }
-        "$group" => Stage::Group(Box::new(Group::parse(spec)?)),
+        "$replaceRoot" => parse_replace_root(spec, vars)?,
+        "$replaceWith" => Stage::ReplaceRoot(
+            Box::new(Expression::parse_with(spec, vars)?),
+            ReplaceKind::ReplaceWith,
+        ),
+        "$group" => Stage::Group(Box::new(Group::parse(spec, vars)?)),
         "$count" => parse_count(spec)?,
         "$unwind" => Stage::Unwind(Box::new(parse_unwind(spec)?)),
-        "$sortByCount" => return parse_sort_by_count(spec),
+        "$sortByCount" => return parse_sort_by_count(spec, vars),
         "$facet" if nested => {
             return Err(location(
                 40600,
                 "$facet is not allowed to be used within a $facet stage",
             ));
         }
-        "$facet" => parse_facet(spec)?,
+        "$facet" => parse_facet(spec, vars)?,
         _ if REFUSED_STAGES.contains(&name) => {
             return Err(QueryError::NotImplemented(format!(
                 "the {name} aggregation stage is not implemented"
@@ -163,14 +168,47 @@ fn validate_field_name(name: &str) -> Result<(), QueryError> {
     fields::field_path(name).map(|_| ())
 }
 
-fn parse_match(spec: RawBsonRef<'_>) -> Result<Stage, QueryError> {
+/// The field `$documents` passes its array through, as MongoDB's desugaring does.
+const DOCUMENTS_FIELD: &str = "$documents";
+
+/// `$documents` as MongoDB 7.0 runs it: `[{$queue: [{}]}, {$project: {_id: true,
+/// F: <spec>}}, {$unwind: "$F"}, {$replaceWith: "$F"}]`, so a missing, null or empty
+/// value gives no documents and a non-document element fails `$replaceWith` (40228).
+pub(crate) fn parse_documents(
+    spec: RawBsonRef<'_>,
+    vars: &Variables,
+) -> Result<Vec<Stage>, QueryError> {
+    let field = &DOCUMENTS_FIELD[1..];
+    let mut projection = Document::new();
+    projection.insert("_id", true);
+    projection.insert(
+        field,
+        Bson::try_from(spec).map_err(|e| QueryError::bad_value(e.to_string()))?,
+    );
+    let projection = to_raw(&projection)?;
+    let path = format!("${field}");
+    Ok(vec![
+        Stage::Queue,
+        Stage::Project(Box::new(Projection::parse_aggregation_with(
+            &projection,
+            vars,
+        )?)),
+        Stage::Unwind(Box::new(parse_unwind(RawBsonRef::String(&path))?)),
+        Stage::ReplaceRoot(
+            Box::new(Expression::parse_with(RawBsonRef::String(&path), vars)?),
+            ReplaceKind::ReplaceWith,
+        ),
+    ])
+}
+
+fn parse_match(spec: RawBsonRef<'_>, vars: &Variables) -> Result<Stage, QueryError> {
     let RawBsonRef::Document(filter) = spec else {
         return Err(location(
             15959,
             "the match filter must be an expression in an object",
         ));
     };
-    Ok(Stage::Match(Box::new(Filter::parse(filter)?)))
+    Ok(Stage::Match(Box::new(Filter::parse_with(filter, vars)?)))
 }
 
 fn parse_sort(spec: RawBsonRef<'_>) -> Result<Stage, QueryError> {
@@ -221,16 +259,20 @@ fn parse_count_argument(stage: &str, value: RawBsonRef<'_>, code: i32) -> Result
     u64::try_from(whole).map_err(|_| refuse("Expected a non-negative number in: "))
 }
 
-fn parse_project(spec: RawBsonRef<'_>) -> Result<Stage, QueryError> {
+fn parse_project(spec: RawBsonRef<'_>, vars: &Variables) -> Result<Stage, QueryError> {
     let RawBsonRef::Document(fields) = spec else {
         return Err(location(15969, "$project specification must be an object"));
     };
-    Ok(Stage::Project(Box::new(Projection::parse_aggregation(
-        fields,
-    )?)))
+    Ok(Stage::Project(Box::new(
+        Projection::parse_aggregation_with(fields, vars)?,
+    )))
 }
 
-fn parse_add_fields(name: &str, spec: RawBsonRef<'_>) -> Result<Stage, QueryError> {
+fn parse_add_fields(
+    name: &str,
+    spec: RawBsonRef<'_>,
+    vars: &Variables,
+) -> Result<Stage, QueryError> {
     let RawBsonRef::Document(doc) = spec else {
         return Err(location(
             40272,
@@ -242,7 +284,7 @@ fn parse_add_fields(name: &str, spec: RawBsonRef<'_>) -> Result<Stage, QueryErro
     };
     let mut out = Vec::new();
     let mut paths = PathSet::default();
-    flatten(doc, &[], &mut out, &mut paths)?;
+    flatten(doc, &[], &mut out, &mut paths, vars)?;
     Ok(Stage::AddFields(out))
 }
 
@@ -254,6 +296,7 @@ fn flatten(
     prefix: &[String],
     out: &mut Vec<(Vec<String>, Expression)>,
     paths: &mut PathSet,
+    vars: &Variables,
 ) -> Result<(), QueryError> {
     for (key, value) in elements(doc) {
         let mut path = prefix.to_vec();
@@ -268,10 +311,10 @@ fn flatten(
             _ => None,
         };
         match nested {
-            Some(sub) => flatten(sub, &path, out, paths)?,
+            Some(sub) => flatten(sub, &path, out, paths, vars)?,
             None => {
                 paths.add(&path)?;
-                out.push((path, Expression::parse(value)?));
+                out.push((path, Expression::parse_with(value, vars)?));
             }
         }
     }
@@ -305,7 +348,7 @@ fn parse_unset(spec: RawBsonRef<'_>) -> Result<Stage, QueryError> {
     )?)))
 }
 
-fn parse_replace_root(spec: RawBsonRef<'_>) -> Result<Stage, QueryError> {
+fn parse_replace_root(spec: RawBsonRef<'_>, vars: &Variables) -> Result<Stage, QueryError> {
     let RawBsonRef::Document(options) = spec else {
         return Err(location(
             40229,
@@ -335,7 +378,7 @@ fn parse_replace_root(spec: RawBsonRef<'_>) -> Result<Stage, QueryError> {
         ));
     };
     Ok(Stage::ReplaceRoot(
-        Box::new(Expression::parse(new_root)?),
+        Box::new(Expression::parse_with(new_root, vars)?),
         ReplaceKind::ReplaceRoot,
     ))
 }
@@ -464,7 +507,7 @@ fn parse_unwind(spec: RawBsonRef<'_>) -> Result<Unwind, QueryError> {
     })
 }
 
-fn parse_sort_by_count(spec: RawBsonRef<'_>) -> Result<Vec<Stage>, QueryError> {
+fn parse_sort_by_count(spec: RawBsonRef<'_>, vars: &Variables) -> Result<Vec<Stage>, QueryError> {
     match spec {
         RawBsonRef::Document(doc)
             if elements(doc)
@@ -494,7 +537,9 @@ fn parse_sort_by_count(spec: RawBsonRef<'_>) -> Result<Vec<Stage>, QueryError> {
     }
     let count_descending = bson::rawdoc! {"count": -1};
     Ok(vec![
-        Stage::Group(Box::new(Group::count_by(Expression::parse(spec)?))),
+        Stage::Group(Box::new(Group::count_by(Expression::parse_with(
+            spec, vars,
+        )?))),
         Stage::Sort {
             spec: SortSpec::parse(&count_descending)?,
             bound: None,
@@ -502,7 +547,7 @@ fn parse_sort_by_count(spec: RawBsonRef<'_>) -> Result<Vec<Stage>, QueryError> {
     ])
 }
 
-fn parse_facet(spec: RawBsonRef<'_>) -> Result<Stage, QueryError> {
+fn parse_facet(spec: RawBsonRef<'_>, vars: &Variables) -> Result<Stage, QueryError> {
     let facets = match spec {
         RawBsonRef::Document(doc) if !doc.is_empty() => doc,
         _ => {
@@ -524,7 +569,7 @@ fn parse_facet(spec: RawBsonRef<'_>) -> Result<Stage, QueryError> {
                 ),
             ));
         };
-        out.push((name.to_owned(), Pipeline::parse_facet(name, stages)?));
+        out.push((name.to_owned(), Pipeline::parse_facet(name, stages, vars)?));
     }
     Ok(Stage::Facet(out))
 }

@@ -88,9 +88,14 @@ fn aggregate_refuses_bad_arguments() {
             rawdoc! { "aggregate": "c", "pipeline": [], "explain": true },
             238,
         ),
+        (rawdoc! { "aggregate": 1, "pipeline": [], "cursor": {} }, 73),
         (
-            rawdoc! { "aggregate": 1, "pipeline": [], "cursor": {} },
-            238,
+            rawdoc! { "aggregate": 1, "pipeline": [{ "$match": {} }], "cursor": {} },
+            73,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [{ "$listLocalSessions": {} }], "cursor": {} },
+            73,
         ),
         (rawdoc! { "aggregate": 2, "pipeline": [], "cursor": {} }, 9),
         (rawdoc! { "aggregate": {}, "pipeline": [], "cursor": {} }, 9),
@@ -124,12 +129,16 @@ fn aggregate_refuses_bad_arguments() {
             40324,
         ),
         (
-            rawdoc! { "aggregate": "c", "pipeline": [{ "$out": "x" }], "cursor": {} },
-            238,
+            rawdoc! { "aggregate": "c", "pipeline": [{ "$out": "system.x" }], "cursor": {} },
+            17385,
         ),
         (
-            rawdoc! { "aggregate": "c", "pipeline": [], "cursor": {}, "let": { "a": 1 } },
-            238,
+            rawdoc! { "aggregate": "c", "pipeline": [], "cursor": {}, "let": { "A": 1 } },
+            9,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [], "cursor": {}, "let": { "a": "$x" } },
+            4_890_500,
         ),
         (
             rawdoc! { "aggregate": "c", "pipeline": [], "cursor": {}, "hint": { "a": 1 } },

@@ -239,7 +239,12 @@ fn find_refuses_bad_and_unsupported_options() {
             rawdoc! { "find": "c", "collation": { "locale": "fr" } },
             238,
         ),
-        (rawdoc! { "find": "c", "let": { "x": 1 } }, 238),
+        (rawdoc! { "find": "c", "let": { "x-y": 1 } }, 9),
+        (rawdoc! { "find": "c", "let": { "NOW": 1 } }, 4_738_901),
+        (
+            rawdoc! { "find": "c", "let": { "x": 1 }, "filter": { "$expr": "$$y" } },
+            17276,
+        ),
         (rawdoc! { "find": "c", "min": { "_id": 1 } }, 238),
         (rawdoc! { "find": "c", "collectionUUID": 1 }, 238),
         (rawdoc! { "find": "c", "maxTimeMS": -1 }, 51024),

@@ -1,0 +1,296 @@
+//! The writing end of an aggregation: `$out` replaces a collection with the pipeline's
+//! output, `$merge` merges the output into one.
+//!
+//! Both run inside one store write transaction, fed document by document while the
+//! pipeline reads its own snapshot, and commit once at the end; any failure drops the
+//! transaction, so the target is either fully written or untouched (mongod's `$merge`
+//! commits in batches and can stop half way: this is stronger). A `whenMatched` pipeline
+//! is an update pipeline (the update crate's) whose `let` values (`{new: "$$ROOT"}` by
+//! default) are evaluated against each output document; it is compiled per match. `$out` builds the new
+//! contents in a temporary collection `tmp.agg_out.<uuid>` of the target database (with
+//! the target's options), then drops the target and renames the temporary collection over
+//! it, as mongod does; the temporary name is never visible to other readers. A
+//! transaction over 4 MiB of log is written as several log records, so a crash in the
+//! middle of one can leave the temporary collection behind (the target stays as it was);
+//! startup does not sweep such leftovers yet.
+
+use super::insert;
+use super::update::check_storable;
+use super::write::duplicate_key;
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode};
+use crate::store::{Namespace, StoreError, Writer};
+use bson::{Bson, DateTime, Document, RawArray, RawBson, RawDocument, RawDocumentBuf};
+use query::{Expression, Merge, Output, Target, Variables, WhenMatched, WhenNotMatched};
+use update::{ApplyContext, Update, UpdateOptions};
+
+/// Databases a pipeline may not write to.
+const INTERNAL_DATABASES: &[&str] = &["admin", "config", "local"];
+
+/// Where the documents of a writing pipeline go, between `begin` and `finish`.
+pub(super) struct Sink<'e, 'w, 's> {
+    engine: &'e Engine,
+    writer: &'w mut Writer<'s>,
+    now: i64,
+    mode: Mode,
+}
+
+enum Mode {
+    /// `$out`: documents go to `temp`, which replaces `target` at the end.
+    Out { target: Namespace, temp: Namespace },
+    /// `$merge` into `target`; `vars` are the command's variables, which a `whenMatched`
+    /// pipeline reads besides its own `let`.
+    Merge {
+        target: Namespace,
+        merge: Box<Merge>,
+        vars: Variables,
+    },
+}
+
+/// The namespace a stage names, checked as mongod checks it.
+fn target_namespace(stage: &str, target: &Target, db: &str) -> Result<Namespace, Error> {
+    let ns = Namespace::new(target.db.as_deref().unwrap_or(db), target.coll.clone());
+    let invalid = || {
+        Error::new(
+            ErrorCode::InvalidNamespace,
+            format!("Invalid {stage} target namespace, {}", ns.full()),
+        )
+    };
+    super::check_database_name(&ns.db).map_err(|_| invalid())?;
+    super::args::check_namespace(&ns).map_err(|_| invalid())?;
+    let (special, internal) = if stage == "$out" {
+        (17385, 31321)
+    } else {
+        (31319, 31320)
+    };
+    let verb = if stage == "$out" { "Can't" } else { "Cannot" };
+    if ns.coll.starts_with("system.") {
+        return Err(Error::new(
+            ErrorCode::Location(special),
+            format!("{verb} {stage} to special collection: {}", ns.coll),
+        ));
+    }
+    if INTERNAL_DATABASES.contains(&ns.db.as_str()) {
+        return Err(Error::new(
+            ErrorCode::Location(internal),
+            format!("{verb} {stage} to internal database: {}", ns.db),
+        ));
+    }
+    Ok(ns)
+}
+
+impl<'e, 'w, 's> Sink<'e, 'w, 's> {
+    /// Checks the stage's target and prepares to write: `$out` creates its temporary
+    /// collection here, so an empty output still leaves an (empty) target.
+    pub(super) fn begin(
+        engine: &'e Engine,
+        writer: &'w mut Writer<'s>,
+        db: &str,
+        output: &Output,
+        vars: &Variables,
+        now: i64,
+    ) -> Result<Sink<'e, 'w, 's>, Error> {
+        let mode = match output {
+            Output::Out(target) => {
+                let target = target_namespace("$out", target, db)?;
+                let options = match writer.collection(&target)? {
+                    Some(meta) => meta.options,
+                    None => RawDocumentBuf::new(),
+                };
+                let temp = Namespace::new(
+                    target.db.clone(),
+                    format!("tmp.agg_out.{}", engine.ids.object_id(now).to_hex()),
+                );
+                writer.create_collection(&temp, options)?;
+                Mode::Out { target, temp }
+            }
+            Output::Merge(merge) => {
+                let target = target_namespace("$merge", &merge.into, db)?;
+                if merge.on != ["_id"] {
+                    // Only the `_id_` index exists; mongod needs a unique index on `on`.
+                    return Err(Error::new(
+                        ErrorCode::Location(51183),
+                        "Cannot find index to verify that join fields will be unique",
+                    ));
+                }
+                if let WhenMatched::Pipeline { stages, variables } = &merge.when_matched {
+                    // Parsed once up front (its `let` names bound to null) so a bad
+                    // pipeline fails even when nothing matches.
+                    let names = let_spec(variables.as_deref())?
+                        .into_iter()
+                        .map(|(name, _)| (name, Bson::Null))
+                        .collect::<Document>();
+                    update_pipeline(stages, &with_values(vars, &names)?)?;
+                }
+                Mode::Merge {
+                    target,
+                    merge: merge.clone(),
+                    vars: vars.clone(),
+                }
+            }
+        };
+        Ok(Sink {
+            engine,
+            writer,
+            now,
+            mode,
+        })
+    }
+
+    /// Writes one output document.
+    pub(super) fn write(&mut self, doc: RawDocumentBuf) -> Result<(), Error> {
+        // A document without `_id` gets one, as an insert would give it.
+        let doc = insert::prepare(self.engine, &doc, self.now)?.into_owned();
+        match &self.mode {
+            Mode::Out { temp, .. } => {
+                self.writer
+                    .insert(temp, &doc)
+                    .map_err(|error| store_error(error, &doc))?;
+                Ok(())
+            }
+            Mode::Merge {
+                target,
+                merge,
+                vars,
+            } => merge_one(self.writer, target, merge, vars, doc, self.now),
+        }
+    }
+
+    /// Completes the write: `$out` drops the old target and renames the temporary
+    /// collection over it.
+    pub(super) fn finish(self) -> Result<(), Error> {
+        if let Mode::Out { target, temp } = &self.mode {
+            self.writer.drop_collection(target)?;
+            self.writer.rename_collection(temp, target)?;
+        }
+        Ok(())
+    }
+}
+
+/// A store failure while writing `doc`: a duplicate `_id` carries what drivers read.
+fn store_error(error: StoreError, doc: &RawDocument) -> Error {
+    match error {
+        StoreError::DuplicateKey { .. } => duplicate_key(&error, doc),
+        other => other.into(),
+    }
+}
+
+/// `$merge` of one document, matched on `_id`.
+fn merge_one(
+    writer: &mut Writer<'_>,
+    target: &Namespace,
+    merge: &Merge,
+    vars: &Variables,
+    doc: RawDocumentBuf,
+    now: i64,
+) -> Result<(), Error> {
+    let id = match doc.get("_id") {
+        Ok(Some(id)) => id,
+        _ => return Err(Error::new(ErrorCode::InternalError, "no _id to merge on")),
+    };
+    let existing = writer.find_id(target, id)?;
+    match (existing, &merge.when_matched, merge.when_not_matched) {
+        (Some(_), WhenMatched::KeepExisting, _) => Ok(()),
+        // The insert meets the stored `_id`: mongod's duplicate key error, as it reports it.
+        (Some(_), WhenMatched::Fail, _) => writer
+            .insert(target, &doc)
+            .map(|_| ())
+            .map_err(|error| store_error(error, &doc)),
+        (Some((rid, _)), WhenMatched::Replace, _) => writer
+            .update(target, rid, &doc)
+            .map_err(|error| store_error(error, &doc)),
+        (Some((rid, stored)), WhenMatched::Pipeline { stages, variables }, _) => {
+            let mut values = Document::new();
+            for (name, expression) in let_spec(variables.as_deref())? {
+                let value =
+                    Expression::parse_with(expression.as_raw_bson_ref(), vars)?.evaluate(&doc)?;
+                values.insert(name, value.unwrap_or(Bson::Null));
+            }
+            let update = update_pipeline(stages, &with_values(vars, &values)?)?;
+            let context = ApplyContext {
+                now: Some(DateTime::from_millis(now)),
+                ..ApplyContext::default()
+            };
+            let applied = update.apply(&stored, &context)?;
+            if !applied.modified {
+                return Ok(());
+            }
+            check_storable(&applied.doc)?;
+            writer
+                .update(target, rid, &applied.doc)
+                .map_err(|error| store_error(error, &applied.doc))
+        }
+        (Some((rid, stored)), _, _) => {
+            let merged = merged(&stored, &doc)?;
+            writer
+                .update(target, rid, &merged)
+                .map_err(|error| store_error(error, &merged))
+        }
+        (None, _, WhenNotMatched::Insert) => writer
+            .insert(target, &doc)
+            .map(|_| ())
+            .map_err(|error| store_error(error, &doc)),
+        (None, _, WhenNotMatched::Discard) => Ok(()),
+        (None, _, WhenNotMatched::Fail) => Err(Error::new(
+            ErrorCode::Location(13113),
+            "$merge could not find a matching document in the target collection for at least \
+             one document in the source collection",
+        )),
+    }
+}
+
+/// A `whenMatched` pipeline's `let` (`{new: "$$ROOT"}` when absent): names and the
+/// expressions evaluated against each output document.
+fn let_spec(variables: Option<&RawDocument>) -> Result<Vec<(String, RawBson)>, Error> {
+    let Some(spec) = variables else {
+        return Ok(vec![(
+            "new".to_owned(),
+            RawBson::String("$$ROOT".to_owned()),
+        )]);
+    };
+    let mut out = Vec::new();
+    for element in spec {
+        let (name, value) =
+            element.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+        out.push((name.as_str().to_owned(), RawBson::from(value)));
+    }
+    Ok(out)
+}
+
+/// The command's variables with `values` bound as constants.
+fn with_values(vars: &Variables, values: &Document) -> Result<Variables, Error> {
+    let raw = RawDocumentBuf::try_from(values)
+        .map_err(|e| Error::new(ErrorCode::InternalError, e.to_string()))?;
+    Ok(vars.with_constants(&raw)?)
+}
+
+/// A `whenMatched` pipeline compiled with `vars`.
+fn update_pipeline(stages: &RawArray, vars: &Variables) -> Result<Update, Error> {
+    let options = UpdateOptions {
+        variables: vars.clone(),
+        ..UpdateOptions::default()
+    };
+    Ok(Update::parse_pipeline(stages, options)?)
+}
+
+/// `whenMatched: "merge"`: the stored document with each top-level field of `doc` set
+/// (present fields keep their place, new ones are appended).
+fn merged(stored: &RawDocument, doc: &RawDocument) -> Result<RawDocumentBuf, Error> {
+    let decode = |raw: &RawDocument| {
+        Document::try_from(raw).map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))
+    };
+    let mut out = decode(stored)?;
+    for (key, value) in decode(doc)? {
+        out.insert(key, value);
+    }
+    let out = RawDocumentBuf::try_from(&out)
+        .map_err(|e| Error::new(ErrorCode::InternalError, e.to_string()))?;
+    let size = out.as_bytes().len();
+    if size > crate::limits::BSON_OBJECT_SIZE_MAX {
+        return Err(Error::new(
+            ErrorCode::Other(10334, "BSONObjectTooLarge"),
+            format!("$merge result document is too large: {size} bytes"),
+        ));
+    }
+    Ok(out)
+}

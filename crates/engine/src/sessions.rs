@@ -1,0 +1,128 @@
+//! The local logical session cache: the sessions (`lsid`) commands arrived with, and when
+//! each was last used. `$listLocalSessions` reads it; `endSessions` removes entries.
+//!
+//! Sessions carry no other server state yet (no transactions, no retryable writes). An
+//! entry expires after `LOGICAL_SESSION_TIMEOUT_MINUTES` without use, as mongod's cache
+//! forgets a session after its timeout; the cache holds at most `SESSIONS_MAX` entries
+//! (mongod's `maxSessions` default), and a new session beyond that is not recorded.
+
+use crate::limits::LOGICAL_SESSION_TIMEOUT_MINUTES;
+use bson::raw::RawBsonRef;
+use bson::spec::BinarySubtype;
+use bson::{Binary, DateTime, RawDocument, RawDocumentBuf, rawdoc};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+
+/// The most sessions the cache records.
+pub(crate) const SESSIONS_MAX: usize = 1_000_000;
+
+/// The session owner's id when authentication is off: SHA-256 of the empty user name,
+/// as mongod computes it.
+const UNAUTHENTICATED_UID: [u8; 32] = [
+    0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24,
+    0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55,
+];
+
+const TIMEOUT_MS: i64 = LOGICAL_SESSION_TIMEOUT_MINUTES as i64 * 60 * 1000;
+
+/// Session UUID bytes → last use (milliseconds since the epoch).
+#[derive(Default)]
+pub(crate) struct Sessions {
+    entries: Mutex<HashMap<Vec<u8>, i64>>,
+}
+
+/// The UUID of an `lsid` document (`{id: UUID}`), when it has one.
+fn session_id(lsid: &RawDocument) -> Option<&[u8]> {
+    match lsid.get("id") {
+        Ok(Some(RawBsonRef::Binary(binary))) if binary.subtype == BinarySubtype::Uuid => {
+            Some(binary.bytes)
+        }
+        _ => None,
+    }
+}
+
+impl Sessions {
+    /// Records that a command used the session `lsid` at `now_ms`.
+    pub(crate) fn touch(&self, lsid: &RawDocument, now_ms: i64) {
+        let Some(id) = session_id(lsid) else {
+            return;
+        };
+        let mut entries = self.entries.lock();
+        if let Some(last_use) = entries.get_mut(id) {
+            *last_use = (*last_use).max(now_ms);
+            return;
+        }
+        if entries.len() >= SESSIONS_MAX {
+            entries.retain(|_, last_use| now_ms - *last_use < TIMEOUT_MS);
+            if entries.len() >= SESSIONS_MAX {
+                return;
+            }
+        }
+        entries.insert(id.to_vec(), now_ms);
+    }
+
+    /// Forgets the session `lsid` (`endSessions`).
+    pub(crate) fn end(&self, lsid: &RawDocument) {
+        if let Some(id) = session_id(lsid) {
+            self.entries.lock().remove(id);
+        }
+    }
+
+    /// Forgets every session (`killAllSessions`).
+    pub(crate) fn clear(&self) {
+        self.entries.lock().clear();
+    }
+
+    /// The live sessions as `$listLocalSessions` returns them, `{_id: {id, uid}, lastUse}`,
+    /// oldest use first; expired entries are dropped on the way.
+    pub(crate) fn list(&self, now_ms: i64) -> Vec<RawDocumentBuf> {
+        let mut entries = self.entries.lock();
+        entries.retain(|_, last_use| now_ms - *last_use < TIMEOUT_MS);
+        let mut live: Vec<(&Vec<u8>, &i64)> = entries.iter().collect();
+        live.sort_by_key(|(id, last_use)| (**last_use, (*id).clone()));
+        live.into_iter()
+            .map(|(id, last_use)| {
+                let id = Binary {
+                    subtype: BinarySubtype::Uuid,
+                    bytes: id.clone(),
+                };
+                let uid = Binary {
+                    subtype: BinarySubtype::Generic,
+                    bytes: UNAUTHENTICATED_UID.to_vec(),
+                };
+                rawdoc! {
+                    "_id": { "id": id, "uid": uid },
+                    "lastUse": DateTime::from_millis(*last_use),
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lsid(byte: u8) -> RawDocumentBuf {
+        rawdoc! { "id": Binary { subtype: BinarySubtype::Uuid, bytes: vec![byte; 16] } }
+    }
+
+    #[test]
+    fn sessions_are_listed_until_ended_or_expired() {
+        let sessions = Sessions::default();
+        sessions.touch(&lsid(1), 1_000);
+        sessions.touch(&lsid(2), 2_000);
+        sessions.touch(&lsid(1), 3_000);
+        // Not a UUID: not a session.
+        sessions.touch(&rawdoc! { "id": 1 }, 3_000);
+        let listed = sessions.list(3_000);
+        assert_eq!(listed.len(), 2);
+        assert_eq!(
+            listed[0].get_datetime("lastUse").ok(),
+            Some(DateTime::from_millis(2_000))
+        );
+        sessions.end(&lsid(2));
+        assert_eq!(sessions.list(3_000).len(), 1);
+        assert!(sessions.list(3_000 + TIMEOUT_MS).is_empty());
+    }
+}

@@ -1,0 +1,412 @@
+//! The stages at the ends of a pipeline that this crate parses but the engine carries
+//! out: `$out` and `$merge` (the final stage: they write a collection) and
+//! `$listLocalSessions` (a first stage fed from the server's session cache).
+//!
+//! Checks and codes follow MongoDB 7.0's parsers (`DocumentSourceOut`,
+//! `DocumentSourceMerge`, their IDL specs); checks that need the catalog (the target
+//! namespace, a unique index for `on`) are the engine's.
+
+use crate::error::QueryError;
+use crate::filter::types::{type_code, type_name};
+use bson::RawBsonRef;
+use bson::raw::{RawArrayBuf, RawDocument, RawDocumentBuf};
+use bson_canonical::compare::{array_values, elements};
+
+/// A collection a pipeline writes to. `db` is `None` for the command's own database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The database, when the stage names one.
+    pub db: Option<String>,
+    /// The collection.
+    pub coll: String,
+}
+
+/// What `$merge` does with an output document whose `on` fields match a stored one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WhenMatched {
+    /// Replace the stored document with the output document.
+    Replace,
+    /// Keep the stored document unchanged.
+    KeepExisting,
+    /// Set the output document's top-level fields in the stored one (the default).
+    Merge,
+    /// Fail the aggregation with a duplicate key error.
+    Fail,
+    /// Update the stored document with this update pipeline (`$$new` is the output
+    /// document unless `let` says otherwise).
+    Pipeline {
+        /// The update pipeline as written.
+        stages: RawArrayBuf,
+        /// The stage's `let`, as written.
+        variables: Option<RawDocumentBuf>,
+    },
+}
+
+/// What `$merge` does with an output document that matches no stored one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenNotMatched {
+    /// Insert it (the default).
+    Insert,
+    /// Drop it.
+    Discard,
+    /// Fail the aggregation (13113).
+    Fail,
+}
+
+/// A parsed `$merge`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Merge {
+    /// The collection merged into.
+    pub into: Target,
+    /// The fields that identify a document (`["_id"]` by default).
+    pub on: Vec<String>,
+    /// The action on a match.
+    pub when_matched: WhenMatched,
+    /// The action without a match.
+    pub when_not_matched: WhenNotMatched,
+}
+
+/// The final stage of a pipeline that writes its output somewhere.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// `$out`: replace the target collection's contents with the output.
+    Out(Target),
+    /// `$merge`: merge the output into the target collection.
+    Merge(Box<Merge>),
+}
+
+impl Output {
+    /// The stage's name as written in a pipeline.
+    pub fn stage_name(&self) -> &'static str {
+        match self {
+            Output::Out(_) => "$out",
+            Output::Merge(_) => "$merge",
+        }
+    }
+}
+
+/// A parsed `$listLocalSessions`: which users' sessions to list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LocalSessions {
+    /// `{}`: the current user's sessions (every session, with authentication off).
+    CurrentUser,
+    /// `{allUsers: true}`.
+    AllUsers,
+    /// `{users: [{user, db}, ...]}`.
+    Users(Vec<(String, String)>),
+}
+
+fn location(code: i32, message: impl Into<String>) -> QueryError {
+    QueryError::location(code, message)
+}
+
+fn kind(value: RawBsonRef<'_>) -> &'static str {
+    type_name(type_code(&value))
+}
+
+fn unknown_field(stage: &str, key: &str) -> QueryError {
+    location(
+        40415,
+        format!("BSON field '{stage}.{key}' is an unknown field."),
+    )
+}
+
+fn missing_field(stage: &str, key: &str) -> QueryError {
+    location(
+        40414,
+        format!("BSON field '{stage}.{key}' is missing but a required field"),
+    )
+}
+
+fn wrong_type(stage: &str, key: &str, value: RawBsonRef<'_>, expected: &str) -> QueryError {
+    QueryError::TypeMismatch(format!(
+        "BSON field '{stage}.{key}' is the wrong type '{}', expected type '{expected}'",
+        kind(value)
+    ))
+}
+
+/// `{$out: "coll"}` or `{$out: {db, coll}}`.
+pub(crate) fn parse_out(spec: RawBsonRef<'_>) -> Result<Output, QueryError> {
+    match spec {
+        RawBsonRef::String(coll) => Ok(Output::Out(Target {
+            db: None,
+            coll: coll.to_owned(),
+        })),
+        RawBsonRef::Document(doc) => {
+            let mut db = None;
+            let mut coll = None;
+            for (key, value) in elements(doc) {
+                match (key, value) {
+                    ("db", RawBsonRef::String(name)) => db = Some(name.to_owned()),
+                    ("coll", RawBsonRef::String(name)) => coll = Some(name.to_owned()),
+                    ("db" | "coll", other) => {
+                        return Err(wrong_type("$out", key, other, "string"));
+                    }
+                    ("timeseries", _) => {
+                        return Err(QueryError::NotImplemented(
+                            "$out to a time-series collection is not supported".to_owned(),
+                        ));
+                    }
+                    _ => return Err(unknown_field("$out", key)),
+                }
+            }
+            let db = db.ok_or_else(|| missing_field("$out", "db"))?;
+            let coll = coll.ok_or_else(|| missing_field("$out", "coll"))?;
+            Ok(Output::Out(Target { db: Some(db), coll }))
+        }
+        other => Err(location(
+            16990,
+            format!(
+                "$out only supports a string or object argument, but found {}",
+                kind(other)
+            ),
+        )),
+    }
+}
+
+/// `{$merge: "coll"}` or `{$merge: {into, on, let, whenMatched, whenNotMatched}}`.
+pub(crate) fn parse_merge(spec: RawBsonRef<'_>) -> Result<Output, QueryError> {
+    let doc = match spec {
+        RawBsonRef::String(coll) => {
+            return Ok(Output::Merge(Box::new(Merge {
+                into: Target {
+                    db: None,
+                    coll: coll.to_owned(),
+                },
+                on: vec!["_id".to_owned()],
+                when_matched: WhenMatched::Merge,
+                when_not_matched: WhenNotMatched::Insert,
+            })));
+        }
+        RawBsonRef::Document(doc) => doc,
+        other => {
+            return Err(location(
+                51182,
+                format!(
+                    "$merge only supports a string or object argument, not {}",
+                    kind(other)
+                ),
+            ));
+        }
+    };
+    let mut into = None;
+    let mut on = None;
+    let mut variables = None;
+    let mut when_matched = None;
+    let mut when_not_matched = WhenNotMatched::Insert;
+    for (key, value) in elements(doc) {
+        match key {
+            "into" => into = Some(parse_into(value)?),
+            "on" => on = Some(parse_on(value)?),
+            "let" => match value {
+                RawBsonRef::Document(vars) => variables = Some(vars.to_owned()),
+                RawBsonRef::Null => {}
+                other => return Err(wrong_type("$merge", key, other, "object")),
+            },
+            "whenMatched" => when_matched = Some(parse_when_matched(value)?),
+            "whenNotMatched" => when_not_matched = parse_when_not_matched(value)?,
+            "targetCollectionVersion" => {}
+            _ => return Err(unknown_field("$merge", key)),
+        }
+    }
+    let into = into.ok_or_else(|| missing_field("$merge", "into"))?;
+    let when_matched = match when_matched {
+        Some(WhenMatched::Pipeline { stages, .. }) => WhenMatched::Pipeline { stages, variables },
+        Some(mode) if variables.is_some() => {
+            return Err(location(
+                51199,
+                format!(
+                    "Cannot use 'let' variables with 'whenMatched: {}' mode",
+                    mode_name(&mode)
+                ),
+            ));
+        }
+        Some(mode) => mode,
+        None if variables.is_some() => {
+            return Err(location(
+                51199,
+                "Cannot use 'let' variables with 'whenMatched: merge' mode",
+            ));
+        }
+        None => WhenMatched::Merge,
+    };
+    Ok(Output::Merge(Box::new(Merge {
+        into,
+        on: on.unwrap_or_else(|| vec!["_id".to_owned()]),
+        when_matched,
+        when_not_matched,
+    })))
+}
+
+fn mode_name(mode: &WhenMatched) -> &'static str {
+    match mode {
+        WhenMatched::Replace => "replace",
+        WhenMatched::KeepExisting => "keepExisting",
+        WhenMatched::Merge => "merge",
+        WhenMatched::Fail => "fail",
+        WhenMatched::Pipeline { .. } => "pipeline",
+    }
+}
+
+fn parse_into(value: RawBsonRef<'_>) -> Result<Target, QueryError> {
+    match value {
+        RawBsonRef::String(coll) => Ok(Target {
+            db: None,
+            coll: coll.to_owned(),
+        }),
+        RawBsonRef::Document(doc) => {
+            let mut db = None;
+            let mut coll = None;
+            for (key, item) in elements(doc) {
+                match (key, item) {
+                    ("db", RawBsonRef::String(name)) => db = Some(name.to_owned()),
+                    ("coll", RawBsonRef::String(name)) => coll = Some(name.to_owned()),
+                    ("db" | "coll", other) => {
+                        return Err(wrong_type("into", key, other, "string"));
+                    }
+                    _ => return Err(unknown_field("into", key)),
+                }
+            }
+            let coll = coll.ok_or_else(|| missing_field("into", "coll"))?;
+            Ok(Target { db, coll })
+        }
+        other => Err(location(
+            51178,
+            format!(
+                "$merge 'into' field  must be either a string or an object, but found {}",
+                kind(other)
+            ),
+        )),
+    }
+}
+
+fn parse_on(value: RawBsonRef<'_>) -> Result<Vec<String>, QueryError> {
+    let names = match value {
+        RawBsonRef::String(name) => vec![name.to_owned()],
+        RawBsonRef::Array(items) => {
+            let mut names = Vec::new();
+            for item in array_values(items) {
+                let RawBsonRef::String(name) = item else {
+                    return Err(location(
+                        51134,
+                        format!(
+                            "$merge 'on' array elements must be strings, but found {}",
+                            kind(item)
+                        ),
+                    ));
+                };
+                names.push(name.to_owned());
+            }
+            if names.is_empty() {
+                return Err(location(
+                    51187,
+                    "If explicitly specifying $merge 'on', must include at least one field",
+                ));
+            }
+            names
+        }
+        other => {
+            return Err(location(
+                51186,
+                format!(
+                    "$merge 'on' field  must be either a string or an array of strings, but \
+                     found {}",
+                    kind(other)
+                ),
+            ));
+        }
+    };
+    for name in &names {
+        super::fields::field_path(name)?;
+    }
+    Ok(names)
+}
+
+fn parse_when_matched(value: RawBsonRef<'_>) -> Result<WhenMatched, QueryError> {
+    match value {
+        RawBsonRef::String("replace") => Ok(WhenMatched::Replace),
+        RawBsonRef::String("keepExisting") => Ok(WhenMatched::KeepExisting),
+        RawBsonRef::String("merge") => Ok(WhenMatched::Merge),
+        RawBsonRef::String("fail") => Ok(WhenMatched::Fail),
+        RawBsonRef::String(other) => Err(QueryError::BadValue(format!(
+            "Enumeration value '{other}' for field 'whenMatched' is not a valid value."
+        ))),
+        RawBsonRef::Array(stages) => Ok(WhenMatched::Pipeline {
+            stages: stages.to_owned(),
+            variables: None,
+        }),
+        other => Err(location(
+            51191,
+            format!(
+                "$merge 'whenMatched' field  must be either a string or an array, but found {}",
+                kind(other)
+            ),
+        )),
+    }
+}
+
+fn parse_when_not_matched(value: RawBsonRef<'_>) -> Result<WhenNotMatched, QueryError> {
+    match value {
+        RawBsonRef::String("insert") => Ok(WhenNotMatched::Insert),
+        RawBsonRef::String("discard") => Ok(WhenNotMatched::Discard),
+        RawBsonRef::String("fail") => Ok(WhenNotMatched::Fail),
+        RawBsonRef::String(other) => Err(QueryError::BadValue(format!(
+            "Enumeration value '{other}' for field 'whenNotMatched' is not a valid value."
+        ))),
+        other => Err(wrong_type("$merge", "whenNotMatched", other, "string")),
+    }
+}
+
+/// `{$listLocalSessions: {}}`, `{allUsers: true}` or `{users: [{user, db}]}`.
+pub(crate) fn parse_local_sessions(spec: RawBsonRef<'_>) -> Result<LocalSessions, QueryError> {
+    const STAGE: &str = "$listLocalSessions";
+    let RawBsonRef::Document(doc) = spec else {
+        return Err(location(
+            31102,
+            format!(
+                "{STAGE} options must be specified in an object, but found: {}",
+                kind(spec)
+            ),
+        ));
+    };
+    let mut all_users = false;
+    let mut users = None;
+    for (key, value) in elements(doc) {
+        match (key, value) {
+            ("allUsers", RawBsonRef::Boolean(b)) => all_users = b,
+            ("allUsers", other) => return Err(wrong_type(STAGE, key, other, "bool")),
+            ("users", RawBsonRef::Array(items)) => users = Some(parse_users(items)?),
+            ("users", other) => return Err(wrong_type(STAGE, key, other, "array")),
+            ("$_internalPredicate", _) => {}
+            _ => return Err(unknown_field(STAGE, key)),
+        }
+    }
+    match (all_users, users) {
+        (true, Some(_)) => Err(location(
+            31113,
+            format!("{STAGE} may not specify allUsers and users together"),
+        )),
+        (true, None) => Ok(LocalSessions::AllUsers),
+        (false, Some(users)) => Ok(LocalSessions::Users(users)),
+        (false, None) => Ok(LocalSessions::CurrentUser),
+    }
+}
+
+fn parse_users(items: &bson::RawArray) -> Result<Vec<(String, String)>, QueryError> {
+    let mut users = Vec::new();
+    for item in array_values(items) {
+        let RawBsonRef::Document(user) = item else {
+            return Err(wrong_type("$listLocalSessions", "users", item, "object"));
+        };
+        users.push((text_field(user, "user")?, text_field(user, "db")?));
+    }
+    Ok(users)
+}
+
+fn text_field(doc: &RawDocument, key: &str) -> Result<String, QueryError> {
+    match doc.get(key) {
+        Ok(Some(RawBsonRef::String(text))) => Ok(text.to_owned()),
+        Ok(Some(other)) => Err(wrong_type("users", key, other, "string")),
+        _ => Err(missing_field("users", key)),
+    }
+}
