@@ -13,15 +13,34 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-/// A `multiforadb` started by [`start`]; stop it with [`stop`].
+/// A `multiforadb` started by [`start`] or [`start_server`]; stop it with [`stop`].
 pub(crate) struct RunningServer {
-    child: Child,
+    pub(crate) child: Child,
     /// `host:port` it listens on.
     pub(crate) address: String,
     /// Its stderr lines so far (the reader thread keeps appending).
     pub(crate) log: Arc<Mutex<Vec<String>>>,
     /// Its database file.
     pub(crate) db: PathBuf,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl RunningServer {
+    /// Waits until every line of stderr is in `log` (call after the process exited).
+    pub(crate) fn drain_log(&mut self) {
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+    }
+}
+
+/// What became of a spawned server: listening, or gone before it listened.
+pub(crate) enum Spawned {
+    Listening(RunningServer),
+    Exited {
+        status: std::process::ExitStatus,
+        log: Vec<String>,
+    },
 }
 
 pub fn run(root: &Path, _args: &[String]) -> Result<()> {
@@ -92,45 +111,91 @@ pub(crate) fn indent(text: &str) -> String {
 /// (`mfdb-<label>-<pid>.mfdb`) and waits for its "listening on" line.
 pub(crate) fn start(root: &Path, label: &str) -> Result<RunningServer> {
     let db = std::env::temp_dir().join(format!("mfdb-{label}-{}.mfdb", std::process::id()));
-    let mut child = Command::new(root.join("target/debug/multiforadb"))
-        .args(["--port", "0", "--log-level", "debug", "--db"])
-        .arg(&db)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("starting target/debug/multiforadb")?;
-    let stderr = child.stderr.take().context("server stderr")?;
-    let mut lines = BufReader::new(stderr).lines();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let mut address = None;
-    for line in lines.by_ref() {
-        let line = line?;
-        log.lock().expect("log").push(line.clone());
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            address = Some(rest.trim().to_owned());
-            break;
+    start_server(
+        &root.join("target/debug/multiforadb"),
+        &db,
+        &["--log-level", "debug"],
+        &[],
+    )
+}
+
+/// Starts `binary` on `--port 0` and database `db` with `args` and environment `env`
+/// (`MFDB_CRASH_AT` is removed unless `env` sets it), and waits up to 30 s for it to log
+/// the address it listens on.
+pub(crate) fn start_server(
+    binary: &Path,
+    db: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Result<RunningServer> {
+    match spawn_server(binary, db, args, env)? {
+        Spawned::Listening(server) => Ok(server),
+        Spawned::Exited { status, log } => {
+            bail!(
+                "server exited with {status} before listening:\n{}",
+                log.join("\n")
+            )
         }
     }
-    let Some(address) = address else {
-        let _ = child.kill();
-        bail!(
-            "server did not start:\n{}",
-            log.lock().expect("log").join("\n")
-        );
-    };
+}
+
+/// [`start_server`], telling a server that exits before it listens apart from a failure
+/// to start it.
+pub(crate) fn spawn_server(
+    binary: &Path,
+    db: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Result<Spawned> {
+    let mut command = Command::new(binary);
+    command
+        .args(["--port", "0"])
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .env_remove("MFDB_CRASH_AT")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("starting {}", binary.display()))?;
+    let stderr = child.stderr.take().context("server stderr")?;
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (found, address) = std::sync::mpsc::channel();
     let sink = Arc::clone(&log);
-    std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                let _ = found.send(rest.trim().to_owned());
+            }
             sink.lock().expect("log").push(line);
         }
     });
-    Ok(RunningServer {
-        child,
-        address,
-        log,
-        db,
-    })
+    match address.recv_timeout(std::time::Duration::from_secs(30)) {
+        Ok(address) => Ok(Spawned::Listening(RunningServer {
+            child,
+            address,
+            log,
+            db: db.to_path_buf(),
+            reader: Some(reader),
+        })),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            let status = child.wait()?;
+            let _ = reader.join();
+            let log = log.lock().expect("log").clone();
+            Ok(Spawned::Exited { status, log })
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "server did not listen within 30 s:\n{}",
+                log.lock().expect("log").join("\n")
+            )
+        }
+    }
 }
 
 /// SIGTERM, then checks for a clean exit: status 0, "shutdown complete", no ERROR lines.
@@ -151,6 +216,7 @@ pub(crate) fn stop(server: &mut RunningServer) -> Result<()> {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    server.drain_log();
     let log = server.log.lock().expect("log");
     if !log.iter().any(|line| line.contains("shutdown complete")) {
         bail!("server log lacks 'shutdown complete'");

@@ -3,6 +3,7 @@
 //! Each subcommand lives in its own module; `main` only dispatches.
 
 mod bench;
+mod crash;
 mod e2e;
 mod fuzz;
 mod spec;
@@ -23,6 +24,9 @@ commands:
   spec [--filter SUBSTR] [--verbose] [--update-baseline]
                        MongoDB's unified-format spec tests through PyMongo: pass/fail/skip
                        per file; fails if a test in tests/spec/baseline.txt stops passing
+  crash [--tier small|large] [--seeds N] [--point NAME|PREFIX] [--workload W] [--tsv] [--keep]
+                       the crash matrix: kill the server at each named crash point, restart,
+                       check every acknowledged write (builds into target/crash)
   bench ping [--seconds S] [--clients 1,8,64]
   bench embedded [--docs N] [--dir PATH]   (vs PoloDB and SQLite)
                        ping round trips/s against the server and a bare TCP echo server
@@ -40,6 +44,7 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::run(&workspace_root(), rest),
         "e2e" => e2e::run(&workspace_root(), rest),
         "spec" => spec::run(&workspace_root(), rest),
+        "crash" => crash::run(&workspace_root(), rest),
         "bench" => bench::run(&workspace_root(), rest),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");

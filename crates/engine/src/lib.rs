@@ -29,3 +29,5 @@ pub use engine::{ConnectionContext, Engine, EngineOptions, StartupOptions};
 pub use error::{Error, ErrorCode};
 pub use host::{FixedHost, Host, HostFacts, MemoryFacts};
 pub use stats::Stats;
+/// Named crash points (the `crash-points` feature; see `cargo xtask crash`).
+pub use wal::crashpoint;

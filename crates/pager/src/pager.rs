@@ -30,7 +30,7 @@ use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use wal::Storage;
+use wal::{Storage, crashpoint};
 
 /// How a pager opens its file.
 #[derive(Clone, Debug)]
@@ -215,6 +215,7 @@ impl Pager {
     }
 
     fn checkpoint_locked(&self, w: &mut Writer, lsn: u64) -> Result<()> {
+        crashpoint::hit("checkpoint.before_pages");
         let roots = self.published.lock().snapshot.roots;
         let (extent, persisted) = allocate_free_list(w)?;
         self.ensure_file(w, u64::from(w.page_count))?;
@@ -231,6 +232,7 @@ impl Pager {
         page::seal(&mut image, extent.start, w.checkpoint_counter + 1);
         self.write_image(w, &image, extent.start)?;
         self.storage.sync()?;
+        crashpoint::hit("checkpoint.after_pages");
         let header = HeaderSlot {
             counter: w.checkpoint_counter + 1,
             lsn,
@@ -240,6 +242,7 @@ impl Pager {
         };
         self.storage
             .write_all_at(&header.encode(), header.slot() * PAGE_SIZE as u64)?;
+        crashpoint::hit("checkpoint.after_header_write");
         self.storage.sync()?;
         // Durable: the previous free-list extent is referenced by nothing now.
         if let Some(old) = w.free_list.replace(extent) {

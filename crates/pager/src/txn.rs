@@ -324,6 +324,7 @@ impl<'p> WriteTxn<'p> {
 
 fn write_batch(pager: &Pager, batch: &[u8], start: u32) -> Result<()> {
     if !batch.is_empty() {
+        wal::crashpoint::hit("pager.commit.before_batch");
         pager.storage.write_all_at(batch, PageId(start).offset())?;
     }
     Ok(())

@@ -3,10 +3,12 @@
 use crate::host::SystemHost;
 use bson::doc;
 use clap::{Parser, ValueEnum};
+use engine::store::StoreOptions;
 use engine::{Engine, EngineOptions, StartupOptions};
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// How verbose the log is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
@@ -71,6 +73,13 @@ pub struct Config {
     /// Where commands run (for benchmarking the worker hand-off).
     #[arg(long, value_enum, default_value_t = Dispatch::Auto, hide = true)]
     pub dispatch: Dispatch,
+    /// Milliseconds between background checkpoints (0: none by time); default 60 s.
+    /// Hidden: for the crash matrix, which needs checkpoints during short runs.
+    #[arg(long, hide = true)]
+    pub checkpoint_interval_ms: Option<u64>,
+    /// Log bytes after which a checkpoint runs; default 64 MiB. Hidden, as above.
+    #[arg(long, hide = true)]
+    pub checkpoint_log_bytes: Option<u64>,
 }
 
 impl Config {
@@ -112,7 +121,20 @@ impl Config {
     /// The engine for this configuration, on the database file `--db`; `argv` is
     /// reported by getCmdLineOpts.
     pub fn engine(&self, argv: Vec<String>) -> Result<Engine, engine::Error> {
-        Engine::open(&self.db, self.engine_options(argv))
+        Engine::open_with(&self.db, self.engine_options(argv), self.store_options())
+    }
+
+    /// The storage options: the defaults, with the hidden checkpoint flags applied.
+    #[must_use]
+    pub fn store_options(&self) -> StoreOptions {
+        let mut options = StoreOptions::default();
+        if let Some(ms) = self.checkpoint_interval_ms {
+            options.checkpoint_interval = (ms > 0).then(|| Duration::from_millis(ms));
+        }
+        if let Some(bytes) = self.checkpoint_log_bytes {
+            options.checkpoint_log_bytes = bytes;
+        }
+        options
     }
 
     /// The engine for this configuration on an in-memory database (benchmarks).
@@ -163,5 +185,29 @@ mod tests {
         let parsed = config.parsed_document();
         let storage = parsed.get_document("storage").expect("storage");
         assert_eq!(storage.get_str("dbPath").ok(), Some("/tmp/x.mfdb"));
+    }
+
+    #[test]
+    fn checkpoint_flags_reach_the_store_options() {
+        let defaults = Config::parse_from(["multiforadb"]).store_options();
+        assert_eq!(
+            defaults.checkpoint_interval,
+            Some(std::time::Duration::from_secs(60))
+        );
+        let config = Config::parse_from([
+            "multiforadb",
+            "--checkpoint-interval-ms",
+            "50",
+            "--checkpoint-log-bytes",
+            "4096",
+        ]);
+        let options = config.store_options();
+        assert_eq!(
+            options.checkpoint_interval,
+            Some(std::time::Duration::from_millis(50))
+        );
+        assert_eq!(options.checkpoint_log_bytes, 4096);
+        let off = Config::parse_from(["multiforadb", "--checkpoint-interval-ms", "0"]);
+        assert_eq!(off.store_options().checkpoint_interval, None);
     }
 }

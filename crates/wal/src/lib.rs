@@ -50,6 +50,7 @@
 //! - LSNs are dense: the records of a log are `lsn_start, lsn_start + 1, ...`.
 #![forbid(unsafe_code)]
 
+pub mod crashpoint;
 mod error;
 pub mod format;
 pub mod limits;

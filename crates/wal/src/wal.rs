@@ -27,6 +27,7 @@
 //!   `WalError::Poisoned`, and the failed sync is never retried.
 
 use crate::Lsn;
+use crate::crashpoint;
 use crate::error::{Result, WalError};
 use crate::format::{self, BlockMeta, Codec, FileHeader};
 use crate::limits::{
@@ -163,7 +164,15 @@ impl Wal {
         dir.remove(&temp)?;
         if !dir.exists(name)? {
             assert!(options.lsn_first.0 >= 1, "lsn 0 is reserved");
-            create_file(dir.as_ref(), name, options.lsn_first, 0, &options, &[])?;
+            create_file(
+                dir.as_ref(),
+                name,
+                options.lsn_first,
+                0,
+                &options,
+                &[],
+                false,
+            )?;
         }
         let storage = dir.open(name)?;
         let mut records = Vec::new();
@@ -262,6 +271,7 @@ impl Wal {
             }
             if !state.io_busy {
                 drop(self.write_out(state, false)?);
+                crashpoint::hit("wal.append.after_flush");
                 break;
             }
             if state.sealed_len < SEALED_BACKLOG_MAX {
@@ -472,11 +482,16 @@ impl Wal {
                 io.allocated_len = end;
             }
         }
+        if sync {
+            crashpoint::hit("wal.commit.before_write");
+        }
         io.storage.write_all_at(&io.encoded, io.write_offset)?;
         io.write_offset = end;
         if sync {
+            crashpoint::hit("wal.commit.before_sync");
             io.storage.sync()?;
             io.synced_end = end;
+            crashpoint::hit("wal.commit.after_sync");
         }
         Ok(())
     }
@@ -508,6 +523,7 @@ impl Wal {
             io.header.salt,
             &self.options,
             &retained,
+            true,
         )?;
         io.allocated_len = storage.len()?;
         io.storage = storage;
@@ -594,6 +610,7 @@ fn create_file(
     salt_previous: u64,
     options: &WalOptions,
     records: &[(Lsn, Vec<u8>)],
+    truncating: bool,
 ) -> Result<(Arc<dyn Storage>, FileHeader, u64)> {
     let salt = xxhash_rust::xxh3::xxh3_64(
         &[
@@ -639,7 +656,13 @@ fn create_file(
     let allocated = (end + options.preallocate_chunk).next_multiple_of(options.preallocate_chunk);
     write_zeros(storage.as_ref(), end, allocated)?;
     storage.sync()?;
+    if truncating {
+        crashpoint::hit("wal.truncate.before_rename");
+    }
     dir.rename(&temp, name)?;
+    if truncating {
+        crashpoint::hit("wal.truncate.after_rename");
+    }
     dir.sync()?;
     debug_assert!(end >= FILE_HEADER_LEN, "file shorter than its header");
     Ok((storage, header, end))

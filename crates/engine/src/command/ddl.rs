@@ -15,6 +15,7 @@ use crate::error::{Error, ErrorCode};
 use crate::store::Namespace;
 use bson::raw::{CString, RawBsonRef};
 use bson::{Document, RawDocument, RawDocumentBuf, doc};
+use wal::crashpoint;
 
 /// The options create takes besides the generic arguments.
 const CREATE_FIELDS: &[&str] = &[
@@ -76,6 +77,7 @@ pub(super) fn create(engine: &Engine, request: &Request<'_>) -> Result<Document,
         ));
     }
     writer.create_collection(&ns, options)?;
+    crashpoint::hit("ddl.create.before_commit");
     concern.commit(writer)?;
     Ok(Document::new())
 }
@@ -144,6 +146,7 @@ pub(super) fn drop(engine: &Engine, request: &Request<'_>) -> Result<Document, E
     if !writer.drop_collection(&ns)? {
         return Ok(Document::new());
     }
+    crashpoint::hit("ddl.drop.before_commit");
     concern.commit(writer)?;
     Ok(doc! { "nIndexesWas": 1, "ns": ns.full() })
 }
@@ -159,9 +162,17 @@ pub(super) fn drop_database(engine: &Engine, request: &Request<'_>) -> Result<Do
     }
     let concern = WriteConcern::parse(request)?;
     let mut writer = engine.store.write()?;
-    for (ns, _) in writer.collections(Some(request.db))? {
+    for (i, (ns, _)) in writer
+        .collections(Some(request.db))?
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            crashpoint::hit("ddl.drop_database.between_drops");
+        }
         writer.drop_collection(&ns)?;
     }
+    crashpoint::hit("ddl.drop_database.before_commit");
     concern.commit(writer)?;
     Ok(doc! { "dropped": request.db })
 }
@@ -229,8 +240,10 @@ pub(super) fn rename_collection(engine: &Engine, request: &Request<'_>) -> Resul
             ));
         }
         writer.drop_collection(&to)?;
+        crashpoint::hit("ddl.rename.after_drop_target");
     }
     writer.rename_collection(&from, &to)?;
+    crashpoint::hit("ddl.rename.before_commit");
     concern.commit(writer)?;
     Ok(Document::new())
 }

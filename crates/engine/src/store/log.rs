@@ -5,7 +5,9 @@
 //! carries its own length): `{o: "c", n, opt, u}` create, `{o: "x", n}` drop,
 //! `{o: "m", n, to}` rename, `{o: "i", n, r, d}` insert, `{o: "u", n, r, d}` update and
 //! `{o: "d", n, r}` delete, where `n` is the namespace `db.coll`, `r` the record id and
-//! `d` the document. See `docs/format.md`, "Engine log records".
+//! `d` the document. A transaction too large for one record spans several: each but the
+//! last ends with the marker `{o: "+"}` (continued), and replay applies a transaction only
+//! once its last record is read. See `docs/format.md`, "Engine log records".
 //!
 //! Invariants:
 //! - Replaying the records after `checkpoint_lsn`, in order, onto the checkpoint rebuilds
@@ -83,8 +85,14 @@ impl Op {
     }
 }
 
-/// Decodes every operation of one record.
-pub(crate) fn decode(record: &[u8]) -> Result<Vec<Op>, StoreError> {
+/// Appends the marker that ends a record whose transaction continues in the next record.
+pub(crate) fn encode_continued(out: &mut Vec<u8>) {
+    out.extend_from_slice(rawdoc! { "o": "+" }.as_bytes());
+}
+
+/// Decodes every operation of one record, and whether its transaction continues in the
+/// next record (it ends with the `{o: "+"}` marker).
+pub(crate) fn decode(record: &[u8]) -> Result<(Vec<Op>, bool), StoreError> {
     let mut ops = Vec::new();
     let mut rest = record;
     while !rest.is_empty() {
@@ -95,10 +103,16 @@ pub(crate) fn decode(record: &[u8]) -> Result<Vec<Op>, StoreError> {
             .filter(|&len| len >= 5 && len <= rest.len())
             .ok_or_else(|| bad("operation length"))?;
         let doc = RawDocument::from_bytes(&rest[..len]).map_err(|_| bad("operation bytes"))?;
-        ops.push(decode_op(doc)?);
         rest = &rest[len..];
+        if doc.get_str("o").is_ok_and(|kind| kind == "+") {
+            if !rest.is_empty() {
+                return Err(bad("continuation marker before the record's end"));
+            }
+            return Ok((ops, true));
+        }
+        ops.push(decode_op(doc)?);
     }
-    Ok(ops)
+    Ok((ops, false))
 }
 
 fn bad(what: &str) -> StoreError {
@@ -159,7 +173,7 @@ fn decode_op(doc: &RawDocument) -> Result<Op, StoreError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Op, decode};
+    use super::{Op, decode, encode_continued};
     use crate::store::catalog::Namespace;
     use bson::rawdoc;
 
@@ -196,7 +210,14 @@ mod tests {
         for op in &ops {
             op.encode_into(&mut bytes);
         }
-        assert_eq!(decode(&bytes).expect("decode"), ops);
+        assert_eq!(decode(&bytes).expect("decode"), (ops.clone(), false));
         assert!(decode(&bytes[..bytes.len() - 1]).is_err());
+        let mut continued = bytes.clone();
+        encode_continued(&mut continued);
+        assert_eq!(decode(&continued).expect("decode"), (ops, true));
+        let mut misplaced = Vec::new();
+        encode_continued(&mut misplaced);
+        misplaced.extend_from_slice(&bytes);
+        assert!(decode(&misplaced).is_err(), "the marker ends a record");
     }
 }

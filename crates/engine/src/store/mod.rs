@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
-use wal::{Dir, Lsn, OsDir, Wal, WalOptions};
+use wal::{Dir, Lsn, OsDir, Wal, WalOptions, crashpoint};
 
 /// Pages freed since the last checkpoint below which space alone never triggers one (8 MiB).
 const CHECKPOINT_PENDING_PAGES_MIN: u64 = 2048;
@@ -151,6 +151,9 @@ pub struct OpenReport {
     pub replayed: u64,
     /// Whether the log ended in a torn block (cut off).
     pub torn_tail: bool,
+    /// Records at the log's end of a transaction whose last record never reached the log
+    /// (it was never acknowledged): not applied, and covered by a checkpoint at open.
+    pub unfinished: u64,
 }
 
 #[derive(Default)]
@@ -234,6 +237,7 @@ impl Store {
         let report = OpenReport {
             replayed: 0,
             torn_tail: recovery.torn_tail.is_some(),
+            unfinished: 0,
         };
         let store = Arc::new(Store {
             pager,
@@ -252,39 +256,64 @@ impl Store {
             report,
             metas: meta_cache::MetaCache::default(),
         });
-        let replayed = store.replay(&recovery.records, covered)?;
+        let (replayed, unfinished) = store.replay(&recovery.records, covered)?;
         // Safe to mutate through a fresh Arc only before anyone else holds it.
         let store = match Arc::try_unwrap(store) {
             Ok(mut inner) => {
                 inner.report.replayed = replayed;
+                inner.report.unfinished = unfinished;
                 Arc::new(inner)
             }
             Err(_) => unreachable!("no other reference exists yet"),
         };
+        if unfinished > 0 {
+            // The log ends inside a transaction (a crash came between its records). Cover
+            // those records by a checkpoint that does not hold them, so they are never
+            // read as the start of the next transaction logged after them.
+            store.checkpoint()?;
+        }
+        crashpoint::hit("recovery.after_replay");
         store.start_checkpointer();
         Ok(store)
     }
 
-    fn replay(&self, records: &[(Lsn, Vec<u8>)], covered: u64) -> Result<u64, StoreError> {
+    /// Replays the records after `covered`, one transaction at a time: a transaction
+    /// spanning several records is applied when its last record is read. Returns the
+    /// records applied and those of a transaction whose last record is missing (the log
+    /// ends inside it: never acknowledged, so not applied).
+    fn replay(&self, records: &[(Lsn, Vec<u8>)], covered: u64) -> Result<(u64, u64), StoreError> {
+        crashpoint::hit("recovery.before_replay");
         let mut replayed = 0;
+        let to_replay = records.iter().filter(|(lsn, _)| lsn.0 > covered).count() as u64;
+        let mut pending: Vec<log::Op> = Vec::new();
+        let (mut pending_records, mut pending_bytes) = (0u64, 0u64);
         for (lsn, record) in records {
             if lsn.0 <= covered {
                 continue;
             }
-            let ops = log::decode(record).map_err(|e| match e {
+            if replayed + pending_records == to_replay / 2 {
+                crashpoint::hit("recovery.replay.mid");
+            }
+            let (ops, continued) = log::decode(record).map_err(|e| match e {
                 StoreError::Corrupt(m) => StoreError::Corrupt(format!("lsn {}: {m}", lsn.0)),
                 other => other,
             })?;
+            pending.extend(ops);
+            pending_records += 1;
+            pending_bytes += record.len() as u64;
+            if continued {
+                continue;
+            }
             let mut writer = self.begin(false)?;
-            for op in ops {
+            for op in pending.drain(..) {
                 writer.apply(op)?;
             }
             writer.commit_nowait()?;
-            self.log_bytes
-                .fetch_add(record.len() as u64, Ordering::Relaxed);
-            replayed += 1;
+            self.log_bytes.fetch_add(pending_bytes, Ordering::Relaxed);
+            replayed += pending_records;
+            (pending_records, pending_bytes) = (0, 0);
         }
-        Ok(replayed)
+        Ok((replayed, pending_records))
     }
 
     /// What opening found.
@@ -351,6 +380,8 @@ impl Store {
         };
         for op in ops {
             if !record.is_empty() && record.len() + op.size_hint() > RECORD_TARGET {
+                // Replay waits for the transaction's last record (the one without it).
+                log::encode_continued(&mut record);
                 flush(&mut record)?;
             }
             op.encode_into(&mut record);
@@ -405,12 +436,14 @@ impl Store {
         self.check_open()?;
         let lsn = {
             let _gate = self.gate.lock();
+            crashpoint::hit("checkpoint.start");
             let last = Lsn(self.wal.lsn_next().0 - 1);
             if last.0 > 0 {
                 self.wait_durable(last)?;
             }
             let result = self.pager.checkpoint(last.0).map_err(StoreError::from);
             self.check_io(result)?;
+            crashpoint::hit("checkpoint.after_header");
             self.log_bytes.store(0, Ordering::Relaxed);
             last
         };
@@ -418,7 +451,9 @@ impl Store {
             .wal
             .truncate_before(Lsn(lsn.0 + 1))
             .map_err(StoreError::from);
-        self.check_io(result)
+        self.check_io(result)?;
+        crashpoint::hit("checkpoint.after_truncate");
+        Ok(())
     }
 
     /// Checkpoints and removes the log: a cleanly closed database is one file. Later calls
@@ -431,6 +466,7 @@ impl Store {
         self.checkpoint()?;
         let _gate = self.gate.lock();
         self.closed.store(true, Ordering::Release);
+        crashpoint::hit("close.before_remove_log");
         self.dir
             .remove(&self.wal_name)
             .and_then(|()| self.dir.sync())

@@ -25,6 +25,7 @@ use parking_lot::MutexGuard;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use wal::crashpoint;
 
 /// A record: its id and its document bytes, borrowed from the file when possible.
 pub type Record<'t> = (u64, Cow<'t, [u8]>);
@@ -483,13 +484,18 @@ impl<'s> Writer<'s> {
         let store = self.store;
         if let Some(lsn) = self.commit_nowait()? {
             store.wait_durable(lsn)?;
+            crashpoint::hit("txn.commit.after_sync");
         }
         Ok(())
     }
 
     /// Publishes the transaction; returns the LSN to wait for (`None` if nothing was logged).
     pub fn commit_nowait(mut self) -> Result<Option<wal::Lsn>, StoreError> {
-        for (ns, meta) in std::mem::take(&mut self.metas) {
+        let logged = self.logged && !self.ops.is_empty();
+        for (i, (ns, meta)) in std::mem::take(&mut self.metas).into_iter().enumerate() {
+            if i > 0 && logged {
+                crashpoint::hit("catalog.commit.between_entries");
+            }
             let key = ns.full();
             match meta {
                 Some(meta) => {
@@ -501,10 +507,17 @@ impl<'s> Writer<'s> {
             }
         }
         let store = self.store;
+        if logged {
+            crashpoint::hit("txn.commit.before_append");
+        }
         let lsn = store.log_ops(&self.ops)?;
+        if logged {
+            crashpoint::hit("txn.commit.after_append");
+        }
         let result = self.txn.commit();
         store.check_io(result.map_err(StoreError::from))?;
         if lsn.is_some() {
+            crashpoint::hit("txn.commit.after_publish");
             store.after_commit();
         }
         Ok(lsn)
