@@ -78,6 +78,8 @@ struct Plan {
     workloads: &'static [Workload],
     /// The crash comes at the `n`-th pass, `n` in `1..=max_n` (picked by the seed).
     max_n: u64,
+    /// Server flags of the armed run.
+    args: &'static [&'static str],
 }
 
 const DATA: &[Workload] = &Workload::ALL;
@@ -93,12 +95,14 @@ fn plan(point: &str) -> Option<Plan> {
         small,
         workloads,
         max_n,
+        args: LIVE_ARGS,
     };
     let once = |kind, small| Plan {
         kind,
         small,
         workloads: DATA,
         max_n: 1,
+        args: LIVE_ARGS,
     };
     Some(match point {
         "txn.commit.before_append" | "txn.commit.after_publish" | "wal.commit.before_sync" => {
@@ -109,8 +113,12 @@ fn plan(point: &str) -> Option<Plan> {
         }
         "wal.commit.after_sync" => live(Delete, DATA, 20),
         // Only a transaction of several records (the insert workload's bulk inserts)
-        // fills the log's buffer past its flush threshold between commits.
-        "wal.append.after_flush" => live(Insert, INSERT, 1),
+        // fills the log's buffer past its flush threshold between commits, and only when
+        // no other thread holds the log's I/O (a checkpoint's truncation often does).
+        "wal.append.after_flush" => Plan {
+            args: NO_CHECKPOINT_ARGS,
+            ..live(Insert, INSERT, 3)
+        },
         "pager.commit.before_batch" => live(Delete, DATA, 40),
         "catalog.commit.between_entries" => live(Ddl, DDL, 5),
         "ddl.create.before_commit"
@@ -395,7 +403,7 @@ fn run_one(
         ping: None,
     };
     let outcome = match plan.kind {
-        Kind::Live | Kind::Close => live_run(binary, dir, point, n, plan.kind, workload, seed),
+        Kind::Live | Kind::Close => live_run(binary, dir, point, &plan, n, workload, seed),
         Kind::Recovery => recovery_run(binary, dir, point, workload, seed),
     };
     let head = format!("{point} {} {seed}", workload.name());
@@ -622,18 +630,19 @@ fn live_run(
     binary: &Path,
     dir: &Path,
     point: &'static str,
+    plan: &Plan,
     n: u64,
-    kind: Kind,
     workload: Workload,
     seed: u64,
 ) -> Result<Done, RunFailure> {
+    let kind = plan.kind;
     let db = dir.join("db.mfdb");
     let mut tracks = clients_for(workload, seed);
     if has_prelude(point, seed) {
         tracks = prelude(binary, &db, tracks, seed)?;
     }
     let spec = format!("{point}:{n}");
-    let mut server = match e2e::start_server(binary, &db, LIVE_ARGS, &[("MFDB_CRASH_AT", &spec)]) {
+    let mut server = match e2e::start_server(binary, &db, plan.args, &[("MFDB_CRASH_AT", &spec)]) {
         Ok(server) => server,
         Err(e) => return fail(false, format!("server did not start: {e:#}")),
     };

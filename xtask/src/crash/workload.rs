@@ -788,9 +788,25 @@ fn diff(expected: &State, found: &State) -> String {
             shown += 1;
         }
     }
+    let missing = expected
+        .docs
+        .keys()
+        .filter(|k| !found.docs.contains_key(*k))
+        .count();
+    let unexpected = found
+        .docs
+        .keys()
+        .filter(|k| !expected.docs.contains_key(*k))
+        .count();
+    let changed = expected
+        .docs
+        .iter()
+        .filter(|(k, d)| found.docs.get(*k).is_some_and(|f| !same(d, f)))
+        .count();
     let _ = write!(
         out,
-        "({} documents acknowledged, {} found)",
+        "({} documents acknowledged, {} found: {missing} missing, {unexpected} unexpected, \
+         {changed} changed)",
         expected.docs.len(),
         found.docs.len()
     );
