@@ -80,6 +80,9 @@ struct Plan {
     max_n: u64,
     /// Server flags of the armed run.
     args: &'static [&'static str],
+    /// Recovery runs: the crash point (armed at its first pass) that ends the first run,
+    /// instead of SIGKILL.
+    first_crash: Option<&'static str>,
 }
 
 const DATA: &[Workload] = &Workload::ALL;
@@ -96,6 +99,7 @@ fn plan(point: &str) -> Option<Plan> {
         workloads,
         max_n,
         args: LIVE_ARGS,
+        first_crash: None,
     };
     let once = |kind, small| Plan {
         kind,
@@ -103,6 +107,7 @@ fn plan(point: &str) -> Option<Plan> {
         workloads: DATA,
         max_n: 1,
         args: LIVE_ARGS,
+        first_crash: None,
     };
     Some(match point {
         "txn.commit.before_append" | "txn.commit.after_publish" | "wal.commit.before_sync" => {
@@ -138,6 +143,13 @@ fn plan(point: &str) -> Option<Plan> {
         "recovery.before_replay" => once(Kind::Recovery, Insert),
         "recovery.replay.mid" => once(Kind::Recovery, Update),
         "recovery.after_replay" => once(Kind::Recovery, Delete),
+        // The log must end inside a transaction: the first run dies between the records
+        // of a bulk insert.
+        "recovery.unfinished.before_checkpoint" => Plan {
+            workloads: INSERT,
+            first_crash: Some("wal.append.after_flush"),
+            ..once(Kind::Recovery, Insert)
+        },
         _ => return None,
     })
 }
@@ -404,7 +416,7 @@ fn run_one(
     };
     let outcome = match plan.kind {
         Kind::Live | Kind::Close => live_run(binary, dir, point, &plan, n, workload, seed),
-        Kind::Recovery => recovery_run(binary, dir, point, workload, seed),
+        Kind::Recovery => recovery_run(binary, dir, point, &plan, workload, seed),
     };
     let head = format!("{point} {} {seed}", workload.name());
     match outcome {
@@ -703,6 +715,7 @@ fn recovery_run(
     binary: &Path,
     dir: &Path,
     point: &'static str,
+    plan: &Plan,
     workload: Workload,
     seed: u64,
 ) -> Result<Done, RunFailure> {
@@ -711,21 +724,33 @@ fn recovery_run(
     if has_prelude(point, seed) {
         tracks = prelude(binary, &db, tracks, seed)?;
     }
-    // 1. A run without checkpoints, killed mid-workload: its log is all there is.
-    let mut server = match e2e::start_server(binary, &db, NO_CHECKPOINT_ARGS, &[]) {
+    // 1. A run without checkpoints, killed mid-workload (or dying at `first_crash`): its
+    //    log is all there is.
+    let first = plan.first_crash.map(|p| format!("{p}:1"));
+    let env: Vec<(&str, &str)> = first
+        .iter()
+        .map(|s| ("MFDB_CRASH_AT", s.as_str()))
+        .collect();
+    let mut server = match e2e::start_server(binary, &db, NO_CHECKPOINT_ARGS, &env) {
         Ok(server) => server,
         Err(e) => return fail(false, format!("server did not start: {e:#}")),
     };
     let kill_after = 20 + Rng::new(seed).below(60);
     let phase = drive(&mut server, tracks, |server, acks| {
-        if acks.iter().sum::<u64>() >= kill_after {
+        if first.is_none() && acks.iter().sum::<u64>() >= kill_after {
             // SIGKILL with the clients mid-command, so some commands stay pending.
             let _ = server.child.kill();
             return true;
         }
         exited(server)
     });
-    sigkill(&mut server);
+    let status = wait_exit(&mut server, Duration::from_secs(2));
+    if let Some(first_point) = plan.first_crash {
+        let log = server.log.lock().expect("log").clone();
+        if !(crash_lines(&log, first_point).1 && was_abort(status)) {
+            return fail(false, format!("the first run never died at {first_point}"));
+        }
+    }
     if !phase.errors.is_empty() {
         return fail(false, format!("workload: {}", phase.errors.join("; ")));
     }

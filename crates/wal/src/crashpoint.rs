@@ -49,6 +49,7 @@ pub const ALL: &[&str] = &[
     // Recovery (`Store::open`).
     "recovery.before_replay",
     "recovery.replay.mid",
+    "recovery.unfinished.before_checkpoint",
     "recovery.after_replay",
 ];
 

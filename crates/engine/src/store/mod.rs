@@ -270,6 +270,7 @@ impl Store {
             // The log ends inside a transaction (a crash came between its records). Cover
             // those records by a checkpoint that does not hold them, so they are never
             // read as the start of the next transaction logged after them.
+            crashpoint::hit("recovery.unfinished.before_checkpoint");
             store.checkpoint()?;
         }
         crashpoint::hit("recovery.after_replay");
