@@ -13,10 +13,12 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-struct RunningServer {
-    child: Child,
-    address: String,
-    log: Arc<Mutex<Vec<String>>>,
+/// A server started by `start`: its process, the address it listens on, and its log
+/// (stderr lines, collected by a thread).
+pub(crate) struct RunningServer {
+    pub(crate) child: Child,
+    pub(crate) address: String,
+    pub(crate) log: Arc<Mutex<Vec<String>>>,
 }
 
 pub fn run(root: &Path, _args: &[String]) -> Result<()> {
@@ -33,7 +35,8 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
     if !status.success() {
         bail!("building the server failed");
     }
-    let mut server = start(root)?;
+    let db = std::env::temp_dir().join(format!("mfdb-e2e-{}.mfdb", std::process::id()));
+    let mut server = start(&root.join("target/debug/multiforadb"), &db, "debug")?;
     let uri = format!("mongodb://{}/?directConnection=true", server.address);
     println!("e2e: server on {}", server.address);
     let results = [
@@ -77,16 +80,17 @@ fn indent(text: &str) -> String {
     text.lines().map(|line| format!("    {line}\n")).collect()
 }
 
-fn start(root: &Path) -> Result<RunningServer> {
-    let db = std::env::temp_dir().join(format!("mfdb-e2e-{}.mfdb", std::process::id()));
-    let mut child = Command::new(root.join("target/debug/multiforadb"))
-        .args(["--port", "0", "--log-level", "debug", "--db"])
-        .arg(&db)
+/// Starts `binary` on a free port with the database file `db` and waits until it logs the
+/// address it listens on.
+pub(crate) fn start(binary: &Path, db: &Path, log_level: &str) -> Result<RunningServer> {
+    let mut child = Command::new(binary)
+        .args(["--port", "0", "--log-level", log_level, "--db"])
+        .arg(db)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .context("starting target/debug/multiforadb")?;
+        .with_context(|| format!("starting {}", binary.display()))?;
     let stderr = child.stderr.take().context("server stderr")?;
     let mut lines = BufReader::new(stderr).lines();
     let log = Arc::new(Mutex::new(Vec::new()));
@@ -119,10 +123,17 @@ fn start(root: &Path) -> Result<RunningServer> {
     })
 }
 
-fn stop(server: &mut RunningServer) -> Result<()> {
+/// Stops the server with SIGTERM and checks the shutdown was clean (exit status 0,
+/// "shutdown complete" logged, no error logged).
+pub(crate) fn stop(server: &mut RunningServer) -> Result<()> {
+    stop_within(server, std::time::Duration::from_secs(10))
+}
+
+/// `stop`, waiting up to `limit` for the process to exit (a clean stop checkpoints).
+pub(crate) fn stop_within(server: &mut RunningServer, limit: std::time::Duration) -> Result<()> {
     let pid = server.child.id().to_string();
     Command::new("kill").args(["-TERM", &pid]).status()?;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + limit;
     loop {
         if let Some(status) = server.child.try_wait()? {
             if !status.success() {
@@ -132,7 +143,7 @@ fn stop(server: &mut RunningServer) -> Result<()> {
         }
         if std::time::Instant::now() > deadline {
             let _ = server.child.kill();
-            bail!("server did not exit within 10 s of SIGTERM");
+            bail!("server did not exit within {limit:?} of SIGTERM");
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
