@@ -195,14 +195,14 @@ pub(crate) const FLOORS: &[(&str, &str, &str)] = &[
     ),
     (
         "countDocuments_ms",
-        "countDocuments_over_floor",
-        "ping + scan",
+        "countDocuments_over_ping",
+        "ping (the catalog keeps the count)",
     ),
     ("findOne_id_ms", "findOne_id_over_ping", "ping"),
     (
         "range_count_unindexed_ms",
         "range_count_unindexed_over_floor",
-        "ping + scan",
+        "ping + touch scan",
     ),
     (
         "sort_id_desc_limit20_ms",
@@ -217,7 +217,7 @@ pub(crate) const FLOORS: &[(&str, &str, &str)] = &[
     (
         "aggregate_group_k_ms",
         "aggregate_group_k_over_floor",
-        "ping + scan",
+        "ping + touch scan",
     ),
     (
         "updateOne_id_x50_ms",
@@ -227,7 +227,7 @@ pub(crate) const FLOORS: &[(&str, &str, &str)] = &[
     (
         "updateMany_k_ms",
         "updateMany_k_over_floor",
-        "ping + scan + fdatasync 16k",
+        "ping + touch scan + fdatasync 16k",
     ),
     (
         "deleteOne_insertOne_ms",
@@ -265,7 +265,7 @@ pub(crate) fn print_bench_table(report: &Report) {
         "\nbenchmark table (ratio: to the floor measured in this run; throughput rows: share of it)"
     );
     println!(
-        "{:<28} {:>10} {:<28} {:>8} {:>14} {:>8}",
+        "{:<28} {:>10} {:<34} {:>8} {:>14} {:>8}",
         "row", "ours", "floor", "ratio", "predecessor", "mongod"
     );
     for (name, value) in rows {
@@ -283,7 +283,7 @@ pub(crate) fn print_bench_table(report: &Report) {
             .find(|(row, _, _)| row == name)
             .map_or(("", ""), |(_, p, m)| (*p, *m));
         println!(
-            "{:<28} {:>10} {:<28} {:>8} {:>14} {:>8}",
+            "{:<28} {:>10} {:<34} {:>8} {:>14} {:>8}",
             name,
             value,
             floor,

@@ -78,6 +78,30 @@ pub(crate) fn sequential_write_mbps(dir: &Path, bytes: usize, reps: usize) -> Re
     Ok(median(&mut speeds))
 }
 
+/// The least a scan that matches on a document's first fields can cost: one read of one word
+/// per document, `docs` documents `stride` bytes apart in memory (a buffer as large as the data,
+/// up to 1 GiB, scaled beyond), in ms; the fastest of `reps` passes. Stored documents start on
+/// their own pages and the matcher skips the fields it does not need by their lengths, so such a
+/// scan need not read the rest of each document.
+pub(crate) fn touch_scan_ms(docs: usize, stride: usize, reps: usize) -> f64 {
+    let words_per_doc = (stride / 8).max(1);
+    let touched = docs.min((1 << 30) / (words_per_doc * 8)).max(1);
+    // Written in full (`vec!` of a non-zero value), so every page is resident.
+    let words = vec![1u64; touched * words_per_doc];
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let start = Instant::now();
+        let words = std::hint::black_box(&words);
+        let mut sum = 0u64;
+        for doc in 0..touched {
+            sum = sum.wrapping_add(words[doc * words_per_doc]);
+        }
+        std::hint::black_box(sum);
+        best = best.min(ms_since(start));
+    }
+    best * docs as f64 / touched as f64
+}
+
 /// A field of `/proc/<pid>/status` in kB (`VmRSS`, `VmHWM`, `RssAnon`, `RssFile`).
 pub(crate) fn status_kb(pid: u32, field: &str) -> Result<u64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
