@@ -177,6 +177,22 @@ async function table() {
   // The mean shows the tail the median hides (stalls behind checkpoints and log growth).
   row('insertOne_seq_x200_mean_ms', inserts.reduce((a, b) => a + b, 0) / inserts.length);
   await seq.drop();
+  // Long enough to cross a checkpoint (the server checkpoints after 64 MiB of log): the tail
+  // a writer sees when one runs.
+  const longBytes = num('long-bytes', 0);
+  if (longBytes > 0) {
+    const n = Math.ceil(longBytes / DOC_SIZE);
+    note(`${n} sequential inserts`);
+    const long = db.collection('long');
+    const times = (await latencies(n, (i) => long.insertOne(makeDoc(i)))).sort((a, b) => a - b);
+    row('insertOne_seq_long_count', n);
+    row('insertOne_seq_long_p99_ms', times[Math.floor(0.99 * (n - 1))]);
+    row('insertOne_seq_long_max_ms', times[n - 1]);
+    row('insertOne_seq_long_mean_ms', times.reduce((a, b) => a + b, 0) / n);
+    await long.drop();
+  } else {
+    for (const name of ['count', 'p99_ms', 'max_ms', 'mean_ms']) row(`insertOne_seq_long_${name}`, 'n/a');
+  }
 
   const coll = db.collection('bench');
   note(`bulk load of ${docs} x ${DOC_SIZE} B`);

@@ -38,6 +38,8 @@ struct Plan {
     doc_size: u64,
     /// Repetitions of the scan-sized latency rows.
     reps: u32,
+    /// Sequential inserts of this many bytes, to see the tail across a checkpoint (0: skip).
+    long_insert_bytes: u64,
     /// Concurrent inserts: seconds per level and repetitions.
     concurrent_seconds: f64,
     concurrent_reps: u32,
@@ -72,6 +74,7 @@ impl Plan {
                 docs: 4096,
                 doc_size: 16384,
                 reps: 3,
+                long_insert_bytes: 0,
                 concurrent_seconds: 0.5,
                 concurrent_reps: 1,
                 large_bytes: 64 << 20,
@@ -86,6 +89,7 @@ impl Plan {
                 docs: 65536,
                 doc_size: 16384,
                 reps: 5,
+                long_insert_bytes: 96 << 20,
                 concurrent_seconds: 2.0,
                 concurrent_reps: 3,
                 large_bytes: if size == "large" { 4 << 30 } else { 1 << 30 },
@@ -259,7 +263,7 @@ fn bench(context: &Setup, plan: &Plan) -> Result<Vec<Row>> {
             ("docs", plan.docs.to_string()),
             ("doc-size", plan.doc_size.to_string()),
             ("reps", plan.reps.to_string()),
-            ("db-file", db.display().to_string()),
+            ("long-bytes", plan.long_insert_bytes.to_string()),
         ],
     )?;
     rows.extend(table);
