@@ -171,6 +171,16 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     machine.push(("date".into(), stamp.clone()));
     machine.push(("commit".into(), git_commit(root)));
     machine.push(("size".into(), plan.size.clone()));
+    let sections = if plan.only.is_empty() {
+        "all".into()
+    } else {
+        plan.only.join(",")
+    };
+    machine.push(("sections".into(), sections));
+    machine.push(("docs".into(), plan.docs.to_string()));
+    machine.push(("doc_size_bytes".into(), plan.doc_size.to_string()));
+    machine.push(("large_bytes".into(), plan.large_bytes.to_string()));
+    machine.push(("churn_docs".into(), plan.churn_docs.to_string()));
     machine.extend(sys::machine());
     machine.push((
         "node".into(),
