@@ -200,9 +200,14 @@ pub(crate) fn spawn_server(
 
 /// SIGTERM, then checks for a clean exit: status 0, "shutdown complete", no ERROR lines.
 pub(crate) fn stop(server: &mut RunningServer) -> Result<()> {
+    stop_within(server, std::time::Duration::from_secs(10))
+}
+
+/// `stop`, waiting up to `limit` for the process to exit (a clean stop checkpoints).
+pub(crate) fn stop_within(server: &mut RunningServer, limit: std::time::Duration) -> Result<()> {
     let pid = server.child.id().to_string();
     Command::new("kill").args(["-TERM", &pid]).status()?;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + limit;
     loop {
         if let Some(status) = server.child.try_wait()? {
             if !status.success() {
@@ -212,7 +217,7 @@ pub(crate) fn stop(server: &mut RunningServer) -> Result<()> {
         }
         if std::time::Instant::now() > deadline {
             let _ = server.child.kill();
-            bail!("server did not exit within 10 s of SIGTERM");
+            bail!("server did not exit within {limit:?} of SIGTERM");
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

@@ -6,6 +6,7 @@ mod bench;
 mod crash;
 mod e2e;
 mod fuzz;
+mod gates;
 mod spec;
 mod tidy;
 
@@ -30,6 +31,11 @@ commands:
   bench ping [--seconds S] [--clients 1,8,64]
   bench embedded [--docs N] [--dir PATH]   (vs PoloDB and SQLite)
                        ping round trips/s against the server and a bare TCP echo server
+  gates [--size small|default|large] [--docs N] [--doc-size BYTES] [--large-gb G]
+        [--only bench,large,churn,crash]
+                       the benchmark table (Node.js driver) with the machine's floors, large
+                       collections, churn and the crash matrix; writes results/gates-*.tsv
+                       (install the driver first: bash tests/e2e/setup.sh)
 ";
 
 fn main() -> Result<()> {
@@ -46,6 +52,7 @@ fn main() -> Result<()> {
         "spec" => spec::run(&workspace_root(), rest),
         "crash" => crash::run(&workspace_root(), rest),
         "bench" => bench::run(&workspace_root(), rest),
+        "gates" => gates::run(&workspace_root(), rest),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             Ok(())
