@@ -60,7 +60,8 @@ pub struct Config {
     /// Log verbosity.
     #[arg(long, value_enum, default_value_t = LogLevel::Info)]
     pub log_level: LogLevel,
-    /// Worker threads for commands (0: one per CPU, at least two).
+    /// Worker threads for commands (0: sixteen per CPU, between 16 and 128; a durable write
+    /// holds its worker until its fdatasync returns).
     #[arg(long, default_value_t = 0)]
     pub workers: usize,
     /// Close a connection whose message is still incomplete this many seconds after its
