@@ -172,7 +172,8 @@ struct Run<'a> {
 
 impl Run<'_> {
     /// Runs the pipeline (over only the document an `_id` equality in a leading `$match`
-    /// names, when there is one) and hands each output document to `sink`.
+    /// names, when there is one, and only the documents that `$match` keeps) and hands
+    /// each output document to `sink`.
     fn each(&self, mut sink: impl FnMut(RawDocumentBuf) -> Result<(), Error>) -> Result<(), Error> {
         let ns = match self.input {
             Input::Database(_) => {
@@ -199,7 +200,10 @@ impl Run<'_> {
         self.hint.check(ns)?;
         let id = leading_match(self.stages).and_then(id_equality);
         let failure = RefCell::new(None);
-        let input = candidates(&reader, &meta, ns, None, id, self.deadline, &failure).map(Ok);
+        // The leading `$match` also filters at the scan, so documents it drops are never
+        // copied out of the store (the stage still runs; matching twice is idempotent).
+        let filter = self.pipeline.leading_match();
+        let input = candidates(&reader, &meta, ns, filter, id, self.deadline, &failure).map(Ok);
         for doc in self.pipeline.stream(input) {
             let doc = match doc {
                 Ok(doc) => doc,
