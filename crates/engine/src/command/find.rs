@@ -64,6 +64,8 @@ struct FindQuery<'a> {
     filter: Option<Filter>,
     projection: Option<Projection>,
     order: Order,
+    /// The sort is exactly `{_id: 1}` (true) or `{_id: -1}` (false).
+    id_sort: Option<bool>,
     hint: Hint,
     skip: u64,
     limit: Option<u64>,
@@ -115,11 +117,13 @@ fn parse_find<'a>(request: &Request<'a>, now_ms: i64) -> Result<FindQuery<'a>, E
     let time_ms = read_args::max_time_ms(request)?;
     let hint = read_args::hint(request)?;
     let order = parse_order(sort, hint)?;
+    let id_sort = sort.and_then(id_sort_direction);
     Ok(FindQuery {
         filter_spec,
         filter,
         projection,
         order,
+        id_sort,
         hint,
         skip,
         limit,
@@ -155,6 +159,20 @@ fn refuse_unsupported(request: &Request<'_>) -> Result<(), Error> {
         return Err(Error::new(ErrorCode::NotImplemented, message));
     }
     Ok(())
+}
+
+/// `Some(true)` for a sort of exactly `{_id: 1}`, `Some(false)` for `{_id: -1}`.
+fn id_sort_direction(spec: &RawDocument) -> Option<bool> {
+    let mut elements = spec.iter_elements();
+    let only = elements.next()?.ok()?;
+    if elements.next().is_some() || only.key().as_str() != "_id" {
+        return None;
+    }
+    match read_args::number_i64(only.value().ok()?)?.ok()? {
+        1 => Some(true),
+        -1 => Some(false),
+        _ => None,
+    }
 }
 
 fn parse_order(sort: Option<&RawDocument>, hint: Hint) -> Result<Order, Error> {
@@ -196,6 +214,11 @@ fn plan(
             limit: query.limit,
         }));
     }
+    if let (None, Some(forward), Some(limit)) = (id, query.id_sort, query.limit)
+        && matches!(query.hint, Hint::None | Hint::Id)
+    {
+        return walk_id_index(reader, meta, ns, query, deadline, forward, limit);
+    }
     let failure = RefCell::new(None);
     let found = candidates(
         reader,
@@ -226,6 +249,40 @@ fn plan(
     let limit = query.limit.map_or(usize::MAX, to_usize);
     let docs = docs.into_iter().skip(to_usize(query.skip)).take(limit);
     Ok(Source::Buffered(docs.collect::<VecDeque<_>>()))
+}
+
+/// A sort on `_id` alone with a limit: the `_id_` index in the requested direction, stopping
+/// once `skip + limit` documents matched, instead of sorting the whole collection. `_id_`
+/// keys order as the sort does (canonical order; `_id` is unique, so there are no ties), and
+/// every document is checked against the whole filter.
+fn walk_id_index(
+    reader: &Reader<'_>,
+    meta: &CollectionMeta,
+    ns: &Namespace,
+    query: &FindQuery<'_>,
+    deadline: &Deadline<'_>,
+    forward: bool,
+    limit: u64,
+) -> Result<Source, Error> {
+    let keep = to_usize(limit.saturating_add(query.skip));
+    let mut docs = VecDeque::new();
+    for record in reader.by_id_order(meta, forward)? {
+        if docs.len() >= keep {
+            break;
+        }
+        deadline.tick()?;
+        let (rid, bytes) = record?;
+        let doc = RawDocument::from_bytes(&bytes).map_err(|_| corrupt_record(ns, rid))?;
+        let matched = match &query.filter {
+            Some(filter) => filter.try_matches(doc)?,
+            None => true,
+        };
+        if matched {
+            docs.push_back(doc.to_owned());
+        }
+    }
+    docs.drain(..to_usize(query.skip).min(docs.len()));
+    Ok(Source::Buffered(docs))
 }
 
 /// Returns the error a candidate stream left behind, if any.

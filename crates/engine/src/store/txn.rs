@@ -141,6 +141,32 @@ impl<'s> Reader<'s> {
         lookup_id(&self.txn, meta, id)
     }
 
+    /// Every record in `_id` order (descending when `forward` is false), walking the `_id_`
+    /// index: lazily, so a caller that needs the first few stops after them.
+    pub fn by_id_order(
+        &self,
+        meta: &CollectionMeta,
+        forward: bool,
+    ) -> Result<impl Iterator<Item = Result<Record<'_>, StoreError>> + '_, StoreError> {
+        let entries = meta.ids.iter(&self.txn)?;
+        let entries: Box<dyn Iterator<Item = _> + '_> = if forward {
+            Box::new(entries)
+        } else {
+            Box::new(entries.rev())
+        };
+        let records = meta.records;
+        Ok(entries.map(move |entry| {
+            let (_, rid) = entry?;
+            let rid = rid_of(&rid)?;
+            match records.get(&self.txn, &rid_key(rid))? {
+                Some(doc) => Ok((rid, doc)),
+                None => Err(StoreError::Corrupt(format!(
+                    "_id_ index names record {rid}, which does not exist"
+                ))),
+            }
+        }))
+    }
+
     /// Records with ids after `after` (from the start when `None`), in id order.
     pub fn scan(
         &self,

@@ -407,3 +407,50 @@ fn blocking_sorts_refuse_to_buffer_more_than_100_mib() {
     let scan = ok(&engine, rawdoc! { "find": "s", "projection": { "n": 1 } });
     assert_eq!(drain(&engine, "s", &scan, None).len(), 26);
 }
+
+#[test]
+fn sort_by_id_with_a_limit_walks_the_index_and_agrees_with_the_blocking_sort() {
+    // `{_id: ±1}` with a limit walks `_id_`; `{_id: ±1, g: 1}` sorts every document. `_id`
+    // is unique, so both orders are the same: mixed types, inserted out of order, with
+    // filters, skips and limits that run past the end.
+    let (engine, _) = engine();
+    let ids: Vec<Bson> = vec![
+        Bson::Int32(5),
+        Bson::String("b".into()),
+        Bson::Double(2.5),
+        Bson::Null,
+        Bson::Int64(-3),
+        Bson::Document(doc! { "x": 1 }),
+        Bson::String("a".into()),
+        Bson::Int32(40),
+        Bson::Boolean(true),
+        Bson::Double(-0.5),
+        Bson::Int32(7),
+        Bson::Document(doc! { "a": 9 }),
+    ];
+    let docs = ids.iter().enumerate().map(|(i, id)| {
+        let i = i32::try_from(i).expect("small");
+        let doc = doc! { "_id": id.clone(), "g": i % 3 };
+        bson::RawDocumentBuf::try_from(&doc).expect("encodes")
+    });
+    insert(&engine, "c", docs);
+    for direction in [1, -1] {
+        for filter in [doc! {}, doc! { "g": 1 }, doc! { "g": { "$ne": 2 } }] {
+            for (skip, limit) in [(0, 1), (0, 4), (2, 3), (5, 20), (11, 1), (13, 2)] {
+                let fast = doc! {
+                    "find": "c", "filter": filter.clone(), "sort": { "_id": direction },
+                    "skip": skip, "limit": limit,
+                };
+                let slow = doc! {
+                    "find": "c", "filter": filter.clone(),
+                    "sort": { "_id": direction, "g": 1 }, "skip": skip, "limit": limit,
+                };
+                let run = |cmd: bson::Document| {
+                    let reply = ok(&engine, bson::RawDocumentBuf::try_from(&cmd).expect("raw"));
+                    drain(&engine, "c", &reply, None)
+                };
+                assert_eq!(run(fast), run(slow), "{direction} {filter} {skip} {limit}");
+            }
+        }
+    }
+}
