@@ -272,17 +272,26 @@ fn walk_id_index(
         }
         deadline.tick()?;
         let (rid, bytes) = record?;
-        let doc = RawDocument::from_bytes(&bytes).map_err(|_| corrupt_record(ns, rid))?;
-        let matched = match &query.filter {
-            Some(filter) => filter.try_matches(doc)?,
-            None => true,
-        };
-        if matched {
-            docs.push_back(doc.to_owned());
-        }
+        docs.extend(if_matches(ns, query.filter.as_ref(), rid, &bytes)?);
     }
     docs.drain(..to_usize(query.skip).min(docs.len()));
     Ok(Source::Buffered(docs))
+}
+
+/// Stored record `rid` of `ns`, copied out when it matches `filter` (every record when
+/// `None`): the check every candidate an index proposes goes through.
+pub(crate) fn if_matches(
+    ns: &Namespace,
+    filter: Option<&Filter>,
+    rid: u64,
+    bytes: &[u8],
+) -> Result<Option<RawDocumentBuf>, Error> {
+    let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
+    let matched = match filter {
+        Some(filter) => filter.try_matches(doc)?,
+        None => true,
+    };
+    Ok(matched.then(|| doc.to_owned()))
 }
 
 /// Returns the error a candidate stream left behind, if any.
@@ -335,12 +344,7 @@ pub(crate) fn candidates<'r>(
     };
     let keep = move |rid: u64, bytes: &[u8]| -> Result<Option<RawDocumentBuf>, Error> {
         deadline.tick()?;
-        let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
-        let matched = match filter {
-            Some(filter) => filter.try_matches(doc)?,
-            None => true,
-        };
-        Ok(matched.then(|| doc.to_owned()))
+        if_matches(ns, filter, rid, bytes)
     };
     if let Some(id) = id {
         return match reader.find_id(meta, id) {

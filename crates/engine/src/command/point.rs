@@ -7,8 +7,7 @@
 //! the same re-check of the whole filter against the document the index proposes.
 
 use super::args;
-use super::cursor::corrupt_record;
-use super::find::id_equality;
+use super::find::{id_equality, if_matches};
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::store::Namespace;
@@ -38,6 +37,5 @@ pub(crate) fn find_by_id(
     let Some((rid, bytes)) = reader.find_id(&meta, id)? else {
         return Ok(Some(None));
     };
-    let doc = RawDocument::from_bytes(&bytes).map_err(|_| corrupt_record(&ns, rid))?;
-    Ok(Some(compiled.try_matches(doc)?.then(|| doc.to_owned())))
+    Ok(Some(if_matches(&ns, Some(&compiled), rid, &bytes)?))
 }

@@ -19,7 +19,7 @@ use super::meta_cache::MetaCache;
 use super::{Store, StoreError};
 use bson::raw::RawBsonRef;
 use bson::{RawDocument, RawDocumentBuf};
-use btree::PageRead;
+use btree::{PageRead, Tree};
 use pager::{ReadTxn, WriteTxn};
 use parking_lot::MutexGuard;
 use std::borrow::Cow;
@@ -81,9 +81,18 @@ fn lookup_id<'t, T: PageRead>(
     let Some(rid) = meta.ids.get(txn, &bson_canonical::encode(id))? else {
         return Ok(None);
     };
-    let rid = rid_of(&rid)?;
-    match meta.records.get(txn, &rid_key(rid))? {
-        Some(doc) => Ok(Some((rid, doc))),
+    indexed_record(txn, meta.records, &rid).map(Some)
+}
+
+/// The record an `_id_` entry's value `rid` names in `records`; its absence is corruption.
+fn indexed_record<'t, T: PageRead>(
+    txn: &'t T,
+    records: Tree,
+    rid: &[u8],
+) -> Result<Record<'t>, StoreError> {
+    let rid = rid_of(rid)?;
+    match records.get(txn, &rid_key(rid))? {
+        Some(doc) => Ok((rid, doc)),
         None => Err(StoreError::Corrupt(format!(
             "_id_ index names record {rid}, which does not exist"
         ))),
@@ -157,13 +166,7 @@ impl<'s> Reader<'s> {
         let records = meta.records;
         Ok(entries.map(move |entry| {
             let (_, rid) = entry?;
-            let rid = rid_of(&rid)?;
-            match records.get(&self.txn, &rid_key(rid))? {
-                Some(doc) => Ok((rid, doc)),
-                None => Err(StoreError::Corrupt(format!(
-                    "_id_ index names record {rid}, which does not exist"
-                ))),
-            }
+            indexed_record(&self.txn, records, &rid)
         }))
     }
 
