@@ -421,9 +421,11 @@ pub(crate) fn free_all_in(txn: &mut WriteTxn<'_>, root: Option<PageId>) -> Resul
 
 /// Copies `id` for editing and checks its structure once.
 fn edit(txn: &mut WriteTxn<'_>, id: PageId) -> Result<PageId> {
-    let was_dirty = txn.is_dirty(id);
+    // Bytes read from the file are validated before they are edited in place; a node this
+    // process built (owned, or still in the pager's write-back buffer) is trusted.
+    let trusted = txn.is_dirty(id) || txn.is_buffered(id);
     let id = txn.cow(id)?;
-    if !was_dirty {
+    if !trusted {
         let page = txn.page(id)?;
         Node::parse(&page, id)?.validate()?;
     }

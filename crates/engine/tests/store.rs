@@ -308,3 +308,25 @@ fn equal_ids_of_different_numeric_types_are_one_key() {
             .is_some()
     );
 }
+
+#[test]
+fn an_update_to_an_id_another_record_has_is_refused_and_changes_nothing() {
+    let dir = Arc::new(MemDir::<MemStorage>::new());
+    let store = open(&dir);
+    let mut w = store.write().expect("write");
+    let first = w.insert(&ns(0), &doc(1, 3)).expect("insert");
+    w.insert(&ns(0), &doc(2, 3)).expect("insert");
+    let err = w
+        .update(&ns(0), first, &doc(2, 9))
+        .expect_err("the other record's _id");
+    assert!(matches!(err, StoreError::DuplicateKey { .. }), "{err}");
+    // A new _id nobody has is fine, and the old one is free afterwards.
+    w.update(&ns(0), first, &doc(3, 4)).expect("a free _id");
+    w.insert(&ns(0), &doc(1, 5))
+        .expect("the old _id is free again");
+    w.commit().expect("commit");
+    let ids: Vec<i64> = contents(&store)[&ns(0)].keys().copied().collect();
+    assert_eq!(ids, vec![1, 2, 3]);
+    assert_eq!(contents(&store)[&ns(0)][&2], doc(2, 3), "untouched");
+    store.verify().expect("verify");
+}

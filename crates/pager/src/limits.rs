@@ -36,6 +36,10 @@ pub const GROW_PAGES_MAX: u64 = 16 * 1024;
 /// Dirty bytes a write transaction keeps in memory before it spills pages to the file.
 pub const DIRTY_BYTES_MAX_DEFAULT: usize = 256 * 1024 * 1024;
 
+/// Committed single pages held in memory before they are written to the file (32 MiB); a
+/// checkpoint writes them all in any case.
+pub const WRITE_BACK_BYTES_MAX_DEFAULT: usize = 32 * 1024 * 1024;
+
 const _: () = assert!(PAGE_SIZE.is_multiple_of(512));
 const _: () = assert!(PAGE_HEADER_SIZE < PAGE_SIZE);
 const _: () = assert!(ROOT_SLOTS * 8 + 128 < PAGE_SIZE);

@@ -100,9 +100,11 @@ pub(crate) fn seal(image: &mut [u8], id: PageId, generation: u64) {
     image[24..32].copy_from_slice(&generation.to_le_bytes());
     let sum = checksum(image, id);
     image[0..8].copy_from_slice(&sum.to_le_bytes());
-    let header = check(image, id).expect("a freshly sealed image verifies");
+    // Re-hashing the image to check it doubles the cost of every commit; the header's
+    // extent length is what `init` wrote, so the cheap part is checked in every build.
+    debug_assert!(check(image, id).is_ok(), "a freshly sealed image verifies");
     assert_eq!(
-        header.pages as usize * PAGE_SIZE,
+        read_u32(image, 12) as usize * PAGE_SIZE,
         image.len(),
         "sealed extent length"
     );

@@ -2,9 +2,9 @@
 //!
 //! Lifecycle of the durable state (see `docs/format.md`, "Data file"):
 //! `open` (reads both header slots, picks the valid one with the higher counter, loads its
-//! free list) → any number of `WriteTxn::commit` (new page copies written through the seam,
-//! not synced, published to new readers) → `checkpoint` (free list written, sync, header
-//! slot written, sync) → durable. A crash at any point reopens at the last durable
+//! free list) → any number of `WriteTxn::commit` (new page copies written through the seam
+//! or held in the write-back buffer, not synced, published to new readers) → `checkpoint`
+//! (buffer and free list written, sync, header slot written, sync) → durable. A crash at any point reopens at the last durable
 //! checkpoint; the engine replays its WAL from `checkpoint_lsn()`.
 //!
 //! Invariants:
@@ -22,10 +22,11 @@ use crate::error::{Error, Result, corrupt};
 use crate::header::HeaderSlot;
 use crate::limits::{
     DIRTY_BYTES_MAX_DEFAULT, FILE_PAGES_MAX, GROW_PAGES_MAX, GROW_PAGES_MIN, HEADER_PAGES,
-    PAGE_HEADER_SIZE, PAGE_SIZE, ROOT_SLOTS,
+    PAGE_HEADER_SIZE, PAGE_SIZE, ROOT_SLOTS, WRITE_BACK_BYTES_MAX_DEFAULT,
 };
 use crate::page::{self, Extent, KIND_FREE_LIST, PageId, read_u32};
 use crate::view::{Snapshot, View, read_extent};
+use crate::writeback::WriteBack;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -39,6 +40,9 @@ pub struct Options {
     pub mmap: bool,
     /// Dirty bytes a write transaction holds in memory before spilling pages to the file.
     pub dirty_bytes_max: usize,
+    /// Committed single pages held in memory (readers find them there) before they are
+    /// written to the file; a checkpoint writes them all. 0: every commit writes its pages.
+    pub write_back_max: usize,
 }
 
 impl Default for Options {
@@ -46,6 +50,7 @@ impl Default for Options {
         Options {
             mmap: true,
             dirty_bytes_max: DIRTY_BYTES_MAX_DEFAULT,
+            write_back_max: WRITE_BACK_BYTES_MAX_DEFAULT,
         }
     }
 }
@@ -102,6 +107,8 @@ pub struct Pager {
     pub(crate) published: Mutex<Published>,
     pub(crate) writer: Mutex<Writer>,
     pub(crate) failed: AtomicBool,
+    /// Published single pages not yet written (see `writeback`).
+    pub(crate) write_back: WriteBack,
 }
 
 impl Pager {
@@ -155,6 +162,7 @@ impl Pager {
             }),
             writer: Mutex::new(writer),
             failed: AtomicBool::new(false),
+            write_back: WriteBack::default(),
         })
     }
 
@@ -216,6 +224,7 @@ impl Pager {
 
     fn checkpoint_locked(&self, w: &mut Writer, lsn: u64) -> Result<()> {
         crashpoint::hit("checkpoint.before_pages");
+        self.flush_write_back()?;
         let roots = self.published.lock().snapshot.roots;
         let (extent, persisted) = allocate_free_list(w)?;
         self.ensure_file(w, u64::from(w.page_count))?;
@@ -264,7 +273,41 @@ impl Pager {
         if let Some(view) = &w.view {
             view.clear_verified(id);
         }
+        let pages = u32::try_from(image.len() / PAGE_SIZE).expect("extent pages fit u32");
+        self.write_back.forget(id, pages);
         self.storage.write_all_at(image, id.offset())?;
+        Ok(())
+    }
+
+    /// Writes every page waiting in the write-back buffer, in page order with contiguous
+    /// pages in one write, then drops them from the buffer. Called with the writer lock
+    /// held (no commit can add pages meanwhile); readers find the same bytes either way.
+    pub(crate) fn flush_write_back(&self) -> Result<()> {
+        let entries = self.write_back.sorted();
+        let mut batch: Vec<u8> = Vec::new();
+        let mut batch_start = 0u32;
+        for (id, image) in &entries {
+            let contiguous = u64::from(batch_start) * PAGE_SIZE as u64 + batch.len() as u64
+                == PageId(*id).offset();
+            if !contiguous || batch.len() >= 1 << 20 {
+                self.write_pages(&batch, batch_start)?;
+                batch.clear();
+                batch_start = *id;
+            }
+            batch.extend_from_slice(image);
+        }
+        self.write_pages(&batch, batch_start)?;
+        self.write_back.clear();
+        Ok(())
+    }
+
+    /// One write of buffered pages: unlike `write_batch` it keeps the buffer's entries
+    /// (they hold these very bytes) until the whole flush is done.
+    fn write_pages(&self, batch: &[u8], start: u32) -> Result<()> {
+        if !batch.is_empty() {
+            crashpoint::hit("pager.commit.before_batch");
+            self.storage.write_all_at(batch, PageId(start).offset())?;
+        }
         Ok(())
     }
 
@@ -358,7 +401,7 @@ fn read_best_header(storage: &dyn Storage) -> Result<HeaderSlot> {
 }
 
 fn load_free_list(storage: &dyn Storage, extent: Extent, page_count: u32) -> Result<FreeSpace> {
-    let image = read_extent(storage, None, page_count, extent.start, true)?;
+    let image = read_extent(storage, None, None, page_count, extent.start, true)?;
     let at = extent.start.0;
     if image.len() != extent.bytes() || page::kind_of(&image) != KIND_FREE_LIST {
         return Err(corrupt(at, "free list extent does not match the header"));

@@ -55,6 +55,7 @@ impl<'p> ReadTxn<'p> {
         let view = self.snapshot.view.as_deref();
         let image = read_extent(
             &*self.pager.storage,
+            Some(&self.pager.write_back),
             view,
             self.snapshot.page_count,
             id,
@@ -120,6 +121,12 @@ impl<'p> WriteTxn<'p> {
         self.roots[slot]
     }
 
+    /// The commit sequence number of the snapshot this transaction started from (the newest
+    /// one: there is one writer); its `commit` publishes `base_seq() + 1`.
+    pub fn base_seq(&self) -> u64 {
+        self.base.seq
+    }
+
     /// Sets root slot `slot`; published by `commit`, made durable by a checkpoint.
     pub fn set_root(&mut self, slot: usize, value: u64) {
         self.roots[slot] = value;
@@ -134,12 +141,18 @@ impl<'p> WriteTxn<'p> {
         );
         assert!(pages >= 1, "zero-page extent");
         assert!(pages <= EXTENT_PAGES_MAX, "extent of {pages} pages");
+        let mut image = vec![0u8; pages as usize * PAGE_SIZE].into_boxed_slice();
+        page::init(&mut image, kind);
+        self.place(image, pages)
+    }
+
+    /// Takes `pages` pages of free space (or grows the file) for `image`, which this
+    /// transaction then owns.
+    fn place(&mut self, image: Box<[u8]>, pages: u32) -> Result<PageId> {
         let start = match self.writer.free.take(pages) {
             Some(start) => start,
             None => grow(&mut self.writer, pages)?,
         };
-        let mut image = vec![0u8; pages as usize * PAGE_SIZE].into_boxed_slice();
-        page::init(&mut image, kind);
         self.dirty_bytes += image.len();
         let previous = self.dirty.insert(start.0, Dirty::Memory(image));
         assert!(previous.is_none(), "page {start:?} allocated twice");
@@ -160,13 +173,14 @@ impl<'p> WriteTxn<'p> {
             Some(Dirty::Memory(image)) => Ok(Cow::Borrowed(&image[PAGE_HEADER_SIZE..])),
             Some(Dirty::Spilled(_)) => {
                 let storage = &*self.pager.storage;
-                let image = read_extent(storage, None, self.writer.page_count, id, true)?;
+                let image = read_extent(storage, None, None, self.writer.page_count, id, true)?;
                 Ok(payload(image))
             }
             None => {
                 let view = self.base.view.as_deref();
                 let storage = &*self.pager.storage;
-                let image = read_extent(storage, view, self.base.page_count, id, false)?;
+                let buffered = Some(&self.pager.write_back);
+                let image = read_extent(storage, buffered, view, self.base.page_count, id, false)?;
                 Ok(payload(image))
             }
         }
@@ -177,7 +191,7 @@ impl<'p> WriteTxn<'p> {
     pub fn page_mut(&mut self, id: PageId) -> Result<&mut [u8]> {
         if let Some(Dirty::Spilled(_)) = self.dirty.get(&id.0) {
             let storage = &*self.pager.storage;
-            let image = read_extent(storage, None, self.writer.page_count, id, true)?;
+            let image = read_extent(storage, None, None, self.writer.page_count, id, true)?;
             let image: Box<[u8]> = image.into_owned().into_boxed_slice();
             self.dirty_bytes += image.len();
             self.dirty.insert(id.0, Dirty::Memory(image));
@@ -188,25 +202,31 @@ impl<'p> WriteTxn<'p> {
         }
     }
 
+    /// Whether the published page at `id` is an image a commit of this process built and
+    /// still holds in memory (the write-back buffer), as opposed to bytes read from the
+    /// file: a caller may skip re-validating structure it wrote itself.
+    pub fn is_buffered(&self, id: PageId) -> bool {
+        !self.is_dirty(id) && self.pager.write_back.contains(id)
+    }
+
     /// Returns a page this transaction may edit holding the content of `id`: `id` itself if
     /// already owned, otherwise a fresh copy (and `id` is freed).
     pub fn cow(&mut self, id: PageId) -> Result<PageId> {
         if self.is_dirty(id) {
             return Ok(id);
         }
-        let (kind, pages, body) = {
+        let (mut image, pages) = {
             let view = self.base.view.as_deref();
             let storage = &*self.pager.storage;
-            let image = read_extent(storage, view, self.base.page_count, id, false)?;
+            let buffered = Some(&self.pager.write_back);
+            let image = read_extent(storage, buffered, view, self.base.page_count, id, false)?;
             let pages = u32::try_from(image.len() / PAGE_SIZE).expect("extent pages fit u32");
-            (
-                page::kind_of(&image),
-                pages,
-                image[PAGE_HEADER_SIZE..].to_vec(),
-            )
+            // One copy: the source image becomes the new page's image.
+            (image.into_owned().into_boxed_slice(), pages)
         };
-        let copy = self.allocate(kind, pages)?;
-        self.page_mut(copy)?.copy_from_slice(&body);
+        let kind = page::kind_of(&image);
+        page::init(&mut image, kind);
+        let copy = self.place(image, pages)?;
         self.free(Extent::new(id, pages));
         Ok(copy)
     }
@@ -271,6 +291,7 @@ impl<'p> WriteTxn<'p> {
         let needed = u64::from(self.writer.page_count);
         self.pager.ensure_file(&mut self.writer, needed)?;
         let generation = self.writer.checkpoint_counter + 1;
+        let buffer = self.pager.options.write_back_max > 0;
         let mut ids: Vec<u32> = self.dirty.keys().copied().collect();
         ids.sort_unstable();
         let mut batch: Vec<u8> = Vec::new();
@@ -284,6 +305,14 @@ impl<'p> WriteTxn<'p> {
             if let Some(view) = &self.writer.view {
                 view.clear_verified(PageId(id));
             }
+            if buffer && image.len() == PAGE_SIZE {
+                // Published below; written by the next checkpoint (see `writeback`).
+                let Some(Dirty::Memory(image)) = self.dirty.remove(&id) else {
+                    unreachable!("matched just above");
+                };
+                self.pager.write_back.insert(PageId(id), image);
+                continue;
+            }
             let contiguous = u64::from(batch_start) * PAGE_SIZE as u64 + batch.len() as u64
                 == PageId(id).offset();
             if !contiguous || batch.len() >= 1 << 20 {
@@ -293,7 +322,7 @@ impl<'p> WriteTxn<'p> {
             }
             batch.extend_from_slice(image);
         }
-        self.write_batch(&batch, batch_start)?;
+        write_batch(self.pager, &batch, batch_start)?;
         let seq = self.writer.seq + 1;
         for extent in std::mem::take(&mut self.freed) {
             let durable = !self.writer.fresh.remove(&extent.start.0);
@@ -314,17 +343,19 @@ impl<'p> WriteTxn<'p> {
         });
         self.pager.published.lock().snapshot = snapshot;
         self.pager.release_pending(&mut self.writer);
+        if self.pager.write_back.bytes() > self.pager.options.write_back_max {
+            self.pager.flush_write_back()?;
+        }
         Ok(())
-    }
-
-    fn write_batch(&self, batch: &[u8], start: u32) -> Result<()> {
-        write_batch(self.pager, batch, start)
     }
 }
 
+/// Writes `batch`, the images of the pages from `start` on, through the seam.
 fn write_batch(pager: &Pager, batch: &[u8], start: u32) -> Result<()> {
     if !batch.is_empty() {
         wal::crashpoint::hit("pager.commit.before_batch");
+        let pages = u32::try_from(batch.len() / PAGE_SIZE).expect("batch pages fit u32");
+        pager.write_back.forget(PageId(start), pages);
         pager.storage.write_all_at(batch, PageId(start).offset())?;
     }
     Ok(())

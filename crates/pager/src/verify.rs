@@ -84,6 +84,7 @@ impl Pager {
             let view = snapshot.view.as_deref();
             let image = read_extent(
                 &*self.storage,
+                Some(&self.write_back),
                 view,
                 snapshot.page_count,
                 extent.start,

@@ -11,6 +11,7 @@ use crate::error::{Result, corrupt};
 use crate::limits::{HEADER_PAGES, PAGE_HEADER_SIZE, PAGE_SIZE, ROOT_SLOTS};
 use crate::map::Mapping;
 use crate::page::{self, PageId};
+use crate::writeback::WriteBack;
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use wal::Storage;
@@ -69,10 +70,12 @@ pub(crate) struct Snapshot {
     pub(crate) view: Option<std::sync::Arc<View>>,
 }
 
-/// Reads the whole extent at `id`, verified. With a view the bytes are borrowed from the map;
-/// without one they are read through the seam. `force` re-checks a page already verified.
+/// Reads the whole extent at `id`, verified. A page still in the write-back buffer is
+/// copied from there; otherwise, with a view the bytes are borrowed from the map, without
+/// one they are read through the seam. `force` re-checks a page already verified.
 pub(crate) fn read_extent<'a>(
     storage: &dyn Storage,
+    buffered: Option<&WriteBack>,
     view: Option<&'a View>,
     page_count: u32,
     id: PageId,
@@ -80,6 +83,12 @@ pub(crate) fn read_extent<'a>(
 ) -> Result<Cow<'a, [u8]>> {
     if id.0 < HEADER_PAGES || id.0 >= page_count {
         return Err(corrupt(id.0, "page number out of range"));
+    }
+    if let Some(image) = buffered.and_then(|b| b.get(id)) {
+        if force {
+            page::check(&image, id)?;
+        }
+        return Ok(Cow::Owned(image.to_vec()));
     }
     let start = id.offset() as usize;
     if let Some(view) = view {

@@ -167,7 +167,12 @@ fn aborted_transaction_returns_its_pages() {
 fn reader_slices_stay_valid_while_the_mapped_file_grows() {
     let path = TempPath::new("grow");
     let storage: Arc<dyn Storage> = Arc::new(OsStorage::open(&path.0).expect("file"));
-    let pager = Pager::open(storage, Options::default()).expect("open");
+    // Commits write their pages at once, so the reader borrows from the map.
+    let options = Options {
+        write_back_max: 0,
+        ..Options::default()
+    };
+    let pager = Pager::open(storage, options).expect("open");
     let id = write_page(&pager, 0, 5);
     let reader = pager.begin_read().expect("read");
     let held = reader.page(id).expect("page");
@@ -272,8 +277,13 @@ fn damaged_files_are_errors() {
 
 #[test]
 fn failed_write_makes_every_later_call_fail() {
+    // Without the write-back buffer the commit's own write fails.
     let storage = Arc::new(crate::support::crash::CrashStorage::new());
-    let pager = Pager::open(storage.clone(), Options::default()).expect("open");
+    let options = Options {
+        write_back_max: 0,
+        ..Options::default()
+    };
+    let pager = Pager::open(storage.clone(), options).expect("open");
     write_page(&pager, 0, 1);
     storage.fail_writes_after(0);
     let mut txn = pager.begin_write().expect("write");
@@ -281,6 +291,22 @@ fn failed_write_makes_every_later_call_fail() {
     assert!(matches!(txn.commit(), Err(Error::Io(_))));
     assert!(matches!(pager.begin_write(), Err(Error::PreviousIo)));
     assert!(matches!(pager.checkpoint(5), Err(Error::PreviousIo)));
+}
+
+#[test]
+fn failed_flush_of_buffered_pages_makes_every_later_call_fail() {
+    // With it, a one-page commit writes nothing; the checkpoint's flush meets the failure.
+    let storage = Arc::new(crate::support::crash::CrashStorage::new());
+    let pager = Pager::open(storage.clone(), Options::default()).expect("open");
+    write_page(&pager, 0, 1);
+    storage.fail_writes_after(0);
+    let mut txn = pager.begin_write().expect("write");
+    txn.allocate(KIND, 1).expect("allocate");
+    txn.commit().expect("a buffered commit writes nothing");
+    assert!(matches!(pager.checkpoint(5), Err(Error::Io(_))));
+    assert!(matches!(pager.begin_write(), Err(Error::PreviousIo)));
+    assert!(matches!(pager.begin_read(), Err(Error::PreviousIo)));
+    assert!(matches!(pager.checkpoint(6), Err(Error::PreviousIo)));
 }
 
 /// A real file that refuses to grow past a byte limit, as a full disk does (ENOSPC).
@@ -333,4 +359,73 @@ fn full_disk_is_an_error_and_the_mapped_state_stays_readable() {
     assert!(matches!(pager.begin_write(), Err(Error::PreviousIo)));
     // Nothing was mapped past the end of the file: the old snapshot still reads.
     assert_eq!(&reader.page(id).expect("page")[..4], &[3, 3, 3, 3]);
+}
+
+#[test]
+fn a_buffered_page_reused_inside_a_larger_extent_shows_the_new_bytes() {
+    // Two single pages wait in the write-back buffer, are freed, and their space is taken by
+    // a two-page extent, which a commit writes straight to the file. The buffer must drop
+    // the old images: a read of the extent, and the file after a checkpoint, show new bytes.
+    let (storage, pager) = mem_pager();
+    let mut txn = pager.begin_write().expect("write");
+    let a = txn.allocate(KIND, 1).expect("allocate");
+    let b = txn.allocate(KIND, 1).expect("allocate");
+    assert_eq!(b.0, a.0 + 1, "a fresh file hands out adjacent pages");
+    txn.page_mut(a).expect("own")[..4].fill(1);
+    txn.page_mut(b).expect("own")[..4].fill(2);
+    txn.commit().expect("commit");
+    let mut txn = pager.begin_write().expect("write");
+    txn.free(Extent::new(a, 1));
+    txn.free(Extent::new(b, 1));
+    txn.commit().expect("commit");
+    let mut txn = pager.begin_write().expect("write");
+    let both = txn.allocate(KIND, 2).expect("allocate");
+    assert_eq!(both, a, "the freed pages are reused");
+    txn.page_mut(both).expect("own").fill(5);
+    txn.set_root(0, u64::from(both.0));
+    txn.commit().expect("commit");
+    let read_back = |pager: &Pager| {
+        let read = pager.begin_read().expect("read");
+        let page = read.page(both).expect("extent").into_owned();
+        assert_eq!(page.len(), 2 * 4096 - 32, "the whole extent");
+        assert!(page.iter().all(|&x| x == 5), "new bytes");
+    };
+    read_back(&pager);
+    pager.checkpoint(3).expect("checkpoint");
+    read_back(&pager);
+    pager.verify(&[Extent::new(both, 2)]).expect("verify");
+    drop(pager);
+    let reopened = Pager::open(
+        Arc::new(MemStorage::from_bytes(storage.snapshot())),
+        Options::default(),
+    )
+    .expect("reopen");
+    read_back(&reopened);
+}
+
+#[test]
+fn buffered_pages_reach_the_file_at_the_checkpoint() {
+    // A one-page commit leaves the file as it was; the checkpoint writes the page.
+    let (storage, pager) = mem_pager();
+    let before = storage.snapshot();
+    let id = write_page(&pager, 0, 9);
+    let offset = u64::from(id.0) as usize * 4096;
+    let after_commit = storage.snapshot();
+    assert!(
+        after_commit.len() <= offset
+            || after_commit[offset..offset + 4096]
+                == before.get(offset..offset + 4096).unwrap_or(&[0; 4096])[..],
+        "the commit wrote nothing to the page"
+    );
+    let read = pager.begin_read().expect("read");
+    assert_eq!(&read.page(id).expect("buffered")[..4], &[9, 9, 9, 9]);
+    drop(read);
+    pager.checkpoint(1).expect("checkpoint");
+    let reopened = Pager::open(
+        Arc::new(MemStorage::from_bytes(storage.snapshot())),
+        Options::default(),
+    )
+    .expect("reopen");
+    let read = reopened.begin_read().expect("read");
+    assert_eq!(&read.page(id).expect("from the file")[..4], &[9, 9, 9, 9]);
 }

@@ -23,7 +23,7 @@ use btree::{PageRead, Tree};
 use pager::{ReadTxn, WriteTxn};
 use parking_lot::MutexGuard;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use wal::crashpoint;
 
@@ -203,6 +203,9 @@ pub struct Writer<'s> {
     pub(crate) _gate: MutexGuard<'s, ()>,
     /// Catalog entries touched by this transaction (`None`: dropped).
     metas: BTreeMap<Namespace, Option<CollectionMeta>>,
+    /// The entries of `metas` as the base snapshot had them, where they were read from it:
+    /// an entry still equal to its loaded state is not rewritten at commit.
+    loaded: HashMap<Namespace, Option<CollectionMeta>>,
     ops: Vec<Op>,
     logged: bool,
 }
@@ -219,6 +222,7 @@ impl<'s> Writer<'s> {
             txn,
             _gate: gate,
             metas: BTreeMap::new(),
+            loaded: HashMap::new(),
             ops: Vec::new(),
             logged,
         }
@@ -236,7 +240,14 @@ impl<'s> Writer<'s> {
 
     fn meta(&mut self, ns: &Namespace) -> Result<Option<&CollectionMeta>, StoreError> {
         if !self.metas.contains_key(ns) {
-            let meta = load_meta(&self.txn, ns)?;
+            // The readers' cache holds the entries of the newest snapshot, which is this
+            // transaction's base (and `commit_nowait` fills it for the next one).
+            let seq = self.txn.base_seq();
+            let meta = match self.store.metas.get(seq, ns) {
+                Some(meta) => Some(meta),
+                None => load_meta(&self.txn, ns)?,
+            };
+            self.loaded.insert(ns.clone(), meta.clone());
             self.metas.insert(ns.clone(), meta);
         }
         Ok(self.metas.get(ns).and_then(Option::as_ref))
@@ -402,12 +413,7 @@ impl<'s> Writer<'s> {
         rid: u64,
         doc: &RawDocument,
     ) -> Result<(), StoreError> {
-        let (meta, txn) = self.meta_and_txn(ns)?;
-        let (old_key, _) = stored_id_key(txn, meta, rid)?;
-        let new_key = id_key(doc);
-        if old_key != new_key && meta.ids.get(&*txn, &new_key)?.is_some() {
-            return Err(StoreError::duplicate(ns, doc));
-        }
+        // `apply` refuses an `_id` another record has before it changes anything.
         self.apply(Op::Update {
             ns: ns.clone(),
             rid,
@@ -481,6 +487,9 @@ impl<'s> Writer<'s> {
                 let (old_key, old_len) = stored_id_key(txn, meta, *rid)?;
                 let new_key = id_key(doc);
                 if old_key != new_key {
+                    if meta.ids.get(&*txn, &new_key)?.is_some() {
+                        return Err(StoreError::duplicate(ns, doc));
+                    }
                     meta.ids.remove(txn, &old_key)?;
                     meta.ids.insert(txn, &new_key, &rid_key(*rid))?;
                 }
@@ -521,7 +530,11 @@ impl<'s> Writer<'s> {
     /// Publishes the transaction; returns the LSN to wait for (`None` if nothing was logged).
     pub fn commit_nowait(mut self) -> Result<Option<wal::Lsn>, StoreError> {
         let logged = self.logged && !self.ops.is_empty();
-        for (i, (ns, meta)) in std::mem::take(&mut self.metas).into_iter().enumerate() {
+        let metas = std::mem::take(&mut self.metas);
+        let changed = metas
+            .iter()
+            .filter(|&(ns, meta)| self.loaded.get(ns) != Some(meta));
+        for (i, (ns, meta)) in changed.enumerate() {
             if i > 0 && logged {
                 crashpoint::hit("catalog.commit.between_entries");
             }
@@ -535,6 +548,8 @@ impl<'s> Writer<'s> {
                 }
             }
         }
+        // The snapshot this commit publishes: the next writer finds its entries here.
+        let published = self.txn.base_seq() + 1;
         let store = self.store;
         if logged {
             crashpoint::hit("txn.commit.before_append");
@@ -545,6 +560,11 @@ impl<'s> Writer<'s> {
         }
         let result = self.txn.commit();
         store.check_io(result.map_err(StoreError::from))?;
+        for (ns, meta) in &metas {
+            if let Some(meta) = meta {
+                store.metas.put(published, ns, meta);
+            }
+        }
         if lsn.is_some() {
             crashpoint::hit("txn.commit.after_publish");
             store.after_commit();
