@@ -2,6 +2,8 @@
 
 mod differential;
 mod expr_cases;
+mod expr_date_cases;
+mod expr_date_math_cases;
 mod filter_cases;
 mod pipeline;
 mod pipeline_differential;

@@ -6,6 +6,10 @@
 //! missing from null (`{$eq: ["$x", null]}` is false when `x` is missing, and
 //! missing sorts below every value).
 
+mod civil;
+mod date;
+mod date_math;
+mod date_text;
 mod fields;
 mod ops;
 mod ops_more;
@@ -173,7 +177,10 @@ impl Expr {
                 Ok(Some(Bson::Document(out)))
             }
             Expr::Call(name, args) => ops::call(name, args, scope),
-            Expr::Named(name, args) => ops::named(name, args, scope),
+            Expr::Named(name, args) => match name.as_str() {
+                n if date::is_named(n) => date::named(n, args, scope),
+                _ => ops::named(name, args, scope),
+            },
             Expr::Let(vars, body) => {
                 let mut values = Vec::with_capacity(vars.len());
                 for (name, expr) in vars {

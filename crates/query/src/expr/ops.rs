@@ -78,6 +78,7 @@ pub(super) fn parse_operator(key: &str, arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) 
         "$cond" => parse_cond(arg, ctx),
         "$let" => parse_let(arg, ctx),
         "$switch" => parse_switch(arg, ctx),
+        _ if super::date::is_named(key) => super::date::parse(key, arg, ctx),
         _ if POSITIONAL.contains(&key) => {
             let args = match arg {
                 RawBsonRef::Array(items) => bson_canonical::compare::array_values(items)
