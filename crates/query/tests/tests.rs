@@ -2,6 +2,7 @@
 
 mod differential;
 mod expr_cases;
+mod expr_convert_cases;
 mod expr_date_cases;
 mod expr_date_math_cases;
 mod filter_cases;

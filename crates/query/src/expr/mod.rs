@@ -7,6 +7,7 @@
 //! missing sorts below every value).
 
 mod civil;
+mod convert;
 mod date;
 mod date_math;
 mod date_text;
@@ -178,6 +179,7 @@ impl Expr {
             }
             Expr::Call(name, args) => ops::call(name, args, scope),
             Expr::Named(name, args) => match name.as_str() {
+                "$convert" => convert::named(args, scope),
                 n if date::is_named(n) => date::named(n, args, scope),
                 _ => ops::named(name, args, scope),
             },
