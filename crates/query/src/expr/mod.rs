@@ -14,6 +14,7 @@ mod date_text;
 mod fields;
 mod ops;
 mod ops_more;
+mod set;
 mod value;
 
 use crate::error::QueryError;

@@ -140,6 +140,7 @@ pub(super) fn call(name: &str, values: Vec<Value>) -> Result<Value> {
             let [v] = exactly::<1>(name, values)?;
             Ok(super::convert::is_number(&v))
         }
+        _ if super::set::OPERATORS.contains(&name) => super::set::call(name, values),
         _ => Err(QueryError::InvalidPipelineOperator(name.to_owned())),
     }
 }
