@@ -338,6 +338,8 @@ fn date_from_string_parses_iso_dates() {
     );
     fails_with(&d(), from("2017-02-30"), 241);
     fails_with(&d(), from("2019-02-29"), 241);
+    fails_with(&d(), from("1900-02-29"), 241);
+    yields(&d(), from("2000-02-29"), date("2000-02-29T00:00:00Z"));
     fails_with(&d(), from("July 4th, 2017"), 241);
     fails_with(&d(), from("2017-02-08T25:00"), 241);
 }
