@@ -220,6 +220,12 @@ fn date_to_string_formats() {
         ),
         Bson::String("Natural: 2017-W1-01, ISO: 2016-W7-52".into()),
     );
+    // jstest iso_date_exprs.js: the order of %V and %G does not matter.
+    yields(
+        &d(),
+        fmt("%V-%G", date("1900-12-31T23:59:59Z"), "UTC"),
+        Bson::String("01-1901".into()),
+    );
     yields(
         &d(),
         fmt("%j %L %%", date("2020-12-31T00:00:00.007Z"), "UTC"),
