@@ -246,11 +246,16 @@ fn date_to_string_formats() {
         doc! {"$dateToString": {"date": "$y0"}},
         Bson::String("0000-01-01T00:00:00.000Z".into()),
     );
-    // Years outside 0-9999 cannot be written with %Y.
+    // Years outside 0-9999 cannot be written with %Y; other specifiers still work.
     fails_with(
         &d(),
         doc! {"$dateToString": {"date": millis(YEAR_ZERO_MS - 1)}},
         18537,
+    );
+    yields(
+        &d(),
+        fmt("%m-%d %H:%M", millis(YEAR_ZERO_MS - 1), "UTC"),
+        Bson::String("12-31 23:59".into()),
     );
 }
 

@@ -64,21 +64,11 @@ pub(crate) fn validate_format(format: &str) -> Result<()> {
     Ok(())
 }
 
-/// Formats the instant `utc_ms` in `zone` with `format` (already validated).
+/// Formats the instant `utc_ms` in `zone` with `format` (18535/18536 for a bad
+/// specifier, 18537 for a year `%Y` cannot write).
 pub(crate) fn format_date(format: &str, utc_ms: i64, zone: Zone) -> Result<String> {
     validate_format(format)?;
     let c = zone.civil(utc_ms);
-    // MongoDB refuses to format years it cannot write in four digits.
-    if !(0..=9999).contains(&c.year) {
-        return Err(QueryError::location(
-            18537,
-            format!(
-                "Could not convert date to string: date component was outside the supported \
-                 range of 0-9999: {}",
-                c.year
-            ),
-        ));
-    }
     let mut out = String::with_capacity(format.len() + 16);
     let mut chars = format.chars();
     while let Some(ch) = chars.next() {
@@ -89,6 +79,17 @@ pub(crate) fn format_date(format: &str, utc_ms: i64, zone: Zone) -> Result<Strin
         let Some(spec) = chars.next() else {
             break;
         };
+        if spec == 'Y' && !(0..=9999).contains(&c.year) {
+            // MongoDB refuses a year `%Y` cannot hold in four digits; other
+            // specifiers still format such a date.
+            return Err(QueryError::location(
+                18537,
+                format!(
+                    "$dateToString is only defined on year 0-9999, tried to use year {}",
+                    c.year
+                ),
+            ));
+        }
         write_specifier(&mut out, spec, &c, zone);
     }
     Ok(out)
