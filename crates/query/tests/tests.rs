@@ -2,6 +2,11 @@
 
 mod differential;
 mod expr_cases;
+mod expr_convert_cases;
+mod expr_date_cases;
+mod expr_date_math_cases;
+mod expr_date_properties;
+mod expr_set_cases;
 mod filter_cases;
 mod pipeline;
 mod pipeline_differential;

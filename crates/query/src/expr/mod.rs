@@ -6,9 +6,15 @@
 //! missing from null (`{$eq: ["$x", null]}` is false when `x` is missing, and
 //! missing sorts below every value).
 
+mod civil;
+mod convert;
+mod date;
+mod date_math;
+mod date_text;
 mod fields;
 mod ops;
 mod ops_more;
+mod set;
 mod value;
 
 use crate::error::QueryError;
@@ -173,7 +179,11 @@ impl Expr {
                 Ok(Some(Bson::Document(out)))
             }
             Expr::Call(name, args) => ops::call(name, args, scope),
-            Expr::Named(name, args) => ops::named(name, args, scope),
+            Expr::Named(name, args) => match name.as_str() {
+                "$convert" => convert::named(args, scope),
+                n if date::is_named(n) => date::named(n, args, scope),
+                _ => ops::named(name, args, scope),
+            },
             Expr::Let(vars, body) => {
                 let mut values = Vec::with_capacity(vars.len());
                 for (name, expr) in vars {

@@ -1,6 +1,6 @@
 //! The expression operators: parsing their arguments and evaluating them.
 
-use super::value::{Number, compare_bson, format_double, to_text, truthy, type_name};
+use super::value::{Number, compare_bson, to_text, truthy, type_name};
 use super::{Expr, ParseCtx, Scope, Value, parse_expr};
 use crate::error::QueryError;
 use bson::{Bson, RawBsonRef};
@@ -49,6 +49,17 @@ const POSITIONAL: &[&str] = &[
     "$toDouble",
     "$toLong",
     "$toBool",
+    "$toDecimal",
+    "$toObjectId",
+    "$toDate",
+    "$isNumber",
+    "$setUnion",
+    "$setIntersection",
+    "$setDifference",
+    "$setEquals",
+    "$setIsSubset",
+    "$anyElementTrue",
+    "$allElementsTrue",
     "$concatArrays",
     "$sqrt",
     "$max",
@@ -78,6 +89,8 @@ pub(super) fn parse_operator(key: &str, arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) 
         "$cond" => parse_cond(arg, ctx),
         "$let" => parse_let(arg, ctx),
         "$switch" => parse_switch(arg, ctx),
+        "$convert" => super::convert::parse(arg, ctx),
+        _ if super::date::is_named(key) => super::date::parse(key, arg, ctx),
         _ if POSITIONAL.contains(&key) => {
             let args = match arg {
                 RawBsonRef::Array(items) => bson_canonical::compare::array_values(items)
@@ -787,11 +800,6 @@ pub(super) fn named(name: &str, args: &[(String, Expr)], scope: &mut Scope<'_>) 
             Ok(Some(Bson::String(trimmed.to_owned())))
         }
     }
-}
-
-/// Used by `$toString` and kin.
-pub(super) fn double_text(v: f64) -> String {
-    format_double(v)
 }
 
 /// Used by the string operators.

@@ -1,7 +1,7 @@
 //! String, array and type-conversion expression operators.
 
 use super::Value;
-use super::ops::{double_text, text_of};
+use super::ops::text_of;
 use super::value::{Number, compare_bson, type_name};
 use crate::error::QueryError;
 use bson::Bson;
@@ -132,10 +132,15 @@ pub(super) fn call(name: &str, values: Vec<Value>) -> Result<Value> {
             let [v] = exactly::<1>(name, values)?;
             Ok(Some(Bson::String(type_name(&v).to_owned())))
         }
-        "$toString" | "$toInt" | "$toDouble" | "$toLong" | "$toBool" => {
+        _ if super::convert::SHORTHANDS.iter().any(|(n, _)| *n == name) => {
             let [v] = exactly::<1>(name, values)?;
-            convert(name, v)
+            super::convert::shorthand(name, v)
         }
+        "$isNumber" => {
+            let [v] = exactly::<1>(name, values)?;
+            Ok(super::convert::is_number(&v))
+        }
+        _ if super::set::OPERATORS.contains(&name) => super::set::call(name, values),
         _ => Err(QueryError::InvalidPipelineOperator(name.to_owned())),
     }
 }
@@ -346,80 +351,4 @@ pub(crate) fn slice_items(items: &[Bson], numbers: &[i64]) -> Result<Vec<Bson>> 
     let start = usize::try_from(start).unwrap_or(0);
     let count = usize::try_from(count).unwrap_or(0);
     Ok(items.iter().skip(start).take(count).cloned().collect())
-}
-
-fn conversion_error(name: &str, v: &Value) -> QueryError {
-    QueryError::ConversionFailure(format!(
-        "Unsupported conversion from {} to {} in $convert with no onError value",
-        type_name(v),
-        match name {
-            "$toString" => "string",
-            "$toInt" => "int",
-            "$toDouble" => "double",
-            "$toLong" => "long",
-            _ => "bool",
-        }
-    ))
-}
-
-fn convert(name: &str, v: Value) -> Result<Value> {
-    if nullish(&v) {
-        return Ok(Some(Bson::Null));
-    }
-    let Some(b) = &v else {
-        return Ok(Some(Bson::Null));
-    };
-    let out = match name {
-        "$toString" => match b {
-            Bson::Double(d) => Bson::String(double_text(*d)),
-            other => Bson::String(text_of(other).ok_or_else(|| conversion_error(name, &v))?),
-        },
-        "$toBool" => Bson::Boolean(super::value::truthy(&v)),
-        "$toDouble" => match b {
-            Bson::String(s) => Bson::Double(s.trim().parse().map_err(|_| {
-                QueryError::ConversionFailure(format!(
-                    "Failed to parse number '{s}' in $convert with no onError value"
-                ))
-            })?),
-            Bson::Boolean(x) => Bson::Double(if *x { 1.0 } else { 0.0 }),
-            Bson::DateTime(dt) => Bson::Double(dt.timestamp_millis() as f64),
-            other => Bson::Double(
-                Number::of(other)
-                    .ok_or_else(|| conversion_error(name, &v))?
-                    .to_f64(),
-            ),
-        },
-        _ => {
-            let wide = match b {
-                Bson::String(s) => s.parse::<i64>().map_err(|_| {
-                    QueryError::ConversionFailure(format!(
-                        "Failed to parse number '{s}' in $convert with no onError value"
-                    ))
-                })?,
-                Bson::Boolean(x) => i64::from(*x),
-                Bson::DateTime(dt) if name == "$toLong" => dt.timestamp_millis(),
-                other => match Number::of(other).ok_or_else(|| conversion_error(name, &v))? {
-                    Number::Double(d) => {
-                        let t = d.trunc();
-                        crate::value::whole_f64_to_i64(t).ok_or_else(|| {
-                            QueryError::ConversionFailure(format!(
-                                "Conversion would overflow target type in $convert with no onError value: {d}"
-                            ))
-                        })?
-                    }
-                    n => n.as_i64().unwrap_or(0),
-                },
-            };
-            if name == "$toInt" {
-                Bson::Int32(i32::try_from(wide).map_err(|_| {
-                    QueryError::ConversionFailure(format!(
-                        "Conversion would overflow target type in $convert with no onError value: {wide}"
-                    ))
-                })?)
-            } else {
-                Bson::Int64(wide)
-            }
-        }
-    };
-    Ok(Some(out))
 }

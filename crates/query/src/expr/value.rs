@@ -157,7 +157,12 @@ pub(crate) fn to_text(value: &Bson) -> Option<String> {
         Bson::Decimal128(d) => d.to_string(),
         Bson::Boolean(b) => b.to_string(),
         Bson::ObjectId(oid) => oid.to_hex(),
-        Bson::DateTime(dt) => dt.try_to_rfc3339_string().ok()?,
+        Bson::DateTime(dt) => super::date_text::format_date(
+            super::date_text::DEFAULT_FORMAT,
+            dt.timestamp_millis(),
+            super::civil::Zone::UTC,
+        )
+        .ok()?,
         _ => return None,
     })
 }

@@ -36,6 +36,19 @@ const NAMES: &[(&str, i32)] = &[
     ("maxKey", 127),
 ];
 
+/// The BSON type number a type name stands for ("double", "objectId", ...).
+pub(crate) fn code_of_name(name: &str) -> Option<i32> {
+    NAMES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, code)| *code)
+}
+
+/// Whether `code` is a BSON type number.
+pub(crate) fn is_type_code(code: i32) -> bool {
+    NAMES.iter().any(|(_, c)| *c == code)
+}
+
 /// The BSON type number of a value.
 pub(crate) fn type_code(value: &RawBsonRef<'_>) -> i32 {
     match value {
