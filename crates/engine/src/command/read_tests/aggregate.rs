@@ -1,7 +1,7 @@
 //! aggregate.
 
-use super::{batch, drain, engine, fails, field_values, insert, numbered, ok};
-use bson::{Bson, doc, rawdoc};
+use super::{batch, delete, drain, engine, fails, field_values, insert, numbered, ok};
+use bson::{Bson, RawDocumentBuf, doc, rawdoc};
 
 #[test]
 fn aggregate_groups_and_pages_through_a_cursor() {
@@ -164,8 +164,61 @@ fn aggregate_max_time_ms_expires() {
     insert(&engine, "c", numbered(0..500));
     clock.set_step(10);
     let cmd = rawdoc! {
-        "aggregate": "c", "pipeline": [{ "$group": { "_id": null, "n": { "$sum": 1 } } }],
+        "aggregate": "c", "pipeline": [{ "$group": { "_id": null, "n": { "$sum": "$_id" } } }],
         "cursor": {}, "maxTimeMS": 5,
     };
     fails(&engine, cmd, 50);
+}
+
+#[test]
+fn count_shaped_pipelines_answer_as_the_group_would() {
+    // `[{$match: {}}?, {$group: {_id: <constant>, n: {$sum: 1}}}]` is answered from the
+    // catalog's count; each case is compared with the same pipeline behind a `$match`
+    // that keeps everything but takes the general path (values and types alike).
+    let (engine, _) = engine();
+    insert(&engine, "c", numbered(0..150));
+    insert(&engine, "empty", numbered(0..1));
+    delete(&engine, "empty", 0);
+    for i in [3, 77, 149] {
+        delete(&engine, "c", i);
+    }
+    let shapes: Vec<RawDocumentBuf> = vec![
+        rawdoc! { "p": [{ "$match": {} }, { "$group": { "_id": 1, "n": { "$sum": 1 } } }] },
+        rawdoc! { "p": [{ "$group": { "_id": null, "n": { "$sum": 1 }, "m": { "$sum": 1 } } }] },
+        rawdoc! { "p": [{ "$group": { "_id": "all", "n": { "$sum": 1 } } }] },
+        // Not the shape: the general path answers these (a long 1, a path `_id`).
+        rawdoc! { "p": [{ "$group": { "_id": 1, "n": { "$sum": 1i64 } } }] },
+        rawdoc! { "p": [{ "$group": { "_id": "$missing", "n": { "$sum": 1 } } }] },
+        rawdoc! { "p": [{ "$match": { "_id": { "$gt": 100 } } },
+        { "$group": { "_id": 1, "n": { "$sum": 1 } } }] },
+    ];
+    for coll in ["c", "empty", "missing"] {
+        for shape in &shapes {
+            let pipeline = shape.get_array("p").expect("p");
+            let mut general = vec![Bson::Document(
+                doc! { "$match": { "_id": { "$exists": true } } },
+            )];
+            for stage in pipeline {
+                let stage = stage.expect("stage").as_document().expect("doc");
+                general.push(Bson::Document(stage.try_into().expect("doc")));
+            }
+            let fast = ok(
+                &engine,
+                rawdoc! {
+                    "aggregate": coll, "pipeline": pipeline.to_owned(), "cursor": {},
+                },
+            );
+            let cmd = doc! { "aggregate": coll, "pipeline": general, "cursor": {} };
+            let slow = ok(&engine, RawDocumentBuf::try_from(&cmd).expect("raw"));
+            assert_eq!(batch(&fast), batch(&slow), "{coll}: {shape:?}");
+        }
+    }
+    let counted = ok(
+        &engine,
+        rawdoc! {
+            "aggregate": "c", "cursor": {},
+            "pipeline": [{ "$match": {} }, { "$group": { "_id": 1, "n": { "$sum": 1 } } }],
+        },
+    );
+    assert_eq!(batch(&counted).0, vec![doc! { "_id": 1, "n": 147 }]);
 }
