@@ -40,6 +40,10 @@ pub const DIRTY_BYTES_MAX_DEFAULT: usize = 256 * 1024 * 1024;
 /// checkpoint writes them all in any case.
 pub const WRITE_BACK_BYTES_MAX_DEFAULT: usize = 32 * 1024 * 1024;
 
+/// Commits that change at most this many extents keep their single pages in the write-back
+/// buffer; larger ones write every page at once.
+pub const WRITE_BACK_COMMIT_PAGES_MAX: usize = 64;
+
 const _: () = assert!(PAGE_SIZE.is_multiple_of(512));
 const _: () = assert!(PAGE_HEADER_SIZE < PAGE_SIZE);
 const _: () = assert!(ROOT_SLOTS * 8 + 128 < PAGE_SIZE);

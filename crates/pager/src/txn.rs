@@ -15,7 +15,9 @@
 
 use crate::alloc::Freed;
 use crate::error::Result;
-use crate::limits::{EXTENT_PAGES_MAX, PAGE_HEADER_SIZE, PAGE_SIZE, ROOT_SLOTS};
+use crate::limits::{
+    EXTENT_PAGES_MAX, PAGE_HEADER_SIZE, PAGE_SIZE, ROOT_SLOTS, WRITE_BACK_COMMIT_PAGES_MAX,
+};
 use crate::page::{self, Extent, KIND_USER_MIN, PageId};
 use crate::pager::{Pager, Writer, grow};
 use crate::view::{Snapshot, payload, read_extent};
@@ -291,7 +293,10 @@ impl<'p> WriteTxn<'p> {
         let needed = u64::from(self.writer.page_count);
         self.pager.ensure_file(&mut self.writer, needed)?;
         let generation = self.writer.checkpoint_counter + 1;
-        let buffer = self.pager.options.write_back_max > 0;
+        // Small commits only: a bulk commit's pages go to the file at once, so the readers
+        // that follow borrow them from the map instead of copying them from the buffer.
+        let buffer = self.pager.options.write_back_max > 0
+            && self.dirty.len() <= WRITE_BACK_COMMIT_PAGES_MAX;
         let mut ids: Vec<u32> = self.dirty.keys().copied().collect();
         ids.sort_unstable();
         let mut batch: Vec<u8> = Vec::new();
