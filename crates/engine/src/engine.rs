@@ -87,6 +87,7 @@ impl Engine {
         store_options: StoreOptions,
     ) -> Result<Engine, Error> {
         let store = Store::open_path(path, store_options).map_err(Error::from)?;
+        drop_leftover_temporaries(&store).map_err(Error::from)?;
         Ok(Engine::with_store(options, store))
     }
 
@@ -176,4 +177,28 @@ impl Engine {
             .and_then(command::find)
             .is_some_and(|spec| spec.quick)
     }
+}
+
+/// Drops the `tmp.agg_out.*` collections an interrupted `$out` left (its output goes to
+/// one of those and is renamed over the target in the same transaction, so one can only
+/// be left by a file from a build that wrote them otherwise, or by a bug). As mongod does
+/// with temporary collections at startup.
+fn drop_leftover_temporaries(store: &Store) -> Result<(), crate::store::StoreError> {
+    let leftovers: Vec<_> = {
+        let reader = store.read()?;
+        reader
+            .collections(None)?
+            .into_iter()
+            .map(|(ns, _)| ns)
+            .filter(|ns| ns.coll.starts_with("tmp.agg_out."))
+            .collect()
+    };
+    if leftovers.is_empty() {
+        return Ok(());
+    }
+    let mut writer = store.write()?;
+    for ns in &leftovers {
+        writer.drop_collection(ns)?;
+    }
+    writer.commit()
 }

@@ -140,3 +140,31 @@ fn acknowledged_writes_survive_a_restart_without_close() {
     let engine = Engine::open(&temp.path(), options()).expect("reopen after close");
     assert_eq!(contents(&engine, "app", "users").len(), 4);
 }
+
+#[test]
+fn leftover_out_temporaries_are_dropped_at_open() {
+    // A `tmp.agg_out.*` collection is only ever a `$out` in progress; opening a file that
+    // still has one (written here through the store, as an interrupted `$out` could) drops
+    // it and keeps everything else, including a user collection with a similar name.
+    let temp = TempDb::new("temporaries");
+    {
+        let engine = Engine::open(&temp.path(), options()).expect("open");
+        let mut writer = engine.store().write().expect("write");
+        for coll in [
+            "tmp.agg_out.65a1b2c3d4e5f60718293a4b",
+            "tmp.agg_outx",
+            "kept",
+        ] {
+            writer
+                .insert(&Namespace::new("app", coll), &rawdoc! { "_id": 1 })
+                .expect("insert");
+        }
+        writer.commit().expect("commit");
+        assert_eq!(collections(&engine, "app").len(), 3);
+    }
+    let engine = Engine::open(&temp.path(), options()).expect("reopen");
+    assert_eq!(collections(&engine, "app"), vec!["kept", "tmp.agg_outx"]);
+    drop(engine);
+    let engine = Engine::open(&temp.path(), options()).expect("reopen twice");
+    assert_eq!(collections(&engine, "app"), vec!["kept", "tmp.agg_outx"]);
+}
