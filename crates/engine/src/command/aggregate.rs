@@ -6,7 +6,7 @@
 use super::aggregate_output::Sink;
 use super::args;
 use super::cursor::{self, Cursor, Deadline, FirstBatch, Source};
-use super::find::{candidates, fail_on, id_equality};
+use super::find::{candidates_cut, fail_on, id_equality};
 use super::read_args::{self, Hint, number_i64};
 use super::write_concern::WriteConcern;
 use super::{Reply, Request};
@@ -276,8 +276,25 @@ impl Run<'_> {
         // The leading `$match` also filters at the scan, so documents it drops are never
         // copied out of the store (the stage still runs; matching twice is idempotent).
         let filter = self.pipeline.leading_match();
-        let input = candidates(&reader, &meta, ns, filter, id, self.deadline, &failure).map(Ok);
-        for doc in self.pipeline.stream(input) {
+        // A leading `$group` or `$count` reads a few fields: only those are copied out of
+        // the store (the leading `$match`, already applied to whole documents, is skipped).
+        let fields = self.pipeline.input_fields();
+        let input = candidates_cut(
+            &reader,
+            &meta,
+            ns,
+            filter,
+            id,
+            self.deadline,
+            &failure,
+            fields.as_ref(),
+        )
+        .map(Ok);
+        let output: Box<dyn Iterator<Item = Result<RawDocumentBuf, QueryError>>> = match fields {
+            Some(_) => Box::new(self.pipeline.stream_after_match(input)),
+            None => Box::new(self.pipeline.stream(input)),
+        };
+        for doc in output {
             let doc = match doc {
                 Ok(doc) => doc,
                 Err(error) => {

@@ -16,7 +16,7 @@ use bson::raw::RawBsonRef;
 use bson::{RawDocument, RawDocumentBuf};
 use query::{Filter, Projection, SortSpec};
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 /// The options of find besides the generic ones.
 const FIND_FIELDS: &[&str] = &[
@@ -286,12 +286,38 @@ pub(crate) fn if_matches(
     rid: u64,
     bytes: &[u8],
 ) -> Result<Option<RawDocumentBuf>, Error> {
+    if_matches_cut(ns, filter, rid, bytes, None)
+}
+
+/// [`if_matches`], copying out only the top-level `fields` when given (in document order;
+/// the filter still sees the whole document).
+fn if_matches_cut(
+    ns: &Namespace,
+    filter: Option<&Filter>,
+    rid: u64,
+    bytes: &[u8],
+    fields: Option<&BTreeSet<String>>,
+) -> Result<Option<RawDocumentBuf>, Error> {
     let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
     let matched = match filter {
         Some(filter) => filter.try_matches(doc)?,
         None => true,
     };
-    Ok(matched.then(|| doc.to_owned()))
+    if !matched {
+        return Ok(None);
+    }
+    let Some(fields) = fields else {
+        return Ok(Some(doc.to_owned()));
+    };
+    let mut cut = RawDocumentBuf::new();
+    for element in doc.iter_elements() {
+        let element = element.map_err(|_| corrupt_record(ns, rid))?;
+        if fields.contains(element.key().as_str()) {
+            let value = element.value().map_err(|_| corrupt_record(ns, rid))?;
+            cut.append(element.key(), value);
+        }
+    }
+    Ok(Some(cut))
 }
 
 /// Returns the error a candidate stream left behind, if any.
@@ -339,12 +365,28 @@ pub(crate) fn candidates<'r>(
     deadline: &'r Deadline<'_>,
     failure: &'r RefCell<Option<Error>>,
 ) -> Box<dyn Iterator<Item = RawDocumentBuf> + 'r> {
+    candidates_cut(reader, meta, ns, filter, id, deadline, failure, None)
+}
+
+/// [`candidates`], each cut down to the top-level `fields` when given (the filter is
+/// applied to the whole document first).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn candidates_cut<'r>(
+    reader: &'r Reader<'_>,
+    meta: &'r CollectionMeta,
+    ns: &'r Namespace,
+    filter: Option<&'r Filter>,
+    id: Option<RawBsonRef<'r>>,
+    deadline: &'r Deadline<'_>,
+    failure: &'r RefCell<Option<Error>>,
+    fields: Option<&'r BTreeSet<String>>,
+) -> Box<dyn Iterator<Item = RawDocumentBuf> + 'r> {
     let fail = move |error: Error| {
         *failure.borrow_mut() = Some(error);
     };
     let keep = move |rid: u64, bytes: &[u8]| -> Result<Option<RawDocumentBuf>, Error> {
         deadline.tick()?;
-        if_matches(ns, filter, rid, bytes)
+        if_matches_cut(ns, filter, rid, bytes, fields)
     };
     if let Some(id) = id {
         return match reader.find_id(meta, id) {

@@ -23,6 +23,7 @@ use crate::variables::{NO_VARIABLES, Variables};
 use bson::raw::RawDocument;
 use bson::{Bson, RawBsonRef};
 use bson_canonical::path::get_field;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 pub(crate) use ops_more::slice_items;
@@ -70,6 +71,49 @@ pub(crate) enum Expr {
     },
 }
 
+impl Expr {
+    fn top_fields(&self, out: &mut BTreeSet<String>) -> bool {
+        /// The first component of a path from the document; the whole document if none.
+        fn note(path: &[String], out: &mut BTreeSet<String>) -> bool {
+            let Some(first) = path.first() else {
+                return false;
+            };
+            out.insert(first.clone());
+            true
+        }
+        fn all<'e>(items: impl IntoIterator<Item = &'e Expr>, out: &mut BTreeSet<String>) -> bool {
+            items.into_iter().all(|e| e.top_fields(out))
+        }
+        match self {
+            Expr::Literal(_) => true,
+            Expr::Field(path) => note(path, out),
+            Expr::Variable(name, path, _) => {
+                if name != "ROOT" && name != "CURRENT" {
+                    // A command variable or one bound by `$let`/`$map`/`$filter`: its
+                    // value's own expression is walked where it is bound.
+                    return true;
+                }
+                note(path, out)
+            }
+            Expr::Array(items) | Expr::Call(_, items) => all(items, out),
+            // A variable bound here (even one named `CURRENT`) holds the value of an
+            // expression walked here too, so its fields are already counted.
+            Expr::Object(fields) | Expr::Named(_, fields) => {
+                all(fields.iter().map(|(_, e)| e), out)
+            }
+            Expr::Let(vars, body) => all(vars.iter().map(|(_, e)| e), out) && body.top_fields(out),
+            Expr::Switch(branches, default) => {
+                all(branches.iter().flat_map(|(c, v)| [c, v]), out)
+                    && default.as_ref().is_none_or(|d| d.top_fields(out))
+            }
+            Expr::GetField(_, input) => input.top_fields(out),
+            Expr::SetField { input, value, .. } => {
+                input.top_fields(out) && value.as_ref().is_none_or(|v| v.top_fields(out))
+            }
+        }
+    }
+}
+
 /// What parsing an expression carries down the tree: the nesting depth and the
 /// command's variables.
 #[derive(Debug, Clone, Copy)]
@@ -101,6 +145,13 @@ pub(crate) struct Scope<'a> {
 }
 
 impl Expression {
+    /// Adds to `out` the top-level fields of the document this expression reads; `false`
+    /// when it may read the whole document (`$$ROOT`, `$$CURRENT`).
+    /// Over-approximates: a field named here may go unread, never the reverse.
+    pub fn top_fields(&self, out: &mut BTreeSet<String>) -> bool {
+        self.node.top_fields(out)
+    }
+
     /// Parses an expression (a document, a `$path` string, an array or a literal).
     pub fn parse(value: RawBsonRef<'_>) -> Result<Expression, QueryError> {
         Expression::parse_with(value, &NO_VARIABLES)

@@ -106,6 +106,12 @@ impl Group {
     }
 
     /// Groups the documents and returns one document per group.
+    /// Adds the top-level input fields this group reads to `out`; `false` when it may read
+    /// whole documents.
+    pub(crate) fn top_fields(&self, out: &mut std::collections::BTreeSet<String>) -> bool {
+        self.id.top_fields(out) && self.fields.iter().all(|(_, _, e)| e.top_fields(out))
+    }
+
     pub(crate) fn run(
         &self,
         input: impl Iterator<Item = Result<RawDocumentBuf, QueryError>>,

@@ -40,6 +40,7 @@ use crate::variables::Variables;
 use bson::RawBsonRef;
 use bson::raw::{RawArray, RawDocumentBuf};
 use stages::Stage;
+use std::collections::BTreeSet;
 
 pub use output::{LocalSessions, Merge, Output, Target, WhenMatched, WhenNotMatched};
 
@@ -229,6 +230,53 @@ impl Pipeline {
             Some(Stage::Match(filter)) => Some(filter),
             _ => None,
         }
+    }
+
+    /// The top-level fields the documents entering the pipeline need when its first stage
+    /// after a leading `$match` reads only those (`$group`, `$count`); `None` when stages
+    /// may read whole documents. A caller that applies the leading `$match` itself (with
+    /// the whole document) may hand [`Pipeline::stream_after_match`] documents cut down to
+    /// these fields.
+    pub fn input_fields(&self) -> Option<BTreeSet<String>> {
+        if self.local_sessions.is_some() || self.output.is_some() {
+            return None;
+        }
+        let mut stages = self.stages.iter();
+        let mut first = stages.next()?;
+        if let Stage::Match(_) = first {
+            first = stages.next()?;
+        }
+        let mut fields = BTreeSet::new();
+        match first {
+            Stage::Count(_) => Some(fields),
+            Stage::Group(group) => group.top_fields(&mut fields).then_some(fields),
+            _ => None,
+        }
+    }
+
+    /// [`Pipeline::stream`] without a leading `$match`, for a caller that applied it.
+    pub fn stream_after_match<'a, I>(
+        &'a self,
+        input: I,
+    ) -> impl Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a
+    where
+        I: Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a,
+    {
+        let skip = usize::from(matches!(self.stages.first(), Some(Stage::Match(_))));
+        let mut documents = self.stages[skip..]
+            .iter()
+            .fold(Box::new(input) as Documents<'a>, |upstream, stage| {
+                apply(stage, upstream)
+            });
+        let mut failed = false;
+        std::iter::from_fn(move || {
+            if failed {
+                return None;
+            }
+            let next = documents.next()?.and_then(check_size);
+            failed = next.is_err();
+            Some(next)
+        })
     }
 
     /// Runs the pipeline over the input documents (a collection scan in

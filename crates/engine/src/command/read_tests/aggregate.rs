@@ -222,3 +222,60 @@ fn count_shaped_pipelines_answer_as_the_group_would() {
     );
     assert_eq!(batch(&counted).0, vec![doc! { "_id": 1, "n": 147 }]);
 }
+
+#[test]
+fn a_leading_group_sees_the_fields_it_reads_as_over_whole_documents() {
+    // A leading `$group`/`$count` gets documents cut down to the top-level fields it reads;
+    // every pipeline here must give what the same pipeline gives over whole documents.
+    let (engine, _) = engine();
+    let docs: Vec<RawDocumentBuf> = (0..60)
+        .map(|i| {
+            let mut doc = rawdoc! {
+                "_id": i, "a": i % 3, "b": { "c": i, "d": [i, i + 1] }, "e": format!("x{i}"),
+                "pad": "p".repeat(200),
+            };
+            if i % 2 == 1 {
+                doc.append(bson::raw::cstr!("f"), i);
+            }
+            doc
+        })
+        .collect();
+    insert(&engine, "g", docs.clone());
+    let pipelines: Vec<RawDocumentBuf> = vec![
+        rawdoc! { "p": [{ "$group": { "_id": "$a", "s": { "$sum": "$b.c" } } }] },
+        rawdoc! { "p": [{ "$match": { "e": { "$regex": "^x1" } } },
+        { "$group": { "_id": "$a", "n": { "$sum": 1 }, "m": { "$max": "$f" } } }] },
+        rawdoc! { "p": [{ "$group": { "_id": { "a": "$a", "f": "$f" }, "v": { "$push": "$e" } } },
+        { "$sort": { "_id.a": 1, "_id.f": 1 } }] },
+        rawdoc! { "p": [{ "$group": { "_id": null, "r": { "$push": "$$ROOT" } } }] },
+        rawdoc! { "p": [{ "$group": { "_id": "$$ROOT.a", "l": { "$last": "$$CURRENT.e" } } }] },
+        rawdoc! { "p": [{ "$group": { "_id": "$a", "t": { "$sum": { "$let": {
+        "vars": { "x": "$b.c" }, "in": { "$multiply": ["$$x", 2] } } } } } }] },
+        rawdoc! { "p": [{ "$group": { "_id": "$a", "t": { "$sum": { "$size": { "$map": {
+        "input": "$b.d", "as": "CURRENT", "in": "$$CURRENT" } } } } } }] },
+        rawdoc! { "p": [{ "$group": { "_id": { "$getField": "e" }, "n": { "$sum": 1 } } }] },
+        rawdoc! { "p": [{ "$group": { "_id": "$a", "k": { "$first": { "$filter": {
+        "input": "$b.d", "cond": { "$gt": ["$$this", 5] } } } } } }] },
+        rawdoc! { "p": [{ "$match": { "a": 1 } }, { "$count": "n" }] },
+        rawdoc! { "p": [{ "$sortByCount": "$a" }] },
+        rawdoc! { "p": [{ "$match": { "_id": 7 } }, { "$group": { "_id": "$e" } }] },
+    ];
+    for pipeline in &pipelines {
+        let stages = pipeline.get_array("p").expect("p");
+        let reply = ok(
+            &engine,
+            rawdoc! {
+                "aggregate": "g", "pipeline": stages.to_owned(), "cursor": { "batchSize": 1000 },
+            },
+        );
+        let expected = query::Pipeline::parse(stages)
+            .expect("parse")
+            .run(docs.iter().cloned().map(Ok))
+            .expect("run");
+        let expected: Vec<bson::Document> = expected
+            .iter()
+            .map(|d| d.as_ref().try_into().expect("doc"))
+            .collect();
+        assert_eq!(batch(&reply).0, expected, "{pipeline:?}");
+    }
+}
