@@ -11,7 +11,7 @@ use crate::error::QueryError;
 use crate::expr::Expression;
 use crate::filter::Filter;
 use crate::variables::Variables;
-use bson::raw::{RawDocument, RawDocumentBuf};
+use bson::raw::{RawDocument, RawDocumentBuf, cstr};
 use bson::{Bson, Document, RawBsonRef};
 use bson_canonical::compare::elements;
 
@@ -345,6 +345,49 @@ impl Projection {
         doc: &RawDocument,
         filter: Option<&Filter>,
     ) -> Result<RawDocumentBuf, QueryError> {
+        if self
+            .tree
+            .iter()
+            .all(|(_, n)| matches!(n, Node::Include | Node::Exclude))
+        {
+            return self.apply_top_level(doc);
+        }
+        self.apply_tree(doc, filter)
+    }
+
+    /// `apply` for a projection that only keeps or drops top-level fields: the kept
+    /// elements are copied as raw bytes, nothing is decoded. Same output as `apply_tree`:
+    /// `_id` first in an inclusion, then the document's fields in its own order.
+    fn apply_top_level(&self, doc: &RawDocument) -> Result<RawDocumentBuf, QueryError> {
+        let bad = |e: bson::error::Error| QueryError::bad_value(e.to_string());
+        let mut out = RawDocumentBuf::new();
+        let id_first = self.inclusion && !self.id_excluded;
+        if id_first && let Some(id) = doc.get("_id").map_err(bad)? {
+            out.append(cstr!("_id"), id);
+        }
+        for element in doc.iter_elements() {
+            let element = element.map_err(bad)?;
+            let key = element.key().as_str();
+            let kept = match self.tree.iter().find(|(k, _)| k == key).map(|(_, n)| n) {
+                None if key == "_id" => !self.id_excluded,
+                None => !self.inclusion,
+                Some(node) => matches!(node, Node::Include),
+            };
+            if !kept || (key == "_id" && (id_first || self.id_excluded)) {
+                continue;
+            }
+            out.append(element.key(), element.value().map_err(bad)?);
+        }
+        Ok(out)
+    }
+
+    /// `apply` through a decoded document, for projections with sub-paths, computed
+    /// fields, `$slice`, `$elemMatch` or the positional `$`.
+    fn apply_tree(
+        &self,
+        doc: &RawDocument,
+        filter: Option<&Filter>,
+    ) -> Result<RawDocumentBuf, QueryError> {
         let tree = Document::try_from(doc).map_err(|e| QueryError::bad_value(e.to_string()))?;
         let mut out = Document::new();
         if self.inclusion
@@ -544,4 +587,46 @@ fn parse_slice(arg: RawBsonRef<'_>) -> Result<Vec<i64>, QueryError> {
         return Err(QueryError::location(28724, "$slice limit must be positive"));
     }
     Ok(numbers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bson::rawdoc;
+
+    #[test]
+    fn top_level_projections_copy_raw_bytes_as_the_tree_path_would() {
+        let docs = [
+            rawdoc! { "_id": 1, "a": 1, "b": { "c": 2 }, "d": [1, 2], "e": "x" },
+            rawdoc! { "a": 1, "_id": "late", "e": null },
+            rawdoc! { "b": 2.5, "d": { "_id": 3 } },
+            rawdoc! {},
+        ];
+        let projections = [
+            rawdoc! { "a": 1 },
+            rawdoc! { "a": 1, "_id": 0 },
+            rawdoc! { "_id": 1 },
+            rawdoc! { "_id": 0 },
+            rawdoc! { "a": 0 },
+            rawdoc! { "a": 0, "_id": 0 },
+            rawdoc! { "e": 1, "d": 1, "a": true },
+            rawdoc! { "b": false, "e": 0 },
+            rawdoc! { "missing": 1 },
+        ];
+        for projection in &projections {
+            let parsed = Projection::parse(projection).expect("projection");
+            assert!(
+                parsed
+                    .tree
+                    .iter()
+                    .all(|(_, n)| matches!(n, Node::Include | Node::Exclude)),
+                "{projection:?} takes the raw path"
+            );
+            for doc in &docs {
+                let fast = parsed.apply_top_level(doc).expect("raw path");
+                let slow = parsed.apply_tree(doc, None).expect("tree path");
+                assert_eq!(fast, slow, "{projection:?} of {doc:?}");
+            }
+        }
+    }
 }
