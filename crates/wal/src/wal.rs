@@ -582,10 +582,14 @@ impl Wal {
         }
         assert!(lsn_end >= state.lsn_written_end, "written end went back");
         state.lsn_written_end = lsn_end;
+        let mut ring = None;
         if let Some((took, leader)) = sync {
             let round = round_done.expect("a durable write is a round");
             state.lsn_durable_end = lsn_end;
             let released = std::mem::take(&mut state.waiting[parity(round)]);
+            // No committer counted in, none asleep on the bell: a lone committer's
+            // round costs no wake-up call.
+            ring = (released > 0).then_some(round);
             state.gather.expected = released + leader + state.waiting[parity(round + 1)];
             if let Some(took) = took {
                 state.gather.wait_max = took.min(GATHER_WAIT_MAX);
@@ -608,7 +612,7 @@ impl Wal {
             }
         }
         drop(guard);
-        if let Some(round) = round_done {
+        if let Some(round) = ring {
             self.bells.ring(round, true);
         }
         if drive {
