@@ -21,11 +21,12 @@
 //! two alternating halves. A gather lasts at most as long as the last write and sync
 //! took (`Gather::wait_max`): the first committer to wait for the round sleeps until
 //! then (`Gather::timer`) and leads whatever has gathered. The others sleep on the bell
-//! of the round they wait for (`Bells`, one per parity of the round number, so the
-//! next round's waiters sleep through the ring of the one in flight); the token holder
-//! publishes the outcome in `Published` and rings the round's bell once, waking all of
-//! its committers with one call, and each returns without taking the state lock. When
-//! committers remain waiting for the next round, it also wakes one of them to drive it.
+//! of the round they wait for (`Bells` in module `group`: one per parity of the round
+//! number, so the next round's waiters sleep through the ring of the one in flight); the
+//! token holder publishes the outcome in `Published` and rings the round's bell once,
+//! waking all of its committers with one call (none when no one waits), and each returns
+//! without taking the state lock. When committers remain waiting for the next round, it
+//! also wakes one of them to drive it.
 //!
 //! Invariants:
 //! - `lsn_durable_end <= lsn_written_end <= lsn_next`; all three only grow.
@@ -42,6 +43,7 @@ use crate::Lsn;
 use crate::crashpoint;
 use crate::error::{Result, WalError};
 use crate::format::{self, BlockMeta, Codec, FileHeader};
+use crate::group::{Bells, GATHER_WAIT_MAX, Gather, Published, parity};
 use crate::limits::{
     BLOCK_ALIGN, BLOCK_LEN_RAW_MAX, BLOCK_LEN_TARGET, FILE_HEADER_LEN, PREALLOCATE_CHUNK_DEFAULT,
     RECORD_HEADER_LEN, RECORD_LEN_MAX, SEALED_BACKLOG_MAX,
@@ -51,12 +53,8 @@ use crate::storage::{Dir, OsDir, Storage};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::PoisonError;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-
-/// The longest a gather waits for the committers it expects, whatever the last sync took.
-const GATHER_WAIT_MAX: Duration = Duration::from_millis(2);
 
 /// How a log is written.
 #[derive(Debug, Clone)]
@@ -106,80 +104,6 @@ struct RawBlock {
     raw: Vec<u8>,
     lsn_first: Lsn,
     record_count: u32,
-}
-
-/// How the next commit round gathers its committers (see the module docs).
-#[derive(Debug)]
-struct Gather {
-    /// Committers the next round waits for: those the last sync released (its leader
-    /// included) plus those still waiting.
-    expected: usize,
-    /// When the last I/O ended: the gather of the next round began then.
-    start: Instant,
-    /// How long the gather may last: what the last commit's write and sync took, at
-    /// most `GATHER_WAIT_MAX`.
-    wait_max: Duration,
-    /// The round whose gather a waiter times with a timeout, to lead it at the deadline.
-    timer: Option<u64>,
-}
-
-/// What a woken committer reads without taking `Wal::state`; written under it.
-#[derive(Debug)]
-struct Published {
-    lsn_durable_end: AtomicU64,
-    poisoned: AtomicBool,
-}
-
-/// Where committers sleep: round `r` on `rounds[r % 2]` (a round's waiters are all
-/// asleep before the round two later can start). A committer sleeps only if its bell
-/// has not rung (`rings`) since it counted itself in `State::waiting` under the state
-/// lock; a ring bumps `rings`, then takes `lock`, so it cannot fall between that check
-/// and the wait.
-#[derive(Debug, Default)]
-struct Bells {
-    lock: std::sync::Mutex<()>,
-    rounds: [std::sync::Condvar; 2],
-    rings: [AtomicU64; 2],
-}
-
-impl Bells {
-    /// Wakes every committer asleep on round `round`'s bell (or one, with `all` false).
-    fn ring(&self, round: u64, all: bool) {
-        let bell = parity(round);
-        self.rings[bell].fetch_add(1, Ordering::AcqRel);
-        drop(self.lock.lock().unwrap_or_else(PoisonError::into_inner));
-        if all {
-            self.rounds[bell].notify_all();
-        } else {
-            self.rounds[bell].notify_one();
-        }
-    }
-
-    /// Sleeps on round `round`'s bell unless it rang since `rings[..]` read `rung`;
-    /// until `due` when given. Returns on any wake-up, which may be spurious.
-    fn sleep(&self, round: u64, rung: u64, due: Option<Instant>) {
-        let bell = parity(round);
-        let guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        if self.rings[bell].load(Ordering::Acquire) != rung {
-            return;
-        }
-        let condvar = &self.rounds[bell];
-        drop(match due {
-            None => condvar.wait(guard).unwrap_or_else(PoisonError::into_inner),
-            Some(due) => {
-                let timeout = due.saturating_duration_since(Instant::now());
-                condvar
-                    .wait_timeout(guard, timeout)
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .0
-            }
-        });
-    }
-}
-
-/// The bell of round `round`.
-fn parity(round: u64) -> usize {
-    (round % 2) as usize
 }
 
 /// Shared state, under `Wal::state`.
