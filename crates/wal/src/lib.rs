@@ -53,6 +53,7 @@
 pub mod crashpoint;
 mod error;
 pub mod format;
+mod group;
 pub mod limits;
 mod recovery;
 pub mod storage;

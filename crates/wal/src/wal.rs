@@ -5,22 +5,35 @@
 //! ```text
 //!   (closed) ──Wal::open (recover, sync)──▶ open
 //!   open ──append──▶ open            (record buffered in memory, never synced)
-//!   open ──commit──▶ open            (leader seals, writes, fdatasyncs for everyone)
+//!   open ──commit──▶ open            (gather, then the leader seals, writes, fdatasyncs
+//!                                     for everyone and rings the round's bell)
 //!   open ──truncate_before──▶ open   (new file generation renamed into place)
 //!   open ──any failed write/sync──▶ poisoned ──(drop, Wal::open)──▶ open
 //! ```
 //!
 //! Group commit: one thread at a time holds the I/O token (`State::io_busy`). A committer
-//! whose LSN is not durable takes the token if it is free (it becomes the leader), seals
-//! every buffered record into blocks, writes them in one call and fdatasyncs once; the
-//! others wait on the condition variable and find their LSN durable when the leader
-//! finishes, or lead the next round with everything appended meanwhile. When other
-//! threads are inside `commit`, a would-be leader first yields the CPU once, so that the
-//! threads the previous sync released can append their next record into this round
-//! (without it, rounds alternate between two halves of the committers).
+//! whose LSN is not durable and not in the batch being synced needs the next *round*. It
+//! leads that round (takes the token, seals every buffered record into blocks, writes
+//! them in one call and fdatasyncs once) as soon as the token is free and the round has
+//! *gathered*: as many committers are waiting for it, itself included, as the last round
+//! released plus those it left waiting (`Gather::expected`), so the committers one sync
+//! releases append their next record into the same next sync instead of splitting into
+//! two alternating halves. A gather lasts at most as long as the last write and sync
+//! took (`Gather::wait_max`): the first committer to wait for the round sleeps until
+//! then (`Gather::timer`) and leads whatever has gathered. The others sleep on the bell
+//! of the round they wait for (`Bells` in module `group`: one per parity of the round
+//! number, so the next round's waiters sleep through the ring of the one in flight); the
+//! token holder publishes the outcome in `Published` and rings the round's bell once,
+//! waking all of its committers with one call (none when no one waits), and each returns
+//! without taking the state lock. When committers remain waiting for the next round, it
+//! also wakes one of them to drive it.
 //!
 //! Invariants:
 //! - `lsn_durable_end <= lsn_written_end <= lsn_next`; all three only grow.
+//! - A committer's `commit` returns `Ok` only once `lsn_durable_end` passed its LSN, which
+//!   only a successful sync (or the synced new generation of `truncate_before`) moves.
+//! - `Published` is written under the state lock, after the state it mirrors; a ring
+//!   follows the publication it announces.
 //! - Only the token holder touches the file, so blocks are written in LSN order at
 //!   increasing offsets, and `Io::synced_end <= Io::write_offset <= Io::allocated_len`.
 //! - After a failed write or sync the log is poisoned: every later call fails with
@@ -30,6 +43,7 @@ use crate::Lsn;
 use crate::crashpoint;
 use crate::error::{Result, WalError};
 use crate::format::{self, BlockMeta, Codec, FileHeader};
+use crate::group::{Bells, GATHER_WAIT_MAX, Gather, Published, parity};
 use crate::limits::{
     BLOCK_ALIGN, BLOCK_LEN_RAW_MAX, BLOCK_LEN_TARGET, FILE_HEADER_LEN, PREALLOCATE_CHUNK_DEFAULT,
     RECORD_HEADER_LEN, RECORD_LEN_MAX, SEALED_BACKLOG_MAX,
@@ -39,6 +53,8 @@ use crate::storage::{Dir, OsDir, Storage};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// How a log is written.
 #[derive(Debug, Clone)]
@@ -94,9 +110,14 @@ struct RawBlock {
 #[derive(Debug)]
 struct State {
     poisoned: bool,
-    /// Threads inside `commit`.
-    committers: usize,
     io_busy: bool,
+    /// The end of the batch the token holder is making durable, while it does.
+    lsn_sync_end: Option<Lsn>,
+    /// The number of the next commit round (the one in flight, if any, is one less).
+    round_next: u64,
+    /// Committers asleep in `commit`, by the parity of the round they wait for.
+    waiting: [usize; 2],
+    gather: Gather,
     lsn_next: Lsn,
     lsn_written_end: Lsn,
     lsn_durable_end: Lsn,
@@ -127,7 +148,11 @@ pub struct Wal {
     name: String,
     options: WalOptions,
     state: Mutex<State>,
+    /// Signalled when the I/O token is returned (for `append` backpressure and
+    /// `truncate_before`; committers sleep on their own thread instead).
     changed: Condvar,
+    published: Published,
+    bells: Bells,
     io: Mutex<Io>,
 }
 
@@ -199,8 +224,16 @@ impl Wal {
         };
         let state = State {
             poisoned: false,
-            committers: 0,
             io_busy: false,
+            lsn_sync_end: None,
+            round_next: 0,
+            waiting: [0; 2],
+            gather: Gather {
+                expected: 1,
+                start: Instant::now(),
+                wait_max: Duration::ZERO,
+                timer: None,
+            },
             lsn_next: scan.lsn_next,
             lsn_written_end: scan.lsn_next,
             lsn_durable_end: scan.lsn_next,
@@ -225,6 +258,11 @@ impl Wal {
             options,
             state: Mutex::new(state),
             changed: Condvar::new(),
+            published: Published {
+                lsn_durable_end: AtomicU64::new(scan.lsn_next.0),
+                poisoned: AtomicBool::new(false),
+            },
+            bells: Bells::default(),
             io: Mutex::new(io),
         };
         Ok((wal, recovered))
@@ -270,7 +308,7 @@ impl Wal {
                 return Err(WalError::Poisoned);
             }
             if !state.io_busy {
-                drop(self.write_out(state, false)?);
+                self.write_out(state, false, false)?;
                 crashpoint::hit("wal.append.after_flush");
                 break;
             }
@@ -292,43 +330,64 @@ impl Wal {
                 reason: "not appended yet",
             });
         }
-        state.committers += 1;
-        let (mut state, result) = self.commit_wait(state, lsn);
-        state.committers -= 1;
-        result
-    }
-
-    /// The group commit loop: wait for the leader, or lead.
-    fn commit_wait<'a>(
-        &'a self,
-        mut state: MutexGuard<'a, State>,
-        lsn: Lsn,
-    ) -> (MutexGuard<'a, State>, Result<()>) {
-        let mut yielded = false;
         loop {
             if state.poisoned {
-                return (state, Err(WalError::Poisoned));
+                return Err(WalError::Poisoned);
             }
             if lsn < state.lsn_durable_end {
-                return (state, Ok(()));
+                return Ok(());
             }
-            if state.io_busy {
-                self.changed.wait(&mut state);
+            let covered = state.lsn_sync_end.is_some_and(|end| lsn < end);
+            let round = state.round_next - u64::from(covered);
+            let mut due = None;
+            if !covered && !state.io_busy {
+                // This commit needs a round no one has started: lead it once the
+                // committers the last round released are back, or at the deadline.
+                let gathered = state.waiting[parity(round)] + 1 >= state.gather.expected;
+                let deadline = state.gather.start + state.gather.wait_max;
+                if gathered || Instant::now() >= deadline {
+                    self.write_out(state, true, true)?;
+                    debug_assert!(
+                        lsn.0 < self.published.lsn_durable_end.load(Ordering::Acquire),
+                        "the leader's own lsn {lsn:?} is durable"
+                    );
+                    return Ok(());
+                }
+                if state.gather.timer.is_none() {
+                    state.gather.timer = Some(round);
+                    due = Some(deadline);
+                }
+            }
+            state.waiting[parity(round)] += 1;
+            let rung = self.bells.rings[parity(round)].load(Ordering::Acquire);
+            drop(state);
+            self.bells.sleep(round, rung, due);
+            if let Some(outcome) = self.outcome(lsn) {
+                // The leader counted this committer out when it published the outcome.
+                return outcome;
+            }
+            // Woken before the outcome (the gather deadline, a call to drive the next
+            // round, or a spurious wake-up): count this committer out and decide again.
+            state = self.state.lock();
+            if state.poisoned || lsn < state.lsn_durable_end {
                 continue;
             }
-            if state.committers > 1 && !yielded {
-                // Other committers are about, and the ones the last sync released are
-                // likely about to append again: let them, once, so this sync carries
-                // their records too.
-                yielded = true;
-                MutexGuard::unlocked(&mut state, std::thread::yield_now);
-                continue;
+            state.waiting[parity(round)] -= 1;
+            if due.is_some() {
+                state.gather.timer = None;
             }
-            state = match self.write_out(state, true) {
-                Ok(state) => state,
-                Err(error) => return (self.state.lock(), Err(error)),
-            };
         }
+    }
+
+    /// The outcome of `commit(lsn)` as published, when there is one.
+    fn outcome(&self, lsn: Lsn) -> Option<Result<()>> {
+        if self.published.poisoned.load(Ordering::Acquire) {
+            return Some(Err(WalError::Poisoned));
+        }
+        if lsn.0 < self.published.lsn_durable_end.load(Ordering::Acquire) {
+            return Some(Ok(()));
+        }
+        None
     }
 
     /// Makes every record appended so far durable.
@@ -383,22 +442,21 @@ impl Wal {
         let blocks = take_blocks(&mut state);
         let lsn_end = state.lsn_next;
         state.io_busy = true;
+        state.lsn_sync_end = Some(lsn_end);
+        state.round_next += 1;
         drop(state);
         let result = self
             .write_blocks(&blocks, false)
             .and_then(|()| self.replace_file(lsn));
-        let mut state = self.state.lock();
-        self.finish_io(&mut state, blocks, lsn_end, true, result)
+        let state = self.state.lock();
+        self.finish_io(state, blocks, lsn_end, Some((None, 0)), result)
     }
 
     /// Takes the I/O token, writes every sealed block (and, when `sync`, the open one and
-    /// an fdatasync), and returns the token. Called with the state locked and the token
-    /// free; returns the re-locked state.
-    fn write_out<'a>(
-        &'a self,
-        mut state: MutexGuard<'a, State>,
-        sync: bool,
-    ) -> Result<MutexGuard<'a, State>> {
+    /// an fdatasync), returns the token and wakes the committers this concerns. Called
+    /// with the state locked and the token free; returns with it unlocked. `leader`: the
+    /// caller is a committer (it counts in the next round's gather).
+    fn write_out(&self, mut state: MutexGuard<'_, State>, sync: bool, leader: bool) -> Result<()> {
         debug_assert!(!state.io_busy, "token must be free");
         if sync {
             seal(&mut state);
@@ -409,38 +467,80 @@ impl Wal {
             Lsn(b.lsn_first.0 + u64::from(b.record_count))
         });
         state.io_busy = true;
+        if sync {
+            state.lsn_sync_end = Some(lsn_end);
+            state.round_next += 1;
+        }
         drop(state);
+        let start = Instant::now();
         let result = self.write_blocks(&blocks, sync);
-        let mut state = self.state.lock();
-        self.finish_io(&mut state, blocks, lsn_end, sync, result)?;
-        Ok(state)
+        let took = sync.then(|| (Some(start.elapsed()), usize::from(leader)));
+        let state = self.state.lock();
+        self.finish_io(state, blocks, lsn_end, took, result)
     }
 
-    /// Returns the I/O token and publishes the outcome of a write.
+    /// Returns the I/O token, publishes the outcome of a write, wakes every committer it
+    /// concerns (after unlocking) and restarts the gather. `sync`: the write was made
+    /// durable (taking this long, when it was a commit round), by a token holder that
+    /// counts as this many committers.
     fn finish_io(
         &self,
-        state: &mut State,
+        mut guard: MutexGuard<'_, State>,
         blocks: Vec<RawBlock>,
         lsn_end: Lsn,
-        durable: bool,
+        sync: Option<(Option<Duration>, usize)>,
         result: Result<()>,
     ) -> Result<()> {
+        let state = &mut *guard;
         state.io_busy = false;
+        let round_done = state.lsn_sync_end.take().map(|_| state.round_next - 1);
         self.changed.notify_all();
         if let Err(error) = result {
             state.poisoned = true;
+            state.gather.timer = None;
+            self.published.poisoned.store(true, Ordering::Release);
+            drop(guard);
+            self.bells.ring(0, true);
+            self.bells.ring(1, true);
             return Err(error);
         }
         assert!(lsn_end >= state.lsn_written_end, "written end went back");
         state.lsn_written_end = lsn_end;
-        if durable {
+        let mut ring = None;
+        if let Some((took, leader)) = sync {
+            let round = round_done.expect("a durable write is a round");
             state.lsn_durable_end = lsn_end;
+            let released = std::mem::take(&mut state.waiting[parity(round)]);
+            // No committer counted in, none asleep on the bell: a lone committer's
+            // round costs no wake-up call.
+            ring = (released > 0).then_some(round);
+            state.gather.expected = released + leader + state.waiting[parity(round + 1)];
+            if let Some(took) = took {
+                state.gather.wait_max = took.min(GATHER_WAIT_MAX);
+            }
+            if state.gather.timer == Some(round) {
+                state.gather.timer = None;
+            }
+            self.published
+                .lsn_durable_end
+                .store(lsn_end.0, Ordering::Release);
         }
+        state.gather.start = Instant::now();
+        // Committers left waiting for the next round need one of them awake to drive it.
+        let drive = state.gather.timer.is_none() && state.waiting[parity(state.round_next)] > 0;
+        let round_next = state.round_next;
         for mut block in blocks {
             if state.spare.len() < 8 {
                 block.raw.clear();
                 state.spare.push(block.raw);
             }
+        }
+        drop(guard);
+        if let Some(round) = ring {
+            self.bells.ring(round, true);
+        }
+        if drive {
+            self.bells.ring(round_next, false);
         }
         Ok(())
     }

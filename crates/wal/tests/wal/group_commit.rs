@@ -2,9 +2,15 @@
 //! record is durable.
 
 use super::{NAME, open, payload};
-use std::sync::Arc;
+use parking_lot::{Condvar, Mutex};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use wal::{FaultyStorage, Lsn, MemDir, MemStorage, Op, Storage};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+use wal::{
+    CrashStorage, Fault, FaultKind, FaultyStorage, Lsn, MemDir, MemStorage, Op, Storage, Wal,
+    WalError,
+};
 
 /// A storage whose sync is slow, so committers pile up behind the leader.
 #[derive(Debug, Default)]
@@ -109,5 +115,234 @@ fn appends_racing_a_truncation_are_all_kept() {
     for (lsn, record) in &recovery.records {
         assert_eq!(record, &payload(lsn.0 - 1, 64));
         assert!(lsn.0 >= first);
+    }
+}
+
+/// A storage whose syncs, once armed, each wait for the test to hand them a result.
+#[derive(Debug, Default)]
+struct GatedSync {
+    inner: MemStorage,
+    armed: AtomicBool,
+    gate: Mutex<Gate>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Gate {
+    /// Syncs that reached the gate.
+    entered: u64,
+    /// Results handed out, in order, to the syncs waiting at the gate.
+    results: VecDeque<bool>,
+}
+
+const GATE_TIMEOUT: Duration = Duration::from_secs(20);
+
+impl GatedSync {
+    /// Waits until `count` syncs reached the gate.
+    fn wait_entered(&self, count: u64) {
+        let mut gate = self.gate.lock();
+        while gate.entered < count {
+            let timed_out = self.changed.wait_for(&mut gate, GATE_TIMEOUT).timed_out();
+            assert!(!timed_out, "sync {count} never came ({})", gate.entered);
+        }
+    }
+
+    /// Lets the oldest waiting sync finish, successfully or with EIO.
+    fn release(&self, ok: bool) {
+        self.gate.lock().results.push_back(ok);
+        self.changed.notify_all();
+    }
+
+    fn entered(&self) -> u64 {
+        self.gate.lock().entered
+    }
+}
+
+impl Storage for GatedSync {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        self.inner.read_at(buf, offset)
+    }
+    fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<usize> {
+        self.inner.write_at(buf, offset)
+    }
+    fn sync(&self) -> std::io::Result<()> {
+        if !self.armed.load(Ordering::SeqCst) {
+            return self.inner.sync();
+        }
+        let mut gate = self.gate.lock();
+        gate.entered += 1;
+        self.changed.notify_all();
+        loop {
+            if let Some(ok) = gate.results.pop_front() {
+                return match ok {
+                    true => self.inner.sync(),
+                    false => Err(std::io::Error::other("injected fsync failure")),
+                };
+            }
+            let timed_out = self.changed.wait_for(&mut gate, GATE_TIMEOUT).timed_out();
+            assert!(!timed_out, "the test never released sync {}", gate.entered);
+        }
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        self.inner.len()
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.inner.set_len(len)
+    }
+}
+
+/// Commits `lsn` on another thread; its outcome arrives on the returned channel.
+fn commit_on_thread(wal: &Arc<Wal>, lsn: Lsn) -> mpsc::Receiver<Result<(), WalError>> {
+    let (send, receive) = mpsc::channel();
+    let wal = Arc::clone(wal);
+    std::thread::spawn(move || send.send(wal.commit(lsn)).expect("send"));
+    receive
+}
+
+fn outcome(receive: &mpsc::Receiver<Result<(), WalError>>) -> Result<(), WalError> {
+    receive
+        .recv_timeout(GATE_TIMEOUT)
+        .expect("a committer never returned")
+}
+
+/// One round is being synced while committers wait both inside it and for the next
+/// round. The first sync succeeds: exactly its committers return `Ok`. The next round's
+/// sync fails: every committer of that round gets the error, the log refuses all later
+/// work, and the failed sync is never retried.
+#[test]
+fn a_failed_sync_fails_every_committer_of_its_round_and_only_those() {
+    let dir = Arc::new(MemDir::<GatedSync>::new());
+    let (wal, _) = open(&dir);
+    let wal = Arc::new(wal);
+    let file = dir.file(NAME).expect("file");
+    file.armed.store(true, Ordering::SeqCst);
+    let first: Vec<Lsn> = (0..4)
+        .map(|i| wal.append(&payload(i, 80)).expect("append"))
+        .collect();
+    // The leader seals all four records, then blocks in its sync.
+    let leader = commit_on_thread(&wal, first[0]);
+    file.wait_entered(1);
+    // Committers of the round in flight, and of the next one.
+    let inside: Vec<_> = first[1..]
+        .iter()
+        .map(|&lsn| commit_on_thread(&wal, lsn))
+        .collect();
+    let next: Vec<_> = (0..4)
+        .map(|i| {
+            let lsn = wal.append(&payload(10 + i, 80)).expect("append");
+            assert!(lsn > first[3], "appended after the seal");
+            commit_on_thread(&wal, lsn)
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(30));
+    file.release(true);
+    let result = outcome(&leader);
+    assert!(result.is_ok(), "leader of the synced round got {result:?}");
+    for receive in &inside {
+        let result = outcome(receive);
+        assert!(
+            result.is_ok(),
+            "committer of the synced round got {result:?}"
+        );
+    }
+    assert!(wal.lsn_durable() >= first[3]);
+    file.wait_entered(2);
+    assert_eq!(
+        wal.lsn_durable(),
+        first[3],
+        "durable before its sync returned"
+    );
+    // A committer arriving while the failing round is in flight waits for it.
+    let late = commit_on_thread(&wal, Lsn(wal.lsn_next().0 - 1));
+    std::thread::sleep(Duration::from_millis(30));
+    file.release(false);
+    let result = outcome(&late);
+    assert!(
+        matches!(result, Err(WalError::Poisoned)),
+        "committer inside the failed round got {result:?}"
+    );
+    let mut io_errors = 0;
+    for receive in &next {
+        match outcome(receive) {
+            Err(WalError::Io(_)) => io_errors += 1,
+            Err(WalError::Poisoned) => {}
+            other => panic!("committer of the failed round got {other:?}"),
+        }
+    }
+    assert_eq!(
+        io_errors, 1,
+        "the leader sees the I/O error, the others Poisoned"
+    );
+    assert!(wal.is_poisoned());
+    assert!(matches!(wal.append(b"x"), Err(WalError::Poisoned)));
+    assert!(matches!(wal.commit(first[0]), Err(WalError::Poisoned)));
+    assert!(matches!(wal.commit_all(), Err(WalError::Poisoned)));
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(file.entered(), 2, "the failed sync was retried");
+}
+
+/// Many committers through the crash model; at a random sync the file starts failing
+/// every sync, and then the machine crashes. Every record whose commit returned `Ok`
+/// is recovered, and the log is a dense prefix of what was appended.
+#[test]
+fn many_committers_then_a_failed_sync_and_a_crash_keep_every_acknowledged_record() {
+    for seed in 0..12u64 {
+        let dir = Arc::new(MemDir::with_factory(|| {
+            FaultyStorage::new(CrashStorage::new())
+        }));
+        let (wal, _) = open(&dir);
+        let wal = Arc::new(wal);
+        let file = dir.file(NAME).expect("file");
+        file.inject(Fault {
+            op: Op::Sync,
+            nth: file.count(Op::Sync) + 3 + seed * 7,
+            kind: FaultKind::Io,
+            sticky: true,
+        });
+        let handles: Vec<_> = (0..32u64)
+            .map(|t| {
+                let wal = Arc::clone(&wal);
+                std::thread::spawn(move || {
+                    let (mut appended, mut acknowledged) = (Vec::new(), Vec::new());
+                    for i in 0..40u64 {
+                        let record = payload(t * 1000 + i, 20 + ((t * 31 + i * 17) % 300) as usize);
+                        let Ok(lsn) = wal.append(&record) else { break };
+                        appended.push((lsn, record.clone()));
+                        match wal.commit(lsn) {
+                            Ok(()) => acknowledged.push((lsn, record)),
+                            Err(_) => break,
+                        }
+                    }
+                    (appended, acknowledged)
+                })
+            })
+            .collect();
+        let (mut appended, mut acknowledged) = (Vec::new(), Vec::new());
+        for handle in handles {
+            let (a, b) = handle.join().expect("committer");
+            appended.extend(a);
+            acknowledged.extend(b);
+        }
+        assert!(wal.is_poisoned(), "seed {seed}: the fault never fired");
+        drop(wal);
+        file.clear();
+        file.inner().crash(seed);
+        let (_, recovery) = open(&dir);
+        appended.sort();
+        for (index, (lsn, record)) in recovery.records.iter().enumerate() {
+            assert_eq!(*lsn, Lsn(index as u64 + 1), "seed {seed}: lsns are dense");
+            assert_eq!(
+                appended.get(index),
+                Some(&(*lsn, record.clone())),
+                "seed {seed}: recovered a record never appended"
+            );
+        }
+        for (lsn, record) in &acknowledged {
+            assert_eq!(
+                recovery.records.get((lsn.0 - 1) as usize),
+                Some(&(*lsn, record.clone())),
+                "seed {seed}: acknowledged {lsn:?} lost"
+            );
+        }
     }
 }
