@@ -107,8 +107,13 @@ pub(crate) fn supports(program: &Program) -> bool {
 /// Where an unanchored search may jump when no match is in progress.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Skip<'p> {
-    /// Some needle occurs in every match, at most `back` bytes after its start.
-    Needles { needles: &'p Needles, back: usize },
+    /// Some needle occurs in every match, at most `back` bytes after its
+    /// start; `first` is the first occurrence in the subject.
+    Needles {
+        needles: &'p Needles,
+        back: usize,
+        first: usize,
+    },
     /// Every match starts with one of these bytes.
     Bytes(&'p Prefilter),
 }
@@ -120,8 +125,16 @@ impl Skip<'_> {
     /// at or after `at`.
     fn next(self, subject: &str, at: usize) -> Option<(usize, usize)> {
         match self {
-            Skip::Needles { needles, back } => {
-                let found = needles.find(subject.as_bytes(), at)?;
+            Skip::Needles {
+                needles,
+                back,
+                first,
+            } => {
+                let found = if first >= at {
+                    first
+                } else {
+                    needles.find(subject.as_bytes(), at)?
+                };
                 // A match holding this occurrence starts at most `back`
                 // bytes before it; the earliest character boundary there.
                 let mut start = found.saturating_sub(back).max(at);

@@ -366,6 +366,20 @@ impl Regex {
 
     /// `is_match` on the lazy DFA; `None` when it ran out of states.
     fn dfa_is_match(&self, subject: &str) -> Option<bool> {
+        // Every match contains a needle: without one, no need for the DFA.
+        let needles = match &self.needles {
+            Some((needles, back)) if !self.anchored_start => {
+                let Some(first) = needles.find(subject.as_bytes(), 0) else {
+                    return Some(false);
+                };
+                Some(dfa::Skip::Needles {
+                    needles,
+                    back: *back,
+                    first,
+                })
+            }
+            _ => None,
+        };
         let mut cache = self
             .dfa_caches
             .lock()
@@ -377,11 +391,8 @@ impl Regex {
         } else {
             let skip = if self.anchored_start {
                 None
-            } else if let Some((needles, back)) = &self.needles {
-                Some(dfa::Skip::Needles {
-                    needles,
-                    back: *back,
-                })
+            } else if needles.is_some() {
+                needles
             } else {
                 self.prefilter.as_ref().map(dfa::Skip::Bytes)
             };

@@ -11,11 +11,12 @@
 //! an occurrence.
 
 /// Candidate start positions tested per block.
-const BLOCK: usize = 32;
+const BLOCK: usize = 64;
 
 /// Bytes read per block: a probe offset is below [`NEEDLE_LEN_MAX`].
 const WINDOW: usize = BLOCK + NEEDLE_LEN_MAX;
-const _: () = assert!(BLOCK <= u32::BITS as usize, "a block's hits fit a u32 mask");
+const _: () = assert!(BLOCK <= u64::BITS as usize, "a block's hits fit a u64 mask");
+const _: () = assert!(BLOCK.is_multiple_of(8), "a block's hits are whole words");
 
 /// Most needles one prefilter tests.
 pub(crate) const NEEDLES_MAX: usize = 8;
@@ -195,7 +196,11 @@ impl Needles {
                     for (slot, &byte) in padded.iter_mut().zip(rest) {
                         *slot = byte;
                     }
-                    pairs_hit::<N, EXACT>(&padded, &probes)
+                    if pairs_any::<N, EXACT>(&padded, &probes) {
+                        pairs_hit::<N, EXACT>(&padded, &probes)
+                    } else {
+                        0
+                    }
                 }
             };
             let mut bits = hits;
@@ -273,11 +278,24 @@ fn pairs_any<const N: usize, const EXACT: bool>(
 /// line: blocks rarely hit, and inlined, the compiler would start this work
 /// before knowing.
 #[inline(never)]
-fn pairs_hit<const N: usize, const EXACT: bool>(window: &[u8; WINDOW], probes: &[Probe; N]) -> u32 {
-    pairs_lanes::<N, EXACT>(window, probes)
-        .iter()
-        .enumerate()
-        .fold(0, |mask, (i, &h)| mask | u32::from(h) << i)
+fn pairs_hit<const N: usize, const EXACT: bool>(window: &[u8; WINDOW], probes: &[Probe; N]) -> u64 {
+    let lanes = pairs_lanes::<N, EXACT>(window, probes);
+    let mut mask = 0;
+    for (k, word) in lanes.chunks_exact(8).enumerate() {
+        let word = word
+            .first_chunk::<8>()
+            .map_or(u64::MAX, |w| u64::from_le_bytes(*w));
+        mask |= gather_bits(word) << (8 * k);
+    }
+    mask
+}
+
+/// The low bits of the eight bytes of `word` (each 0 or 1), byte `i` to
+/// bit `i`. The multiplier shifts byte `i` by `56 - 7i` bits, to bit `56 + i`;
+/// every other product term lands at a distinct lower bit, so nothing
+/// carries into the top byte.
+fn gather_bits(word: u64) -> u64 {
+    word.wrapping_mul(0x0102_0408_1020_4080) >> 56
 }
 
 /// Per start among the first [`BLOCK`] offsets of `window`: 1 if some
@@ -426,6 +444,14 @@ mod tests {
         assert_eq!(searcher.find(b"+{[Kk", 0), Some(3));
         assert_eq!(searcher.find("\u{212a}".as_bytes(), 0), None);
         assert_eq!(NeedleByte::caseless(b'-'), None);
+    }
+
+    #[test]
+    fn gather_bits_packs_byte_flags() {
+        for bits in 0..=255u64 {
+            let bytes: [u8; 8] = std::array::from_fn(|i| u8::from(bits >> i & 1 == 1));
+            assert_eq!(gather_bits(u64::from_le_bytes(bytes)), bits);
+        }
     }
 
     #[test]
