@@ -15,6 +15,7 @@ const BLOCK: usize = 64;
 
 /// Bytes read per block: a probe offset is below [`NEEDLE_LEN_MAX`].
 const WINDOW: usize = BLOCK + NEEDLE_LEN_MAX;
+const _: () = assert!(NEEDLE_LEN_MAX.is_power_of_two(), "probe offsets are masked");
 const _: () = assert!(BLOCK <= u64::BITS as usize, "a block's hits fit a u64 mask");
 const _: () = assert!(BLOCK.is_multiple_of(8), "a block's hits are whole words");
 
@@ -307,12 +308,18 @@ fn pairs_lanes<const N: usize, const EXACT: bool>(
 ) -> [u8; BLOCK] {
     let mut hits = [0u8; BLOCK];
     for probe in probes {
+        // Offsets are below NEEDLE_LEN_MAX (needles are cut to it); masking
+        // changes nothing but lets the compiler drop the bounds checks.
+        let (first_at, second_at) = (
+            probe.first & (NEEDLE_LEN_MAX - 1),
+            probe.second & (NEEDLE_LEN_MAX - 1),
+        );
         let (Some(first), Some(second)) = (
             window
-                .get(probe.first..)
+                .get(first_at..)
                 .and_then(<[u8]>::first_chunk::<BLOCK>),
             window
-                .get(probe.second..)
+                .get(second_at..)
                 .and_then(<[u8]>::first_chunk::<BLOCK>),
         ) else {
             return [1; BLOCK];
