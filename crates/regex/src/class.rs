@@ -70,6 +70,11 @@ impl ClassSet {
             .is_ok()
     }
 
+    /// The member ranges, sorted and disjoint.
+    pub(crate) fn ranges(&self) -> &[(char, char)] {
+        &self.ranges
+    }
+
     /// The single member, when the set has exactly one.
     pub(crate) fn as_single(&self) -> Option<char> {
         match self.ranges.as_slice() {

@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use crate::ast::Look;
 use crate::class::is_word;
 use crate::compile::{Inst, Pc, Program};
+use crate::needles::Needles;
 use crate::prefilter::Prefilter;
 
 /// Most states one cache may hold before the DFA gives up.
@@ -103,14 +104,60 @@ pub(crate) fn supports(program: &Program) -> bool {
     })
 }
 
-/// Whether `program` matches anywhere in `subject` (only at 0 if `anchored`).
+/// Where an unanchored search may jump when no match is in progress.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Skip<'p> {
+    /// Some needle occurs in every match, at most `back` bytes after its
+    /// start; `first` is the first occurrence in the subject.
+    Needles {
+        needles: &'p Needles,
+        back: usize,
+        first: usize,
+    },
+    /// Every match starts with one of these bytes.
+    Bytes(&'p Prefilter),
+}
+
+impl Skip<'_> {
+    /// Where the next match can start at the earliest, searching from `at`
+    /// (a character boundary), and the offset before which the next search
+    /// would only find the same needle again; `None` if no match can start
+    /// at or after `at`.
+    fn next(self, subject: &str, at: usize) -> Option<(usize, usize)> {
+        match self {
+            Skip::Needles {
+                needles,
+                back,
+                first,
+            } => {
+                let found = if first >= at {
+                    first
+                } else {
+                    needles.find(subject.as_bytes(), at)?
+                };
+                // A match holding this occurrence starts at most `back`
+                // bytes before it; the earliest character boundary there.
+                let mut start = found.saturating_sub(back).max(at);
+                while !subject.is_char_boundary(start) {
+                    start -= 1;
+                }
+                Some((start, found + 1))
+            }
+            Skip::Bytes(prefilter) => prefilter
+                .find(subject.as_bytes(), at)
+                .map(|start| (start, start)),
+        }
+    }
+}
+
+/// Whether `program` matches anywhere in `subject` (only at 0 if `anchored`;
+/// `skip` is for unanchored searches only).
 pub(crate) fn is_match(
     program: &Program,
     cache: &mut Cache,
     subject: &str,
     anchored: bool,
-    prefix: &str,
-    prefilter: Option<&Prefilter>,
+    skip: Option<Skip>,
 ) -> Outcome {
     let bytes = subject.as_bytes();
     let len = bytes.len();
@@ -125,27 +172,27 @@ pub(crate) fn is_match(
         return Outcome::GaveUp;
     };
     // Only an unanchored search has an idle state to skip from.
-    let mut can_skip = !anchored && (!prefix.is_empty() || prefilter.is_some());
+    let mut can_skip = !anchored && skip.is_some();
+    // No skip before this offset: a search from earlier would find the
+    // needle it found last time again.
+    let mut skip_from = 0;
     // Skips that land close by cost more than stepping the DFA: after
     // SKIPS_PROBE skips, keep skipping only if they average SKIP_GAIN_MIN bytes.
     let mut skips = 0usize;
     let mut skipped = 0usize;
     let mut at = 0;
     'search: loop {
-        if can_skip && cache.is_idle(state) {
+        if can_skip && at >= skip_from && cache.is_idle(state) {
             skips += 1;
             if skips == SKIPS_PROBE && skipped < SKIPS_PROBE * SKIP_GAIN_MIN {
                 can_skip = false;
             }
-            let next = if !prefix.is_empty() {
-                crate::prefilter::find_literal(subject, prefix, at)
-            } else {
-                prefilter.and_then(|p| p.find(bytes, at))
-            };
+            let next = skip.and_then(|skip| skip.next(subject, at));
             match next {
                 // A match needs at least one character: none can start.
                 None => return Outcome::NoMatch,
-                Some(next) if next > at => {
+                Some((next, from)) if next > at => {
+                    skip_from = from;
                     skipped += next - at;
                     at = next;
                     let Some(s) = cache.idle_state(context_before(subject, at)) else {
@@ -153,7 +200,7 @@ pub(crate) fn is_match(
                     };
                     state = s;
                 }
-                Some(_) => {}
+                Some((_, from)) => skip_from = from,
             }
         }
         // The hot loop: cached transitions on ASCII bytes.
@@ -174,7 +221,7 @@ pub(crate) fn is_match(
             }
             state = entry;
             at += 1;
-            if can_skip && cache.is_idle(state) {
+            if can_skip && at >= skip_from && cache.is_idle(state) {
                 continue 'search;
             }
             if anchored && cache.is_dead(state) {

@@ -15,7 +15,13 @@
 //!    [`RegexError::StepLimitExceeded`] instead of hanging the server.
 //!
 //! `is_match` on a regular pattern first tries a lazy DFA (`dfa`) built from
-//! the same program, which costs one table lookup per ASCII byte once warm.
+//! the same program (less any optional leading or trailing repeat such as
+//! `.*`, which cannot change the answer), which costs one table lookup per
+//! ASCII byte once warm. While no match is in progress it jumps ahead with a
+//! literal prefilter (`needles`): a few literals, one of which every match
+//! contains a bounded number of bytes after its start (`ERROR` caselessly,
+//! `apple|banana`, the `-` of `\d{3}-\d{4}`), found by a block scan that the
+//! compiler vectorises.
 //!
 //! # Supported syntax
 //!
@@ -77,6 +83,7 @@ mod dfa;
 pub mod error;
 pub mod limits;
 mod literal;
+mod needles;
 mod parse;
 mod pikevm;
 mod prefilter;
@@ -148,6 +155,13 @@ pub struct Regex {
     prefilter: Option<prefilter::Prefilter>,
     /// Whether `is_match` may use the lazy DFA.
     dfa: bool,
+    /// The lazy DFA's program when it differs from `program`: the pattern
+    /// without optional leading and trailing repeats, which changes no
+    /// `is_match` answer.
+    dfa_program: Option<Program>,
+    /// For the lazy DFA on an unanchored pattern: needles, one of which
+    /// occurs in every match at most this many bytes after its start.
+    needles: Option<(needles::Needles, usize)>,
     #[expect(
         clippy::vec_box,
         reason = "caches move out of and back into the pool on every search; boxed, that is a pointer copy"
@@ -238,9 +252,27 @@ impl Regex {
         } else {
             prefilter::Prefilter::new(&program)
         };
+        let mut dfa_program = None;
+        let mut needles = None;
+        if dfa {
+            let stripped = literal::without_optional_ends(&parsed.node);
+            let node = stripped.as_ref().unwrap_or(&parsed.node);
+            if !anchored_start {
+                needles = literal::inner_needles(node);
+            }
+            if let Some(node) = &stripped {
+                dfa_program = Some(compile::compile(
+                    node,
+                    parsed.group_count,
+                    &parsed.group_widths,
+                )?);
+            }
+        }
         Ok(Regex {
             prefilter,
             dfa,
+            dfa_program,
+            needles,
             dfa_caches: Mutex::new(Vec::new()),
             pattern: pattern.to_string(),
             program,
@@ -334,6 +366,20 @@ impl Regex {
 
     /// `is_match` on the lazy DFA; `None` when it ran out of states.
     fn dfa_is_match(&self, subject: &str) -> Option<bool> {
+        // Every match contains a needle: without one, no need for the DFA.
+        let needles = match &self.needles {
+            Some((needles, back)) if !self.anchored_start => {
+                let Some(first) = needles.find(subject.as_bytes(), 0) else {
+                    return Some(false);
+                };
+                Some(dfa::Skip::Needles {
+                    needles,
+                    back: *back,
+                    first,
+                })
+            }
+            _ => None,
+        };
         let mut cache = self
             .dfa_caches
             .lock()
@@ -343,13 +389,19 @@ impl Regex {
         let found = if cache.gave_up >= DFA_GIVE_UPS_MAX {
             None
         } else {
+            let skip = if self.anchored_start {
+                None
+            } else if needles.is_some() {
+                needles
+            } else {
+                self.prefilter.as_ref().map(dfa::Skip::Bytes)
+            };
             match dfa::is_match(
-                &self.program,
+                self.dfa_program.as_ref().unwrap_or(&self.program),
                 &mut cache,
                 subject,
                 self.anchored_start,
-                &self.prefix,
-                self.prefilter.as_ref(),
+                skip,
             ) {
                 dfa::Outcome::Match => Some(true),
                 dfa::Outcome::NoMatch => Some(false),
