@@ -284,30 +284,14 @@ impl Pager {
     /// held (no commit can add pages meanwhile); readers find the same bytes either way.
     pub(crate) fn flush_write_back(&self) -> Result<()> {
         let entries = self.write_back.sorted();
-        let mut batch: Vec<u8> = Vec::new();
-        let mut batch_start = 0u32;
-        for (id, image) in &entries {
-            let contiguous = u64::from(batch_start) * PAGE_SIZE as u64 + batch.len() as u64
-                == PageId(*id).offset();
-            if !contiguous || batch.len() >= 1 << 20 {
-                self.write_pages(&batch, batch_start)?;
-                batch.clear();
-                batch_start = *id;
-            }
-            batch.extend_from_slice(image);
-        }
-        self.write_pages(&batch, batch_start)?;
-        self.write_back.clear();
-        Ok(())
-    }
-
-    /// One write of buffered pages: unlike `write_batch` it keeps the buffer's entries
-    /// (they hold these very bytes) until the whole flush is done.
-    fn write_pages(&self, batch: &[u8], start: u32) -> Result<()> {
-        if !batch.is_empty() {
+        let pages = entries.iter().map(|(id, image)| (*id, &image[..]));
+        // The entries stay until every write is done: they hold these very bytes.
+        write_coalesced(pages, |batch, start| {
             crashpoint::hit("pager.commit.before_batch");
             self.storage.write_all_at(batch, PageId(start).offset())?;
-        }
+            Ok(())
+        })?;
+        self.write_back.clear();
         Ok(())
     }
 
@@ -355,6 +339,32 @@ impl Pager {
         }
         Ok(())
     }
+}
+
+/// Hands `pages` (ascending page numbers, each a sealed image) to `write` in batches of
+/// contiguous pages of up to 1 MiB: one write per run instead of one per page.
+pub(crate) fn write_coalesced<'a>(
+    pages: impl Iterator<Item = (u32, &'a [u8])>,
+    mut write: impl FnMut(&[u8], u32) -> Result<()>,
+) -> Result<()> {
+    let mut batch: Vec<u8> = Vec::new();
+    let mut batch_start = 0u32;
+    for (id, image) in pages {
+        let contiguous =
+            u64::from(batch_start) * PAGE_SIZE as u64 + batch.len() as u64 == PageId(id).offset();
+        if !batch.is_empty() && (!contiguous || batch.len() >= 1 << 20) {
+            write(&batch, batch_start)?;
+            batch.clear();
+        }
+        if batch.is_empty() {
+            batch_start = id;
+        }
+        batch.extend_from_slice(image);
+    }
+    if !batch.is_empty() {
+        write(&batch, batch_start)?;
+    }
+    Ok(())
 }
 
 /// Writes an empty data file: both header slots, nothing else.

@@ -19,7 +19,7 @@ use crate::limits::{
     EXTENT_PAGES_MAX, PAGE_HEADER_SIZE, PAGE_SIZE, ROOT_SLOTS, WRITE_BACK_COMMIT_PAGES_MAX,
 };
 use crate::page::{self, Extent, KIND_USER_MIN, PageId};
-use crate::pager::{Pager, Writer, grow};
+use crate::pager::{Pager, Writer, grow, write_coalesced};
 use crate::view::{Snapshot, payload, read_extent};
 use parking_lot::MutexGuard;
 use std::borrow::Cow;
@@ -299,8 +299,6 @@ impl<'p> WriteTxn<'p> {
             && self.dirty.len() <= WRITE_BACK_COMMIT_PAGES_MAX;
         let mut ids: Vec<u32> = self.dirty.keys().copied().collect();
         ids.sort_unstable();
-        let mut batch: Vec<u8> = Vec::new();
-        let mut batch_start = 0u32;
         for &id in &ids {
             self.writer.fresh.insert(id);
             let Some(Dirty::Memory(image)) = self.dirty.get_mut(&id) else {
@@ -316,18 +314,13 @@ impl<'p> WriteTxn<'p> {
                     unreachable!("matched just above");
                 };
                 self.pager.write_back.insert(PageId(id), image);
-                continue;
             }
-            let contiguous = u64::from(batch_start) * PAGE_SIZE as u64 + batch.len() as u64
-                == PageId(id).offset();
-            if !contiguous || batch.len() >= 1 << 20 {
-                write_batch(self.pager, &batch, batch_start)?;
-                batch.clear();
-                batch_start = id;
-            }
-            batch.extend_from_slice(image);
         }
-        write_batch(self.pager, &batch, batch_start)?;
+        let direct = ids.iter().filter_map(|id| match self.dirty.get(id) {
+            Some(Dirty::Memory(image)) => Some((*id, &image[..])),
+            _ => None,
+        });
+        write_coalesced(direct, |batch, start| write_batch(self.pager, batch, start))?;
         let seq = self.writer.seq + 1;
         for extent in std::mem::take(&mut self.freed) {
             let durable = !self.writer.fresh.remove(&extent.start.0);

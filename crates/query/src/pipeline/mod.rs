@@ -263,20 +263,12 @@ impl Pipeline {
         I: Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a,
     {
         let skip = usize::from(matches!(self.stages.first(), Some(Stage::Match(_))));
-        let mut documents = self.stages[skip..]
-            .iter()
-            .fold(Box::new(input) as Documents<'a>, |upstream, stage| {
-                apply(stage, upstream)
-            });
-        let mut failed = false;
-        std::iter::from_fn(move || {
-            if failed {
-                return None;
-            }
-            let next = documents.next()?.and_then(check_size);
-            failed = next.is_err();
-            Some(next)
-        })
+        let input: Documents<'a> = Box::new(input);
+        guarded(
+            self.stages[skip..]
+                .iter()
+                .fold(input, |up, stage| apply(stage, up)),
+        )
     }
 
     /// Runs the pipeline over the input documents (a collection scan in
@@ -298,16 +290,7 @@ impl Pipeline {
     where
         I: Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a,
     {
-        let mut documents = self.chain(Box::new(input));
-        let mut failed = false;
-        std::iter::from_fn(move || {
-            if failed {
-                return None;
-            }
-            let next = documents.next()?.and_then(check_size);
-            failed = next.is_err();
-            Some(next)
-        })
+        guarded(self.chain(Box::new(input)))
     }
 
     /// The stages wrapped around `input`, one iterator each.
@@ -316,6 +299,22 @@ impl Pipeline {
             .iter()
             .fold(input, |upstream, stage| apply(stage, upstream))
     }
+}
+
+/// Output documents checked against the BSON size limit; the stream ends after the first
+/// error it yields.
+fn guarded<'a>(
+    mut documents: Documents<'a>,
+) -> impl Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a {
+    let mut failed = false;
+    std::iter::from_fn(move || {
+        if failed {
+            return None;
+        }
+        let next = documents.next()?.and_then(check_size);
+        failed = next.is_err();
+        Some(next)
+    })
 }
 
 /// Tells each `$sort` how many leading documents the `$skip`s and `$limit`s
