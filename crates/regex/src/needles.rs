@@ -78,6 +78,16 @@ impl Probe {
     fn is_exact(&self) -> bool {
         self.first_byte.mask == 0xff && self.second_byte.mask == 0xff
     }
+
+    /// How often a position of typical text passes this probe, 0..=255 (higher is worse):
+    /// the product of its bytes' ranks, or the one rank when both probe one position.
+    fn score(&self) -> u32 {
+        if self.first == self.second {
+            self.first_byte.rank()
+        } else {
+            self.first_byte.rank() * self.second_byte.rank() / 255
+        }
+    }
 }
 
 /// A set of non-empty needles and their probes.
@@ -116,29 +126,14 @@ impl Needles {
     /// probes (higher is worse): the sum over needles of the product of
     /// their probe bytes' ranks, scaled to 0..=255 per needle.
     pub(crate) fn score(&self) -> u32 {
-        self.probes
-            .iter()
-            .map(|p| {
-                if p.first == p.second {
-                    p.first_byte.rank()
-                } else {
-                    p.first_byte.rank() * p.second_byte.rank() / 255
-                }
-            })
-            .sum()
+        self.probes.iter().map(Probe::score).sum()
     }
 
     /// The worst single needle's share of [`Self::score`].
     pub(crate) fn score_max(&self) -> u32 {
         self.probes
             .iter()
-            .map(|p| {
-                if p.first == p.second {
-                    p.first_byte.rank()
-                } else {
-                    p.first_byte.rank() * p.second_byte.rank() / 255
-                }
-            })
+            .map(Probe::score)
             .max()
             .unwrap_or(u32::MAX)
     }

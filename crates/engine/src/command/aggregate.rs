@@ -6,7 +6,7 @@
 use super::aggregate_output::Sink;
 use super::args;
 use super::cursor::{self, Cursor, Deadline, FirstBatch, Source};
-use super::find::{candidates_cut, fail_on, id_equality};
+use super::find::{candidates, fail_on, id_equality};
 use super::read_args::{self, Hint, number_i64};
 use super::write_concern::WriteConcern;
 use super::{Reply, Request};
@@ -279,7 +279,7 @@ impl Run<'_> {
         // A leading `$group` or `$count` reads a few fields: only those are copied out of
         // the store (the leading `$match`, already applied to whole documents, is skipped).
         let fields = self.pipeline.input_fields();
-        let input = candidates_cut(
+        let input = candidates(
             &reader,
             &meta,
             ns,

@@ -12,7 +12,7 @@ use bson::raw::{RawArray, RawBsonRef, RawIter};
 use bson::{Bson, Document, RawDocument, doc};
 use query::Filter;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// `count`: `{n}`, the documents matching `query` after `skip`, at most `limit`.
 pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
@@ -58,7 +58,18 @@ pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, 
             let id = spec.and_then(id_equality);
             let failure = RefCell::new(None);
             let wanted = limit.map_or(usize::MAX, |n| to_usize(n.saturating_add(skip)));
-            let found = candidates(&reader, &meta, &ns, Some(filter), id, &deadline, &failure);
+            // Counting reads no field: matches are cut to nothing instead of copied.
+            let nothing = BTreeSet::new();
+            let found = candidates(
+                &reader,
+                &meta,
+                &ns,
+                Some(filter),
+                id,
+                &deadline,
+                &failure,
+                Some(&nothing),
+            );
             let counted = found.take(wanted).count();
             fail_on(&failure)?;
             counted as u64
@@ -124,6 +135,7 @@ pub(crate) fn distinct(engine: &Engine, request: &Request<'_>) -> Result<Documen
         id,
         &deadline,
         &failure,
+        None,
     );
     let mut set = DistinctSet::default();
     for doc in found {

@@ -228,6 +228,7 @@ fn plan(
         id,
         deadline,
         &failure,
+        None,
     );
     let docs = match &query.order {
         Order::Sorted(spec) => {
@@ -354,24 +355,11 @@ pub(crate) fn id_equality(filter: &RawDocument) -> Option<RawBsonRef<'_>> {
 }
 
 /// The documents of `meta` that match `filter`, in natural order: only the one the `_id_`
-/// index names when `id` is given, else every record. A failure (storage, deadline, filter
-/// evaluation) ends the stream and is left in `failure`.
-pub(crate) fn candidates<'r>(
-    reader: &'r Reader<'_>,
-    meta: &'r CollectionMeta,
-    ns: &'r Namespace,
-    filter: Option<&'r Filter>,
-    id: Option<RawBsonRef<'r>>,
-    deadline: &'r Deadline<'_>,
-    failure: &'r RefCell<Option<Error>>,
-) -> Box<dyn Iterator<Item = RawDocumentBuf> + 'r> {
-    candidates_cut(reader, meta, ns, filter, id, deadline, failure, None)
-}
-
-/// [`candidates`], each cut down to the top-level `fields` when given (the filter is
-/// applied to the whole document first).
+/// index names when `id` is given, else every record; each cut down to the top-level
+/// `fields` when given (the filter sees the whole document). A failure (storage, deadline,
+/// filter evaluation) ends the stream and is left in `failure`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn candidates_cut<'r>(
+pub(crate) fn candidates<'r>(
     reader: &'r Reader<'_>,
     meta: &'r CollectionMeta,
     ns: &'r Namespace,

@@ -13,8 +13,9 @@
 //! "$toDouble"). A value that overflows the target fails.
 
 use super::civil::{Zone, coerce_date};
-use super::date::{Args, named_fields, nullish};
+use super::date::{Args, named_fields};
 use super::date_text::{DEFAULT_FORMAT, format_date, parse_date};
+use super::ops::nullish;
 use super::value::{Number, format_double, to_text, truthy, type_name};
 use super::{Expr, ParseCtx, Scope, Value};
 use crate::error::QueryError;

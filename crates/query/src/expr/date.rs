@@ -11,6 +11,7 @@ use super::civil::{
     days_from_iso,
 };
 use super::date_text::{DEFAULT_FORMAT, format_date, parse_date, validate_format};
+use super::ops::nullish;
 use super::value::type_name;
 use super::{Expr, ParseCtx, Scope, Value, parse_expr};
 use crate::error::QueryError;
@@ -49,10 +50,6 @@ pub(super) fn is_named(name: &str) -> bool {
     PART_OPERATORS.contains(&name)
         || NAMED_OPERATORS.contains(&name)
         || super::date_math::OPERATORS.contains(&name)
-}
-
-pub(super) fn nullish(v: &Value) -> bool {
-    matches!(v, None | Some(Bson::Null | Bson::Undefined))
 }
 
 /// A value as MongoDB prints it in messages.

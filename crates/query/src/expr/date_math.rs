@@ -11,7 +11,8 @@ use super::civil::{
     Civil, MS_PER_DAY, MS_PER_HOUR, MS_PER_MINUTE, MS_PER_SECOND, YEAR_ABS_MAX, Zone, coerce_date,
     days_from_civil, days_in_month, weekday_from_sunday,
 };
-use super::date::{Args, named_fields, nullish, shown, zone_of};
+use super::date::{Args, named_fields, shown, zone_of};
+use super::ops::nullish;
 use super::value::type_name;
 use super::{Expr, ParseCtx, Scope, Value};
 use crate::error::QueryError;

@@ -40,6 +40,12 @@ const FORMAT_SPECIFIERS: &str = "dGHjLmMSwuUVYzZbB%";
 
 /// Checks a `$dateToString` format: every `%` is followed by a known specifier.
 pub(crate) fn validate_format(format: &str) -> Result<()> {
+    check_specifiers(format, FORMAT_SPECIFIERS)
+}
+
+/// Every `%` in `format` is followed by one of `known` (18535 for a trailing `%`, 18536
+/// for another character).
+fn check_specifiers(format: &str, known: &str) -> Result<()> {
     let mut chars = format.chars();
     while let Some(c) = chars.next() {
         if c != '%' {
@@ -52,7 +58,7 @@ pub(crate) fn validate_format(format: &str) -> Result<()> {
                     "Unmatched '%' at end of format string",
                 ));
             }
-            Some(spec) if FORMAT_SPECIFIERS.contains(spec) => {}
+            Some(spec) if known.contains(spec) => {}
             Some(spec) => {
                 return Err(QueryError::location(
                     18536,
@@ -296,29 +302,7 @@ fn expect(cur: &mut Cursor<'_>, byte: u8) -> Result<()> {
 /// Checks a `$dateFromString` format (code 18536 for an unknown specifier,
 /// 18535 for a trailing `%`).
 pub(crate) fn validate_parse_format(format: &str) -> Result<()> {
-    const PARSE_SPECIFIERS: &str = "dGHjLmMSuVYzZ%";
-    let mut chars = format.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            continue;
-        }
-        match chars.next() {
-            None => {
-                return Err(QueryError::location(
-                    18535,
-                    "Unmatched '%' at end of format string",
-                ));
-            }
-            Some(spec) if PARSE_SPECIFIERS.contains(spec) => {}
-            Some(spec) => {
-                return Err(QueryError::location(
-                    18536,
-                    format!("Invalid format character '%{spec}' in format string"),
-                ));
-            }
-        }
-    }
-    Ok(())
+    check_specifiers(format, "dGHjLmMSuVYzZ%")
 }
 
 /// Parses `text` with a `$dateFromString` format (already validated).

@@ -53,13 +53,6 @@ const POSITIONAL: &[&str] = &[
     "$toObjectId",
     "$toDate",
     "$isNumber",
-    "$setUnion",
-    "$setIntersection",
-    "$setDifference",
-    "$setEquals",
-    "$setIsSubset",
-    "$anyElementTrue",
-    "$allElementsTrue",
     "$concatArrays",
     "$sqrt",
     "$max",
@@ -91,7 +84,7 @@ pub(super) fn parse_operator(key: &str, arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) 
         "$switch" => parse_switch(arg, ctx),
         "$convert" => super::convert::parse(arg, ctx),
         _ if super::date::is_named(key) => super::date::parse(key, arg, ctx),
-        _ if POSITIONAL.contains(&key) => {
+        _ if POSITIONAL.contains(&key) || super::set::OPERATORS.contains(&key) => {
             let args = match arg {
                 RawBsonRef::Array(items) => bson_canonical::compare::array_values(items)
                     .map(|item| parse_expr(item, ctx.nested()))
@@ -314,7 +307,8 @@ fn parse_switch(arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result<Expr> {
     Ok(Expr::Switch(branches, default))
 }
 
-fn arity(name: &str, wanted: usize, got: usize) -> QueryError {
+/// MongoDB's error for an operator given the wrong number of arguments.
+pub(super) fn arity(name: &str, wanted: usize, got: usize) -> QueryError {
     QueryError::location(
         16020,
         format!("Expression {name} takes exactly {wanted} arguments. {got} were passed in."),
@@ -325,7 +319,8 @@ fn eval_all(args: &[Expr], scope: &mut Scope<'_>) -> Result<Vec<Value>> {
     args.iter().map(|a| a.eval(scope)).collect()
 }
 
-fn nullish(v: &Value) -> bool {
+/// Null, undefined or missing: what most operators answer null for.
+pub(super) fn nullish(v: &Value) -> bool {
     matches!(v, None | Some(Bson::Null | Bson::Undefined))
 }
 

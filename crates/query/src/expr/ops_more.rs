@@ -1,23 +1,12 @@
 //! String, array and type-conversion expression operators.
 
 use super::Value;
-use super::ops::text_of;
+use super::ops::{arity, nullish, text_of};
 use super::value::{Number, compare_bson, type_name};
 use crate::error::QueryError;
 use bson::Bson;
 
 type Result<T> = std::result::Result<T, QueryError>;
-
-fn nullish(v: &Value) -> bool {
-    matches!(v, None | Some(Bson::Null | Bson::Undefined))
-}
-
-fn arity(name: &str, wanted: usize, got: usize) -> QueryError {
-    QueryError::location(
-        16020,
-        format!("Expression {name} takes exactly {wanted} arguments. {got} were passed in."),
-    )
-}
 
 fn exactly<const N: usize>(name: &str, values: Vec<Value>) -> Result<[Value; N]> {
     let got = values.len();

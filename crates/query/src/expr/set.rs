@@ -7,6 +7,7 @@
 //! Equality is MongoDB's value equality (`1` equals `1.0`).
 
 use super::Value;
+use super::ops::{arity, nullish};
 use super::value::{compare_bson, truthy, type_name};
 use crate::error::QueryError;
 use bson::Bson;
@@ -23,17 +24,6 @@ pub(super) const OPERATORS: &[&str] = &[
     "$anyElementTrue",
     "$allElementsTrue",
 ];
-
-fn nullish(v: &Value) -> bool {
-    matches!(v, None | Some(Bson::Null | Bson::Undefined))
-}
-
-fn arity(name: &str, wanted: usize, got: usize) -> QueryError {
-    QueryError::location(
-        16020,
-        format!("Expression {name} takes exactly {wanted} arguments. {got} were passed in."),
-    )
-}
 
 /// The distinct elements of an array, in MongoDB's value order.
 fn distinct(items: &[Bson]) -> Vec<Bson> {

@@ -263,12 +263,7 @@ impl Pipeline {
         I: Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a,
     {
         let skip = usize::from(matches!(self.stages.first(), Some(Stage::Match(_))));
-        let input: Documents<'a> = Box::new(input);
-        guarded(
-            self.stages[skip..]
-                .iter()
-                .fold(input, |up, stage| apply(stage, up)),
-        )
+        guarded(chain(&self.stages[skip..], Box::new(input)))
     }
 
     /// Runs the pipeline over the input documents (a collection scan in
@@ -290,15 +285,15 @@ impl Pipeline {
     where
         I: Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a,
     {
-        guarded(self.chain(Box::new(input)))
+        guarded(chain(&self.stages, Box::new(input)))
     }
+}
 
-    /// The stages wrapped around `input`, one iterator each.
-    fn chain<'a>(&'a self, input: Documents<'a>) -> Documents<'a> {
-        self.stages
-            .iter()
-            .fold(input, |upstream, stage| apply(stage, upstream))
-    }
+/// `stages` wrapped around `input`, one iterator each.
+fn chain<'a>(stages: &'a [Stage], input: Documents<'a>) -> Documents<'a> {
+    stages
+        .iter()
+        .fold(input, |upstream, stage| apply(stage, upstream))
 }
 
 /// Output documents checked against the BSON size limit; the stream ends after the first
