@@ -13,8 +13,8 @@
 
 use crate::error::{Result, corrupt};
 use crate::limits::HEIGHT_MAX;
-use crate::node::Node;
-use crate::tree::{Btree, PageRead, child_index, load, lower_bound, node_at};
+use crate::node::{FLAG_KEY_OVERFLOW, FLAG_VALUE_OVERFLOW, Node, Part, Spans};
+use crate::tree::{Btree, PageRead, child_index, load, lower_bound, node_at, sub};
 use pager::PageId;
 use std::borrow::Cow;
 use std::ops::Bound;
@@ -30,6 +30,10 @@ struct Frame<'t> {
 
 struct Cursor<'t> {
     stack: Vec<Frame<'t>>,
+    /// The cells of the leaf on top of `stack`, decoded when the cursor entered it: one
+    /// pass over the slots with independent loads, so a scan pays a leaf's cache misses
+    /// together and each step after is an index into this.
+    cells: Vec<Spans>,
 }
 
 fn count_of(frame: &Frame<'_>) -> Result<usize> {
@@ -37,6 +41,15 @@ fn count_of(frame: &Frame<'_>) -> Result<usize> {
 }
 
 impl<'t> Cursor<'t> {
+    /// Pushes the leaf `frame` and decodes its cells.
+    fn enter_leaf(&mut self, frame: Frame<'t>) -> Result<()> {
+        let node = Node::parse(&frame.page, frame.id)?;
+        self.cells.clear();
+        node.leaf_spans(&mut self.cells)?;
+        self.stack.push(frame);
+        Ok(())
+    }
+
     /// Descends from `id` always taking the first (or last) child; `index` at the leaf is
     /// the first (or last) slot.
     fn descend_edge<T: PageRead>(&mut self, txn: &'t T, mut id: PageId, last: bool) -> Result<()> {
@@ -49,8 +62,7 @@ impl<'t> Cursor<'t> {
             let count = node.count();
             if node.is_leaf() {
                 let index = if last { count.wrapping_sub(1) } else { 0 };
-                self.stack.push(Frame { id, page, index });
-                return Ok(());
+                return self.enter_leaf(Frame { id, page, index });
             }
             let index = if last { count } else { 0 };
             let child = node.child(index)?;
@@ -61,7 +73,10 @@ impl<'t> Cursor<'t> {
 
     /// Positions at the first entry `>= key` (or `> key` when `exclusive`).
     fn seek_front<T: PageRead>(txn: &'t T, root: PageId, bound: Bound<&[u8]>) -> Result<Self> {
-        let mut cursor = Cursor { stack: Vec::new() };
+        let mut cursor = Cursor {
+            stack: Vec::new(),
+            cells: Vec::new(),
+        };
         let (key, exclusive) = match bound {
             Bound::Unbounded => {
                 cursor.descend_edge(txn, root, false)?;
@@ -82,7 +97,10 @@ impl<'t> Cursor<'t> {
 
     /// Positions at the last entry `<= key` (or `< key` when `exclusive`).
     fn seek_back<T: PageRead>(txn: &'t T, root: PageId, bound: Bound<&[u8]>) -> Result<Self> {
-        let mut cursor = Cursor { stack: Vec::new() };
+        let mut cursor = Cursor {
+            stack: Vec::new(),
+            cells: Vec::new(),
+        };
         let (key, exclusive) = match bound {
             Bound::Unbounded => {
                 cursor.descend_edge(txn, root, true)?;
@@ -114,8 +132,7 @@ impl<'t> Cursor<'t> {
             let page = node_at(txn, id)?;
             let node = Node::parse(&page, id)?;
             if node.is_leaf() {
-                self.stack.push(Frame { id, page, index: 0 });
-                return Ok(());
+                return self.enter_leaf(Frame { id, page, index: 0 });
             }
             let index = child_index(txn, &node, key)?;
             let child = node.child(index)?;
@@ -130,7 +147,7 @@ impl<'t> Cursor<'t> {
             let Some(leaf) = self.stack.last() else {
                 return Ok(());
             };
-            if leaf.index < count_of(leaf)? {
+            if leaf.index < self.cells.len() {
                 return Ok(());
             }
             self.stack.pop();
@@ -156,7 +173,7 @@ impl<'t> Cursor<'t> {
             let Some(leaf) = self.stack.last() else {
                 return Ok(());
             };
-            if leaf.index < count_of(leaf)? {
+            if leaf.index < self.cells.len() {
                 return Ok(());
             }
             self.stack.pop();
@@ -180,10 +197,20 @@ impl<'t> Cursor<'t> {
         let Some(leaf) = self.stack.last() else {
             return Ok(None);
         };
-        let node = Node::parse(&leaf.page, leaf.id)?;
-        let (cell, _) = node.leaf_cell(leaf.index)?;
-        let key = load(txn, &leaf.page, &cell.key, cell.key_len)?;
-        let value = load(txn, &leaf.page, &cell.value, cell.value_len)?;
+        let cell = self
+            .cells
+            .get(leaf.index)
+            .ok_or_else(|| corrupt(leaf.id.0, "cursor past its leaf"))?;
+        let part = |at: u32, len: u32, flag: u8| {
+            let (at, len) = (at as usize, len as usize);
+            if cell.flags & flag == 0 {
+                return Ok(sub(&leaf.page, at..at + len));
+            }
+            let id = u32::from_le_bytes(leaf.page[at..at + 4].try_into().expect("4 bytes"));
+            load(txn, &leaf.page, &Part::Overflow(PageId(id)), len)
+        };
+        let key = part(cell.key_at, cell.key_len, FLAG_KEY_OVERFLOW)?;
+        let value = part(cell.value_at, cell.value_len, FLAG_VALUE_OVERFLOW)?;
         Ok(Some(((leaf.id, leaf.index), (key, value))))
     }
 
@@ -191,6 +218,9 @@ impl<'t> Cursor<'t> {
         if let Some(leaf) = self.stack.last_mut() {
             if forward {
                 leaf.index += 1;
+                if leaf.index < self.cells.len() {
+                    return Ok(());
+                }
                 self.skip_empty_forward(txn)?;
             } else {
                 leaf.index = leaf.index.wrapping_sub(1);

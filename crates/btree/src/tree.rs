@@ -64,6 +64,7 @@ pub struct Btree {
 }
 
 /// Re-borrows part of a page with the page's lifetime (copying when the page is owned).
+#[inline]
 pub(crate) fn sub<'t>(page: &Cow<'t, [u8]>, range: std::ops::Range<usize>) -> Cow<'t, [u8]> {
     match page {
         Cow::Borrowed(bytes) => Cow::Borrowed(&bytes[range]),
