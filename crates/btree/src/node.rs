@@ -186,6 +186,35 @@ impl<'a> Node<'a> {
         Ok(())
     }
 
+    /// The bytes of every cell of a leaf, in slot order, appended to `out`.
+    pub(crate) fn leaf_cells(&self, out: &mut Vec<&'a [u8]>) -> Result<()> {
+        let mut spans = Vec::with_capacity(self.count());
+        self.leaf_spans(&mut spans)?;
+        out.extend(spans.iter().map(|s| {
+            let value_len = if s.flags & FLAG_VALUE_OVERFLOW != 0 {
+                4
+            } else {
+                s.value_len
+            };
+            // `leaf_spans` checked that every cell ends inside the page.
+            &self.bytes[s.key_at as usize - 9..(s.value_at + value_len) as usize]
+        }));
+        Ok(())
+    }
+
+    /// The bytes of every cell, in slot order.
+    pub(crate) fn cells(&self) -> Result<Vec<&'a [u8]>> {
+        let mut out = Vec::with_capacity(self.count() + 1);
+        if self.is_leaf() {
+            self.leaf_cells(&mut out)?;
+        } else {
+            for i in 0..self.count() {
+                out.push(self.cell_bytes(i)?);
+            }
+        }
+        Ok(out)
+    }
+
     /// Cell `i` of a branch, with its total size.
     pub(crate) fn branch_cell(&self, i: usize) -> Result<(BranchCell, usize)> {
         let at = self.cell_at(i)?;
@@ -311,25 +340,35 @@ pub(crate) fn remove_cell(b: &mut [u8], i: usize, size: usize) {
     set_u16(b, 2, count - 1);
 }
 
+/// Writes `cell` over cell `i`, whose size is `size` (at least `cell.len()`); the bytes
+/// it does not reuse become garbage.
+pub(crate) fn overwrite_cell(b: &mut [u8], i: usize, size: usize, cell: &[u8]) {
+    assert!(
+        cell.len() <= size,
+        "a cell of {} bytes over one of {size}",
+        cell.len()
+    );
+    let at = u16_at(b, NODE_HEADER_SIZE + 2 * i);
+    b[at..at + cell.len()].copy_from_slice(cell);
+    set_u16(b, 6, u16_at(b, 6) + size - cell.len());
+}
+
 /// Rewrites the heap without garbage, cells in ascending key order from `heap_start` so a
 /// forward scan reads the page front to back.
 fn compact(b: &mut [u8]) {
-    let count = u16_at(b, 2);
-    let cells: Vec<Vec<u8>> = {
-        let node = Node::parse(b, PageId(0)).expect("a node being edited is valid");
-        (0..count)
-            .map(|i| node.cell_bytes(i).expect("valid cell").to_vec())
-            .collect()
-    };
+    let copy = b.to_vec();
+    let node = Node::parse(&copy, PageId(0)).expect("a node being edited is valid");
+    let cells = node.cells().expect("a node being edited has valid cells");
     place_ascending(b, &cells);
 }
 
-fn place_ascending(b: &mut [u8], cells: &[Vec<u8>]) {
-    let total: usize = cells.iter().map(Vec::len).sum();
+fn place_ascending<C: AsRef<[u8]>>(b: &mut [u8], cells: &[C]) {
+    let total: usize = cells.iter().map(|c| c.as_ref().len()).sum();
     let mut at = b.len() - total;
     set_u16(b, 4, at);
     set_u16(b, 6, 0);
     for (i, cell) in cells.iter().enumerate() {
+        let cell = cell.as_ref();
         b[at..at + cell.len()].copy_from_slice(cell);
         set_u16(b, NODE_HEADER_SIZE + 2 * i, at);
         at += cell.len();
@@ -338,7 +377,7 @@ fn place_ascending(b: &mut [u8], cells: &[Vec<u8>]) {
 }
 
 /// Rebuilds a node of `level` from `cells` (all must fit), laid out in key order.
-pub(crate) fn rebuild(b: &mut [u8], level: u8, child0: PageId, cells: &[Vec<u8>]) {
+pub(crate) fn rebuild<C: AsRef<[u8]>>(b: &mut [u8], level: u8, child0: PageId, cells: &[C]) {
     init(b, level, child0);
     let needed = NODE_HEADER_SIZE + cells_size(cells);
     assert!(needed <= b.len(), "rebuilt node needs {needed} bytes");
@@ -346,8 +385,24 @@ pub(crate) fn rebuild(b: &mut [u8], level: u8, child0: PageId, cells: &[Vec<u8>]
 }
 
 /// Bytes `cells` take in a node, slots included.
-pub(crate) fn cells_size(cells: &[Vec<u8>]) -> usize {
-    cells.iter().map(|c| c.len() + 2).sum()
+pub(crate) fn cells_size<C: AsRef<[u8]>>(cells: &[C]) -> usize {
+    cells.iter().map(|c| c.as_ref().len() + 2).sum()
+}
+
+/// The key part of a leaf cell given as its bytes (`Part::Inline` ranges are into `cell`).
+pub(crate) fn leaf_cell_key(cell: &[u8], page: PageId) -> Result<(Part, usize)> {
+    let key_len = u32_at(cell, 1).ok_or_else(|| corrupt(page.0, "cell past the page"))? as usize;
+    if cell
+        .first()
+        .is_some_and(|flags| flags & FLAG_KEY_OVERFLOW != 0)
+    {
+        let id = u32_at(cell, 9).ok_or_else(|| corrupt(page.0, "cell past the page"))?;
+        return Ok((Part::Overflow(PageId(id)), key_len));
+    }
+    if 9 + key_len > cell.len() {
+        return Err(corrupt(page.0, "cell past the page"));
+    }
+    Ok((Part::Inline(9..9 + key_len), key_len))
 }
 
 /// Encodes a leaf cell from its key and value parts.
