@@ -96,7 +96,13 @@ pub(crate) fn load<'t, T: PageRead>(
 }
 
 /// Compares the key of cell `i` with `probe`.
+#[inline]
 fn cmp_key<T: PageRead>(txn: &T, node: &Node<'_>, i: usize, probe: &[u8]) -> Result<Ordering> {
+    if i < node.count()
+        && let Some(key) = node.inline_key(i)
+    {
+        return Ok(key.cmp(probe));
+    }
     let (part, len) = node.key(i)?;
     match part {
         Part::Inline(range) => Ok(node.bytes[range].cmp(probe)),
