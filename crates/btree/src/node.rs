@@ -22,6 +22,86 @@ use std::ops::Range;
 
 pub(crate) const FLAG_KEY_OVERFLOW: u8 = 1;
 pub(crate) const FLAG_VALUE_OVERFLOW: u8 = 2;
+/// The lengths are LEB128 varints (format 2 on) rather than `u32`s (format 1).
+pub(crate) const FLAG_COMPACT: u8 = 4;
+
+/// The header of a cell: its flags, lengths, and where its key part starts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Head {
+    pub(crate) flags: u8,
+    pub(crate) key_len: u32,
+    /// Zero for branch cells.
+    pub(crate) value_len: u32,
+    pub(crate) body: usize,
+}
+
+/// Decodes the header of the cell at `at` of `b` (a leaf cell has a value length too);
+/// `None` when it runs past `b` or a varint is malformed.
+#[inline]
+pub(crate) fn head(b: &[u8], at: usize, leaf: bool) -> Option<Head> {
+    let flags = *b.get(at)?;
+    if flags & FLAG_COMPACT == 0 {
+        let key_len = u32_at(b, at + 1)?;
+        if !leaf {
+            return Some(Head {
+                flags,
+                key_len,
+                value_len: 0,
+                body: at + 5,
+            });
+        }
+        let value_len = u32_at(b, at + 5)?;
+        return Some(Head {
+            flags,
+            key_len,
+            value_len,
+            body: at + 9,
+        });
+    }
+    let (key_len, next) = varint(b, at + 1)?;
+    if !leaf {
+        return Some(Head {
+            flags,
+            key_len,
+            value_len: 0,
+            body: next,
+        });
+    }
+    let (value_len, body) = varint(b, next)?;
+    Some(Head {
+        flags,
+        key_len,
+        value_len,
+        body,
+    })
+}
+
+/// A LEB128 `u32` at `at`: its value and the offset after it; at most five bytes.
+#[inline]
+fn varint(b: &[u8], mut at: usize) -> Option<(u32, usize)> {
+    let mut value = 0u32;
+    for shift in [0, 7, 14, 21, 28] {
+        let byte = *b.get(at)?;
+        at += 1;
+        let bits = u32::from(byte & 0x7f);
+        if shift == 28 && bits > 0x0f {
+            return None;
+        }
+        value |= bits << shift;
+        if byte & 0x80 == 0 {
+            return Some((value, at));
+        }
+    }
+    None
+}
+
+fn put_varint(out: &mut Vec<u8>, mut value: u32) {
+    while value >= 0x80 {
+        out.push((value & 0x7f) as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
 
 /// Where a key or value lives: a byte range of the node, or an overflow extent.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,6 +124,8 @@ pub(crate) struct LeafCell {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Spans {
     pub(crate) flags: u8,
+    /// Where the cell starts.
+    pub(crate) at: u32,
     pub(crate) key_at: u32,
     pub(crate) key_len: u32,
     pub(crate) value_at: u32,
@@ -139,11 +221,9 @@ impl<'a> Node<'a> {
     /// Cell `i` of a leaf, with its total size.
     pub(crate) fn leaf_cell(&self, i: usize) -> Result<(LeafCell, usize)> {
         let at = self.cell_at(i)?;
-        let flags = self.bytes[at];
-        let key_len = u32_at(self.bytes, at + 1).ok_or_else(|| self.err("cell past the page"))?;
-        let value_len = u32_at(self.bytes, at + 5).ok_or_else(|| self.err("cell past the page"))?;
-        let (key_len, value_len) = (key_len as usize, value_len as usize);
-        let (key, next) = self.part(at + 9, key_len, flags & FLAG_KEY_OVERFLOW != 0)?;
+        let h = head(self.bytes, at, true).ok_or_else(|| self.err("cell past the page"))?;
+        let (flags, key_len, value_len) = (h.flags, h.key_len as usize, h.value_len as usize);
+        let (key, next) = self.part(h.body, key_len, flags & FLAG_KEY_OVERFLOW != 0)?;
         let (value, end) = self.part(next, value_len, flags & FLAG_VALUE_OVERFLOW != 0)?;
         let cell = LeafCell {
             key,
@@ -162,14 +242,16 @@ impl<'a> Node<'a> {
         let heap_start = u16_at(self.bytes, 4);
         for i in 0..self.count() {
             let at = u16_at(self.bytes, NODE_HEADER_SIZE + 2 * i);
-            if at < heap_start || at + 9 > len {
+            if at < heap_start {
                 return Err(self.err("slot points outside the heap"));
             }
-            let flags = self.bytes[at];
-            let key_len = u32_at(self.bytes, at + 1).unwrap_or(0);
-            let value_len = u32_at(self.bytes, at + 5).unwrap_or(0);
+            let Head {
+                flags,
+                key_len,
+                value_len,
+                body: key_at,
+            } = head(self.bytes, at, true).ok_or_else(|| self.err("cell past the page"))?;
             let part_len = |overflow: bool, n: u32| if overflow { 4 } else { n as usize };
-            let key_at = at + 9;
             let value_at = key_at + part_len(flags & FLAG_KEY_OVERFLOW != 0, key_len);
             let end = value_at + part_len(flags & FLAG_VALUE_OVERFLOW != 0, value_len);
             if end > len {
@@ -177,6 +259,7 @@ impl<'a> Node<'a> {
             }
             out.push(Spans {
                 flags,
+                at: at as u32,
                 key_at: key_at as u32,
                 key_len,
                 value_at: value_at as u32,
@@ -197,7 +280,7 @@ impl<'a> Node<'a> {
                 s.value_len
             };
             // `leaf_spans` checked that every cell ends inside the page.
-            &self.bytes[s.key_at as usize - 9..(s.value_at + value_len) as usize]
+            &self.bytes[s.at as usize..(s.value_at + value_len) as usize]
         }));
         Ok(())
     }
@@ -218,10 +301,9 @@ impl<'a> Node<'a> {
     /// Cell `i` of a branch, with its total size.
     pub(crate) fn branch_cell(&self, i: usize) -> Result<(BranchCell, usize)> {
         let at = self.cell_at(i)?;
-        let flags = self.bytes[at];
-        let key_len = u32_at(self.bytes, at + 1).ok_or_else(|| self.err("cell past the page"))?;
-        let key_len = key_len as usize;
-        let (key, next) = self.part(at + 5, key_len, flags & FLAG_KEY_OVERFLOW != 0)?;
+        let h = head(self.bytes, at, false).ok_or_else(|| self.err("cell past the page"))?;
+        let key_len = h.key_len as usize;
+        let (key, next) = self.part(h.body, key_len, h.flags & FLAG_KEY_OVERFLOW != 0)?;
         let child = u32_at(self.bytes, next).ok_or_else(|| self.err("cell past the page"))?;
         let cell = BranchCell {
             key,
@@ -235,11 +317,11 @@ impl<'a> Node<'a> {
     /// this is the comparison in every binary search.
     pub(crate) fn key(&self, i: usize) -> Result<(Part, usize)> {
         let at = self.cell_at(i)?;
-        let flags = self.bytes[at];
-        let key_len = u32_at(self.bytes, at + 1).ok_or_else(|| self.err("cell past the page"))?;
-        let key_at = if self.is_leaf() { at + 9 } else { at + 5 };
-        let (part, _) = self.part(key_at, key_len as usize, flags & FLAG_KEY_OVERFLOW != 0)?;
-        Ok((part, key_len as usize))
+        let h =
+            head(self.bytes, at, self.is_leaf()).ok_or_else(|| self.err("cell past the page"))?;
+        let key_len = h.key_len as usize;
+        let (part, _) = self.part(h.body, key_len, h.flags & FLAG_KEY_OVERFLOW != 0)?;
+        Ok((part, key_len))
     }
 
     /// The key of cell `i` when it is stored inline, `None` when it is in an overflow
@@ -248,13 +330,12 @@ impl<'a> Node<'a> {
     #[inline]
     pub(crate) fn inline_key(&self, i: usize) -> Option<&'a [u8]> {
         let at = u16_at(self.bytes, NODE_HEADER_SIZE + 2 * i);
-        let flags = *self.bytes.get(at)?;
-        if flags & FLAG_KEY_OVERFLOW != 0 {
+        let h = head(self.bytes, at, self.is_leaf())?;
+        if h.flags & FLAG_KEY_OVERFLOW != 0 {
             return None;
         }
-        let key_len = u32_at(self.bytes, at + 1)? as usize;
-        let key_at = at + if self.is_leaf() { 9 } else { 5 };
-        self.bytes.get(key_at..key_at.checked_add(key_len)?)
+        self.bytes
+            .get(h.body..h.body.checked_add(h.key_len as usize)?)
     }
 
     /// Child `i` of a branch (0 = leftmost, `i` = right of key `i - 1`).
@@ -406,26 +487,24 @@ pub(crate) fn cells_size<C: AsRef<[u8]>>(cells: &[C]) -> usize {
 
 /// The key part of a leaf cell given as its bytes (`Part::Inline` ranges are into `cell`).
 pub(crate) fn leaf_cell_key(cell: &[u8], page: PageId) -> Result<(Part, usize)> {
-    let key_len = u32_at(cell, 1).ok_or_else(|| corrupt(page.0, "cell past the page"))? as usize;
-    if cell
-        .first()
-        .is_some_and(|flags| flags & FLAG_KEY_OVERFLOW != 0)
-    {
-        let id = u32_at(cell, 9).ok_or_else(|| corrupt(page.0, "cell past the page"))?;
+    let h = head(cell, 0, true).ok_or_else(|| corrupt(page.0, "cell past the page"))?;
+    let key_len = h.key_len as usize;
+    if h.flags & FLAG_KEY_OVERFLOW != 0 {
+        let id = u32_at(cell, h.body).ok_or_else(|| corrupt(page.0, "cell past the page"))?;
         return Ok((Part::Overflow(PageId(id)), key_len));
     }
-    if 9 + key_len > cell.len() {
+    if h.body + key_len > cell.len() {
         return Err(corrupt(page.0, "cell past the page"));
     }
-    Ok((Part::Inline(9..9 + key_len), key_len))
+    Ok((Part::Inline(h.body..h.body + key_len), key_len))
 }
 
 /// Encodes a leaf cell from its key and value parts.
 pub(crate) fn leaf_cell_bytes(key: &Encoded, value: &Encoded) -> Vec<u8> {
     let mut cell = Vec::with_capacity(9 + key.body.len() + value.body.len());
-    cell.push(key.flag(FLAG_KEY_OVERFLOW) | value.flag(FLAG_VALUE_OVERFLOW));
-    cell.extend_from_slice(&key.len.to_le_bytes());
-    cell.extend_from_slice(&value.len.to_le_bytes());
+    cell.push(FLAG_COMPACT | key.flag(FLAG_KEY_OVERFLOW) | value.flag(FLAG_VALUE_OVERFLOW));
+    put_varint(&mut cell, key.len);
+    put_varint(&mut cell, value.len);
     cell.extend_from_slice(&key.body);
     cell.extend_from_slice(&value.body);
     cell
@@ -434,8 +513,8 @@ pub(crate) fn leaf_cell_bytes(key: &Encoded, value: &Encoded) -> Vec<u8> {
 /// Encodes a branch cell from a key part and a child.
 pub(crate) fn branch_cell_bytes(key: &Encoded, child: PageId) -> Vec<u8> {
     let mut cell = Vec::with_capacity(9 + key.body.len());
-    cell.push(key.flag(FLAG_KEY_OVERFLOW));
-    cell.extend_from_slice(&key.len.to_le_bytes());
+    cell.push(FLAG_COMPACT | key.flag(FLAG_KEY_OVERFLOW));
+    put_varint(&mut cell, key.len);
     cell.extend_from_slice(&key.body);
     cell.extend_from_slice(&child.0.to_le_bytes());
     cell
@@ -456,11 +535,11 @@ impl Encoded {
 
     /// The encoded form of a branch cell's key part (without the child).
     pub(crate) fn from_branch_cell(cell: &[u8]) -> Encoded {
-        let len = u32::from_le_bytes([cell[1], cell[2], cell[3], cell[4]]);
+        let h = head(cell, 0, false).expect("a branch cell this process built or checked");
         Encoded {
-            len,
-            overflow: cell[0] & FLAG_KEY_OVERFLOW != 0,
-            body: cell[5..cell.len() - 4].to_vec(),
+            len: h.key_len,
+            overflow: h.flags & FLAG_KEY_OVERFLOW != 0,
+            body: cell[h.body..cell.len() - 4].to_vec(),
         }
     }
 
@@ -479,6 +558,35 @@ impl Encoded {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn varints_round_trip_and_bad_ones_are_refused() {
+        for value in [0, 1, 127, 128, 300, 16_383, 16_384, 1 << 24, u32::MAX] {
+            let mut bytes = vec![0xee];
+            put_varint(&mut bytes, value);
+            bytes.push(0xee);
+            assert_eq!(varint(&bytes, 1), Some((value, bytes.len() - 1)), "{value}");
+        }
+        assert_eq!(varint(&[0x80, 0x80], 0), None, "runs past the end");
+        assert_eq!(varint(&[0xff, 0xff, 0xff, 0xff, 0x1f], 0), None, "past u32");
+        assert_eq!(
+            varint(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x01], 0),
+            None,
+            "six bytes"
+        );
+    }
+
+    #[test]
+    fn a_small_entry_costs_three_header_bytes() {
+        let cell = leaf_cell_bytes(&inline(&[1; 16]), &inline(&[2; 100]));
+        assert_eq!(cell.len(), 3 + 16 + 100);
+        let h = head(&cell, 0, true).expect("header");
+        assert_eq!((h.key_len, h.value_len, h.body), (16, 100, 3));
+        let branch = branch_cell_bytes(&inline(&[1; 5]), PageId(9));
+        assert_eq!(branch.len(), 2 + 5 + 4);
+        assert_eq!(Encoded::from_branch_cell(&branch).body, vec![1; 5]);
+        assert_eq!(Encoded::branch_child(&branch), PageId(9));
+    }
 
     fn inline(bytes: &[u8]) -> Encoded {
         Encoded {

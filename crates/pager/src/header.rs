@@ -14,8 +14,11 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 const MAGIC: &[u8; 8] = b"MFDBDATA";
 
-/// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes. It reads every version from 1 on:
+/// - 1: the first format;
+/// - 2: B+tree cells may carry varint lengths (cell flag 4); a file that holds such a cell
+///   says 2, so a build that reads only 1 refuses it.
+pub const FORMAT_VERSION: u32 = 2;
 
 const ROOTS_AT: usize = 64;
 const CHECKSUM_AT: usize = PAGE_SIZE - 8;
@@ -68,7 +71,7 @@ impl HeaderSlot {
             return Err(corrupt(at, "header slot checksum"));
         }
         let version = read_u32(page, 8);
-        if version != FORMAT_VERSION {
+        if version == 0 || version > FORMAT_VERSION {
             return Err(Error::Version {
                 found: version,
                 expected: FORMAT_VERSION,
