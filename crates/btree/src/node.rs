@@ -78,7 +78,16 @@ pub(crate) fn head(b: &[u8], at: usize, leaf: bool) -> Option<Head> {
 
 /// A LEB128 `u32` at `at`: its value and the offset after it; at most five bytes.
 #[inline]
-fn varint(b: &[u8], mut at: usize) -> Option<(u32, usize)> {
+fn varint(b: &[u8], at: usize) -> Option<(u32, usize)> {
+    let first = *b.get(at)?;
+    if first < 0x80 {
+        return Some((u32::from(first), at + 1));
+    }
+    varint_long(b, at)
+}
+
+#[cold]
+fn varint_long(b: &[u8], mut at: usize) -> Option<(u32, usize)> {
     let mut value = 0u32;
     for shift in [0, 7, 14, 21, 28] {
         let byte = *b.get(at)?;
