@@ -183,10 +183,11 @@ fn stress_churn_settles_near_the_live_size() {
         pages_ratio <= 1.3,
         "file is {pages_ratio:.2}x the live pages"
     );
-    // Leaves that split only when no neighbour has room stay about 85% full; splitting
-    // every full leaf in two left them about two-thirds full (1.86x).
+    // Leaves that split only when no neighbour has room stay about 86% full, with cells
+    // of 3 header bytes: 1.34x to 1.38x; splitting every full leaf in two, with 9-byte
+    // cell headers, gave 1.86x.
     assert!(
-        bytes_ratio <= 1.7,
+        bytes_ratio <= 1.45,
         "file is {bytes_ratio:.2}x the live key and value bytes"
     );
 }

@@ -396,7 +396,7 @@ impl Store {
         self.check_io(self.wal.commit(lsn).map_err(StoreError::from))
     }
 
-    /// Whether freed-but-unreusable pages call for a checkpoint: the pager's 1/16 rule,
+    /// Whether freed-but-unreusable pages call for a checkpoint: the pager's 1/32 rule,
     /// but never for less than `CHECKPOINT_PENDING_PAGES_MIN` (a small file would
     /// otherwise checkpoint after every few commits).
     fn space_due(&self) -> bool {
