@@ -1,6 +1,7 @@
 //! Allocation, reuse, snapshots, growth under readers, checkpoints, reopen and verify.
 
 use crate::support::{Rng, TempPath};
+use pager::limits::PAGE_SIZE;
 use pager::{Error, Extent, KIND_USER_MIN, Options, PageId, Pager};
 use std::sync::Arc;
 use wal::{MemStorage, OsStorage, Storage};
@@ -428,4 +429,38 @@ fn buffered_pages_reach_the_file_at_the_checkpoint() {
     .expect("reopen");
     let read = reopened.begin_read().expect("read");
     assert_eq!(&read.page(id).expect("from the file")[..4], &[9, 9, 9, 9]);
+}
+
+/// A header slot rewritten to `version` (checksum recomputed, so only the version is off).
+fn with_version(mut file: Vec<u8>, version: u32) -> Vec<u8> {
+    for slot in 0..2usize {
+        let page = &mut file[slot * PAGE_SIZE..(slot + 1) * PAGE_SIZE];
+        page[8..12].copy_from_slice(&version.to_le_bytes());
+        let sum = xxhash_rust::xxh3::xxh3_64_with_seed(&page[..PAGE_SIZE - 8], slot as u64);
+        page[PAGE_SIZE - 8..].copy_from_slice(&sum.to_le_bytes());
+    }
+    file
+}
+
+/// Every version from 1 to this build's opens; 0 and later versions are refused by name
+/// (a newer file may hold what this build cannot read), never read as damage or data.
+#[test]
+fn unknown_format_versions_are_refused_and_known_ones_open() {
+    let (storage, pager) = mem_pager();
+    write_page(&pager, 0, 1);
+    pager.checkpoint(1).expect("checkpoint");
+    drop(pager);
+    let good = storage.snapshot();
+    for version in 1..=pager::FORMAT_VERSION {
+        let bytes = with_version(good.clone(), version);
+        Pager::open(Arc::new(MemStorage::from_bytes(bytes)), Options::default())
+            .unwrap_or_else(|e| panic!("version {version} opens: {e}"));
+    }
+    for version in [0, pager::FORMAT_VERSION + 1, u32::MAX] {
+        let bytes = with_version(good.clone(), version);
+        match Pager::open(Arc::new(MemStorage::from_bytes(bytes)), Options::default()) {
+            Err(Error::Version { found, .. }) => assert_eq!(found, version),
+            other => panic!("version {version}: {other:?}"),
+        }
+    }
 }
