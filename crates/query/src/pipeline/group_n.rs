@@ -283,7 +283,9 @@ pub(super) enum End {
 pub(super) struct Kept<K> {
     n: usize,
     end: End,
-    entries: Vec<(K, Bson, usize)>,
+    /// A deque: `$maxN` and `$bottomN` drop from the front, and on input
+    /// that arrives in order every value drops one.
+    entries: VecDeque<(K, Bson, usize)>,
     bytes: usize,
 }
 
@@ -292,7 +294,7 @@ impl<K> Kept<K> {
         Kept {
             n,
             end,
-            entries: Vec::new(),
+            entries: VecDeque::new(),
             bytes: 0,
         }
     }
@@ -323,8 +325,9 @@ impl<K> Kept<K> {
             if !better {
                 return Ok(());
             }
-            let (_, _, dropped) = self.entries.remove(worst);
-            self.bytes = self.bytes.saturating_sub(dropped);
+            if let Some((_, _, dropped)) = self.entries.remove(worst) {
+                self.bytes = self.bytes.saturating_sub(dropped);
+            }
         }
         // After the entries not greater than it: equal ones keep arrival order.
         let at = self
