@@ -619,7 +619,8 @@ impl State {
             State::ConcatArrays(items, bytes) => match value {
                 None => {}
                 Some(Bson::Array(values)) => {
-                    *bytes = bytes.saturating_add(value_size(&Bson::Array(values.clone())));
+                    let size = values.iter().map(|v| 8 + value_size(v)).sum::<usize>();
+                    *bytes = bytes.saturating_add(size);
                     if *bytes > bytes_max {
                         return Err(QueryError::ExceededMemoryLimit(format!(
                             "$concatArrays used too much memory and cannot spill to disk. \
