@@ -138,6 +138,13 @@ fn top_and_bottom_return_one_value() {
             doc! {"_id": "G2", "playerId": pair("PlayerA", 10)},
         ],
     );
+    // $bottom's "Null and Missing Values": PlayerD (missing) and PlayerE (null) tie for
+    // the bottom; PlayerD, the first seen, is returned.
+    yields(
+        &with_nulls(),
+        doc! {"_id": "$gameId", "playerId": {"$bottom": {"output": ["$playerId", "$score"], "sortBy": {"score": -1}}}},
+        &[doc! {"_id": "G1", "playerId": ["PlayerD", Bson::Null]}],
+    );
     // A missing output is null.
     yields(
         &with_nulls(),
@@ -842,4 +849,37 @@ proptest! {
             other => prop_assert!(false, "unexpected {:?}", other),
         }
     }
+}
+
+#[test]
+fn n_errors_carry_mongodb_messages() {
+    let message = |n: Bson| {
+        group(
+            &gamescores(),
+            doc! {"_id": 0, "f": {"$firstN": {"input": "$score", "n": n}}},
+        )
+        .expect_err("bad n")
+        .to_string()
+    };
+    // accumulator_multi.cpp, AccumulatorN::validateN.
+    assert_eq!(
+        message(Bson::Int32(0)),
+        "'n' must be greater than 0, found 0"
+    );
+    assert_eq!(
+        message(Bson::Double(1.5)),
+        "Value for 'n' must be of integral type, but found 1.5"
+    );
+    let e = group(
+        &gamescores(),
+        doc! {"_id": 0, "t": {"$topN": {"output": "$a", "sortBy": {"a": 1}, "m": 1, "n": 1}}},
+    )
+    .expect_err("unknown argument");
+    assert_eq!(e.to_string(), "Unknown argument to $topN 'm'");
+    let e = group(&[doc! {"a": 1}], doc! {"_id": 0, "u": {"$setUnion": "$a"}})
+        .expect_err("not an array");
+    assert_eq!(
+        e.to_string(),
+        "$setUnion requires array inputs, but input 1 is of type int"
+    );
 }
