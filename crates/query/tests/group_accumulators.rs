@@ -883,3 +883,21 @@ fn n_errors_carry_mongodb_messages() {
         "$setUnion requires array inputs, but input 1 is of type int"
     );
 }
+
+/// `n`, `input`, `output` may read the command's `let` variables.
+#[test]
+fn let_variables_reach_n_and_output() {
+    let vars = query::Variables::from_let(&raw(&doc! {"lim": 2, "tag": "t"})).expect("let");
+    let stage = doc! {"$group": {"_id": null,
+    "f": {"$firstN": {"input": "$$tag", "n": "$$lim"}},
+    "t": {"$topN": {"output": ["$score", "$$tag"], "sortBy": {"score": -1}, "n": "$$lim"}}}};
+    let pipeline = Pipeline::parse_with(&stages(&[stage]), &vars).expect("parses");
+    let out = pipeline
+        .run(gamescores().iter().map(|d| Ok(raw(d))))
+        .expect("runs");
+    let got = Document::try_from(out[0].as_ref()).expect("valid");
+    assert_eq!(
+        got,
+        doc! {"_id": null, "f": ["t", "t"], "t": [[99, "t"], [80, "t"]]}
+    );
+}
