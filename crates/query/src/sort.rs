@@ -33,6 +33,13 @@ pub struct SortSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SortKey(Vec<RawBson>);
 
+impl SortKey {
+    /// The key's values, one per sort field.
+    pub(crate) fn values(&self) -> &[RawBson] {
+        &self.0
+    }
+}
+
 impl SortSpec {
     /// Parses a sort document.
     pub fn parse(spec: &RawDocument) -> Result<SortSpec, QueryError> {
@@ -62,6 +69,11 @@ impl SortSpec {
             fields.push((key.to_owned(), direction));
         }
         Ok(SortSpec { fields })
+    }
+
+    /// A sort over the given fields, in order (paths already checked).
+    pub(crate) fn from_fields(fields: Vec<(String, Direction)>) -> SortSpec {
+        SortSpec { fields }
     }
 
     /// The sort fields in order.

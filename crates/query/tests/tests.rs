@@ -8,6 +8,7 @@ mod expr_date_math_cases;
 mod expr_date_properties;
 mod expr_set_cases;
 mod filter_cases;
+mod group_accumulators;
 mod pipeline;
 mod pipeline_differential;
 mod projection_cases;

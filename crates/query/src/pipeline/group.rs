@@ -5,9 +5,24 @@
 //! key of a group is the canonical index-key encoding of its `_id`, which
 //! is identical exactly for equal values. The group's `_id` is the first
 //! such value seen. Groups come out in order of first appearance, which
-//! MongoDB leaves unspecified; `$addToSet` keeps first appearances in order.
+//! MongoDB leaves unspecified; `$addToSet` and `$setUnion` keep first
+//! appearances in order (MongoDB leaves theirs unspecified too).
+//!
+//! The accumulators that keep `n` values (`$firstN`, `$topN`, ...) are in
+//! [`super::group_n`]. `$accumulator` (JavaScript), `$median` and
+//! `$percentile` (MongoDB's approximate t-digest results cannot be
+//! reproduced) are refused with NotImplemented.
+//!
+//! Invariants:
+//! - A group's states are made when its first document arrives, with the
+//!   group's `n` evaluated then; each document is folded into every state of
+//!   its group once, in input order.
+//! - The byte counts of `$push`, `$addToSet`, `$concatArrays`, `$setUnion`
+//!   and the N accumulators are the sizes of the values they hold, checked
+//!   against the memory limit (146) whenever they grow.
 
 use super::fields;
+use super::group_n::{Count, End, Kept, NState, SortBy};
 use crate::error::QueryError;
 use crate::expr::{Expression, value_to_raw};
 use crate::limits::ACCUMULATOR_BYTES_MAX;
@@ -22,8 +37,34 @@ use std::collections::{HashMap, HashSet};
 #[derive(Debug, Clone)]
 pub(crate) struct Group {
     id: Expression,
-    fields: Vec<(String, Accumulator, Expression)>,
+    fields: Vec<Field>,
     bytes_max: usize,
+}
+
+/// One output field of a `$group`: its accumulator and the expressions it reads.
+#[derive(Debug, Clone)]
+struct Field {
+    name: String,
+    accumulator: Accumulator,
+    /// The value folded in per document (`input` of the N accumulators,
+    /// `output` of `$top`/`$bottom`).
+    argument: Expression,
+    /// `n` of the N accumulators.
+    count: Option<Count>,
+    /// `sortBy` of `$top`, `$bottom`, `$topN` and `$bottomN`.
+    sort_by: Option<SortBy>,
+}
+
+impl Field {
+    fn plain(name: String, accumulator: Accumulator, argument: Expression) -> Field {
+        Field {
+            name,
+            accumulator,
+            argument,
+            count: None,
+            sort_by: None,
+        }
+    }
 }
 
 /// The accumulators implemented (`$count: {}` is `$sum: 1`).
@@ -37,28 +78,53 @@ enum Accumulator {
     Last,
     Push,
     AddToSet,
+    MergeObjects,
+    StdDevPop,
+    StdDevSamp,
+    ConcatArrays,
+    SetUnion,
+    FirstN,
+    LastN,
+    MinN,
+    MaxN,
+    Top,
+    Bottom,
+    TopN,
+    BottomN,
+}
+
+impl Accumulator {
+    /// The operator as written (`$count` is `$sum`).
+    fn name(self) -> &'static str {
+        match self {
+            Accumulator::Sum => "$sum",
+            Accumulator::Avg => "$avg",
+            Accumulator::Min => "$min",
+            Accumulator::Max => "$max",
+            Accumulator::First => "$first",
+            Accumulator::Last => "$last",
+            Accumulator::Push => "$push",
+            Accumulator::AddToSet => "$addToSet",
+            Accumulator::MergeObjects => "$mergeObjects",
+            Accumulator::StdDevPop => "$stdDevPop",
+            Accumulator::StdDevSamp => "$stdDevSamp",
+            Accumulator::ConcatArrays => "$concatArrays",
+            Accumulator::SetUnion => "$setUnion",
+            Accumulator::FirstN => "$firstN",
+            Accumulator::LastN => "$lastN",
+            Accumulator::MinN => "$minN",
+            Accumulator::MaxN => "$maxN",
+            Accumulator::Top => "$top",
+            Accumulator::Bottom => "$bottom",
+            Accumulator::TopN => "$topN",
+            Accumulator::BottomN => "$bottomN",
+        }
+    }
 }
 
 /// Accumulators MongoDB has that this crate does not: refused with
 /// NotImplemented rather than reported unknown.
-const REFUSED_ACCUMULATORS: &[&str] = &[
-    "$accumulator",
-    "$bottom",
-    "$bottomN",
-    "$concatArrays",
-    "$firstN",
-    "$lastN",
-    "$maxN",
-    "$median",
-    "$mergeObjects",
-    "$minN",
-    "$percentile",
-    "$setUnion",
-    "$stdDevPop",
-    "$stdDevSamp",
-    "$top",
-    "$topN",
-];
+const REFUSED_ACCUMULATORS: &[&str] = &["$accumulator", "$median", "$percentile"];
 
 fn location(code: i32, message: impl Into<String>) -> QueryError {
     QueryError::location(code, message)
@@ -83,8 +149,7 @@ impl Group {
                 id = Some(Expression::parse_with(value, vars)?);
                 continue;
             }
-            let (accumulator, argument) = parse_accumulator(name, value, vars)?;
-            fields.push((name.to_owned(), accumulator, argument));
+            fields.push(parse_accumulator(name, value, vars)?);
         }
         let Some(id) = id else {
             return Err(location(15955, "a group specification must include an _id"));
@@ -100,7 +165,7 @@ impl Group {
     pub(crate) fn count_by(id: Expression) -> Group {
         Group {
             id,
-            fields: vec![("count".to_owned(), Accumulator::Sum, one())],
+            fields: vec![Field::plain("count".to_owned(), Accumulator::Sum, one())],
             bytes_max: ACCUMULATOR_BYTES_MAX,
         }
     }
@@ -109,7 +174,11 @@ impl Group {
     /// Adds the top-level input fields this group reads to `out`; `false` when it may read
     /// whole documents.
     pub(crate) fn top_fields(&self, out: &mut std::collections::BTreeSet<String>) -> bool {
-        self.id.top_fields(out) && self.fields.iter().all(|(_, _, e)| e.top_fields(out))
+        // `n` is evaluated against the group key, not the input documents.
+        self.id.top_fields(out)
+            && self.fields.iter().all(|f| {
+                f.argument.top_fields(out) && f.sort_by.as_ref().is_none_or(|s| s.top_fields(out))
+            })
     }
 
     pub(crate) fn run(
@@ -125,7 +194,11 @@ impl Group {
             let position = match index.get(&key) {
                 Some(&position) => position,
                 None => {
-                    let states = self.fields.iter().map(|(_, a, _)| State::new(*a)).collect();
+                    let states = self
+                        .fields
+                        .iter()
+                        .map(|f| State::new(f, &id))
+                        .collect::<Result<_, _>>()?;
                     groups.push((id, states));
                     index.insert(key, groups.len() - 1);
                     groups.len() - 1
@@ -138,8 +211,8 @@ impl Group {
         for (id, states) in groups {
             let mut doc = Document::new();
             doc.insert("_id", id);
-            for ((name, _, _), state) in self.fields.iter().zip(states) {
-                doc.insert(name.clone(), state.finish());
+            for (field, state) in self.fields.iter().zip(states) {
+                doc.insert(field.name.clone(), state.finish());
             }
             out.push(super::stages::to_raw(&doc)?);
         }
@@ -147,8 +220,13 @@ impl Group {
     }
 
     fn accumulate(&self, states: &mut [State], doc: &RawDocument) -> Result<(), QueryError> {
-        for ((_, _, argument), state) in self.fields.iter().zip(states) {
-            state.add(argument.evaluate(doc)?, self.bytes_max)?;
+        for (field, state) in self.fields.iter().zip(states) {
+            let value = field.argument.evaluate(doc)?;
+            let key = match &field.sort_by {
+                Some(sort_by) => Some((sort_by, sort_by.key(doc)?)),
+                None => None,
+            };
+            state.add(field.accumulator.name(), value, key, self.bytes_max)?;
         }
         Ok(())
     }
@@ -162,7 +240,7 @@ fn parse_accumulator(
     name: &str,
     value: RawBsonRef<'_>,
     vars: &Variables,
-) -> Result<(Accumulator, Expression), QueryError> {
+) -> Result<Field, QueryError> {
     let spec = match value {
         RawBsonRef::Document(spec)
             if elements(spec)
@@ -215,9 +293,45 @@ fn parse_accumulator(
         "$last" => Accumulator::Last,
         "$push" => Accumulator::Push,
         "$addToSet" => Accumulator::AddToSet,
+        "$mergeObjects" => Accumulator::MergeObjects,
+        "$stdDevPop" => Accumulator::StdDevPop,
+        "$stdDevSamp" => Accumulator::StdDevSamp,
+        "$concatArrays" => Accumulator::ConcatArrays,
+        "$setUnion" => Accumulator::SetUnion,
+        "$firstN" | "$lastN" | "$minN" | "$maxN" => {
+            let accumulator = match operator {
+                "$firstN" => Accumulator::FirstN,
+                "$lastN" => Accumulator::LastN,
+                "$minN" => Accumulator::MinN,
+                _ => Accumulator::MaxN,
+            };
+            let (count, input) = super::group_n::parse_n_input(operator, argument, vars)?;
+            return Ok(Field {
+                count: Some(count),
+                ..Field::plain(name.to_owned(), accumulator, input)
+            });
+        }
+        "$top" | "$bottom" | "$topN" | "$bottomN" => {
+            let accumulator = match operator {
+                "$top" => Accumulator::Top,
+                "$bottom" => Accumulator::Bottom,
+                "$topN" => Accumulator::TopN,
+                _ => Accumulator::BottomN,
+            };
+            let single = matches!(accumulator, Accumulator::Top | Accumulator::Bottom);
+            let (count, output, sort_by) =
+                super::group_n::parse_ranked(operator, argument, single, vars)?;
+            return Ok(Field {
+                count: Some(count),
+                sort_by: Some(sort_by),
+                ..Field::plain(name.to_owned(), accumulator, output)
+            });
+        }
         "$count" => {
             return match argument {
-                RawBsonRef::Document(d) if d.is_empty() => Ok((Accumulator::Sum, one())),
+                RawBsonRef::Document(d) if d.is_empty() => {
+                    Ok(Field::plain(name.to_owned(), Accumulator::Sum, one()))
+                }
                 _ => Err(QueryError::TypeMismatch(
                     "$count takes no arguments, i.e. $count:{}".to_owned(),
                 )),
@@ -235,7 +349,11 @@ fn parse_accumulator(
             ));
         }
     };
-    Ok((accumulator, Expression::parse_with(argument, vars)?))
+    Ok(Field::plain(
+        name.to_owned(),
+        accumulator,
+        Expression::parse_with(argument, vars)?,
+    ))
 }
 
 /// The widest numeric type a sum has seen, which decides its result type.
@@ -336,6 +454,50 @@ impl Total {
     }
 }
 
+/// A running standard deviation: Welford's online algorithm, as MongoDB
+/// computes it (so results agree to the last bit).
+#[derive(Debug, Clone)]
+struct Deviation {
+    count: i64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Deviation {
+    /// Adds a value; non-numbers are ignored, as MongoDB does.
+    fn add(&mut self, value: &Bson) {
+        let v = match value {
+            Bson::Int32(v) => f64::from(*v),
+            Bson::Int64(v) => *v as f64,
+            Bson::Double(v) => *v,
+            Bson::Decimal128(_) => {
+                let raw = value_to_raw(value);
+                match crate::value::as_f64(raw.as_raw_bson_ref()) {
+                    Some(v) => v,
+                    None => return,
+                }
+            }
+            _ => return,
+        };
+        self.count += 1;
+        let delta = v - self.mean;
+        if delta != 0.0 {
+            self.mean += delta / self.count as f64;
+            self.m2 += delta * (v - self.mean);
+        }
+    }
+
+    /// The population (`sample` false) or sample standard deviation; null
+    /// without numbers, or with fewer than two for a sample.
+    fn result(&self, sample: bool) -> Bson {
+        let count = if sample { self.count - 1 } else { self.count };
+        if count <= 0 {
+            return Bson::Null;
+        }
+        Bson::Double((self.m2 / count as f64).sqrt())
+    }
+}
+
 /// The running state of one accumulator in one group.
 #[derive(Debug, Clone)]
 enum State {
@@ -347,11 +509,21 @@ enum State {
     Last(Bson),
     Push(Vec<Bson>, usize),
     AddToSet(Vec<Bson>, HashSet<Vec<u8>>, usize),
+    MergeObjects(Document),
+    StdDev(Deviation, bool),
+    ConcatArrays(Vec<Bson>, usize),
+    SetUnion(Vec<Bson>, HashSet<Vec<u8>>, usize),
+    N(NState),
 }
 
 impl State {
-    fn new(accumulator: Accumulator) -> State {
-        match accumulator {
+    /// The state of `field` in the group whose `_id` is `id`.
+    fn new(field: &Field, id: &Bson) -> Result<State, QueryError> {
+        let n = || match &field.count {
+            Some(count) => count.evaluate(id),
+            None => Ok(1),
+        };
+        Ok(match field.accumulator {
             Accumulator::Sum => State::Sum(Total::new()),
             Accumulator::Avg => State::Avg(Total::new()),
             Accumulator::Min => State::Min(None),
@@ -360,11 +532,41 @@ impl State {
             Accumulator::Last => State::Last(Bson::Null),
             Accumulator::Push => State::Push(Vec::new(), 0),
             Accumulator::AddToSet => State::AddToSet(Vec::new(), HashSet::new(), 0),
-        }
+            Accumulator::MergeObjects => State::MergeObjects(Document::new()),
+            Accumulator::StdDevPop | Accumulator::StdDevSamp => State::StdDev(
+                Deviation {
+                    count: 0,
+                    mean: 0.0,
+                    m2: 0.0,
+                },
+                field.accumulator == Accumulator::StdDevSamp,
+            ),
+            Accumulator::ConcatArrays => State::ConcatArrays(Vec::new(), 0),
+            Accumulator::SetUnion => State::SetUnion(Vec::new(), HashSet::new(), 0),
+            Accumulator::FirstN => State::N(NState::First(n()?, Vec::new(), 0)),
+            Accumulator::LastN => State::N(NState::Last(n()?, Default::default(), 0)),
+            Accumulator::MinN => State::N(NState::Extreme(Kept::new(n()?, End::Low))),
+            Accumulator::MaxN => State::N(NState::Extreme(Kept::new(n()?, End::High))),
+            Accumulator::Top | Accumulator::TopN => State::N(NState::Ranked(
+                Kept::new(n()?, End::Low),
+                field.accumulator == Accumulator::Top,
+            )),
+            Accumulator::Bottom | Accumulator::BottomN => State::N(NState::Ranked(
+                Kept::new(n()?, End::High),
+                field.accumulator == Accumulator::Bottom,
+            )),
+        })
     }
 
-    /// Folds in one document's value (`None`: missing).
-    fn add(&mut self, value: Option<Bson>, bytes_max: usize) -> Result<(), QueryError> {
+    /// Folds in one document's value (`None`: missing) and, for `$top` and
+    /// kin, its sort key. `operator` names the accumulator in error messages.
+    fn add(
+        &mut self,
+        operator: &str,
+        value: Option<Bson>,
+        key: Option<(&SortBy, crate::sort::SortKey)>,
+        bytes_max: usize,
+    ) -> Result<(), QueryError> {
         match self {
             State::Sum(total) | State::Avg(total) => {
                 if let Some(v) = &value {
@@ -388,14 +590,57 @@ impl State {
             }
             State::AddToSet(items, seen, bytes) => {
                 if let Some(v) = value {
-                    let key = bson_canonical::encode(value_to_raw(&v).as_raw_bson_ref());
-                    if seen.insert(key) {
-                        *bytes = bytes.saturating_add(value_size(&v));
-                        check_memory("$addToSet", *bytes, bytes_max)?;
-                        items.push(v);
-                    }
+                    add_to_set(items, seen, bytes, v, "$addToSet", bytes_max)?;
                 }
             }
+            State::MergeObjects(merged) => match value {
+                None | Some(Bson::Null | Bson::Undefined) => {}
+                Some(Bson::Document(doc)) => {
+                    for (name, v) in doc {
+                        merged.insert(name, v);
+                    }
+                }
+                Some(other) => {
+                    return Err(location(
+                        40400,
+                        format!(
+                            "$mergeObjects requires object inputs, but input {} is of type {}",
+                            fields::show(&other),
+                            crate::expr::value_type_name(&Some(other.clone()))
+                        ),
+                    ));
+                }
+            },
+            State::StdDev(deviation, _) => {
+                if let Some(v) = &value {
+                    deviation.add(v);
+                }
+            }
+            State::ConcatArrays(items, bytes) => match value {
+                None => {}
+                Some(Bson::Array(values)) => {
+                    let size = values.iter().map(|v| 8 + value_size(v)).sum::<usize>();
+                    *bytes = bytes.saturating_add(size);
+                    if *bytes > bytes_max {
+                        return Err(QueryError::ExceededMemoryLimit(format!(
+                            "$concatArrays used too much memory and cannot spill to disk. \
+                             Memory limit: {bytes_max} bytes"
+                        )));
+                    }
+                    items.extend(values);
+                }
+                Some(other) => return Err(requires_arrays("$concatArrays", &other)),
+            },
+            State::SetUnion(items, seen, bytes) => match value {
+                None => {}
+                Some(Bson::Array(values)) => {
+                    for v in values {
+                        add_to_set(items, seen, bytes, v, "$setUnion", bytes_max)?;
+                    }
+                }
+                Some(other) => return Err(requires_arrays("$setUnion", &other)),
+            },
+            State::N(state) => state.add(operator, value, key, bytes_max)?,
         }
         Ok(())
     }
@@ -407,9 +652,42 @@ impl State {
             State::Min(best) | State::Max(best) => best.unwrap_or(Bson::Null),
             State::First(first) => first.unwrap_or(Bson::Null),
             State::Last(last) => last,
-            State::Push(items, _) | State::AddToSet(items, _, _) => Bson::Array(items),
+            State::Push(items, _)
+            | State::AddToSet(items, _, _)
+            | State::ConcatArrays(items, _)
+            | State::SetUnion(items, _, _) => Bson::Array(items),
+            State::MergeObjects(merged) => Bson::Document(merged),
+            State::StdDev(deviation, sample) => deviation.result(sample),
+            State::N(state) => state.finish(),
         }
     }
+}
+
+/// Adds `value` to a set kept in first-appearance order.
+fn add_to_set(
+    items: &mut Vec<Bson>,
+    seen: &mut HashSet<Vec<u8>>,
+    bytes: &mut usize,
+    value: Bson,
+    name: &str,
+    bytes_max: usize,
+) -> Result<(), QueryError> {
+    let key = bson_canonical::encode(value_to_raw(&value).as_raw_bson_ref());
+    if seen.insert(key) {
+        *bytes = bytes.saturating_add(value_size(&value));
+        check_memory(name, *bytes, bytes_max)?;
+        items.push(value);
+    }
+    Ok(())
+}
+
+/// `$concatArrays` and `$setUnion` of a value that is not an array (14).
+fn requires_arrays(name: &str, value: &Bson) -> QueryError {
+    QueryError::TypeMismatch(format!(
+        "{name} requires array inputs, but input {} is of type {}",
+        fields::show(value),
+        crate::expr::value_type_name(&Some(value.clone()))
+    ))
 }
 
 /// `$min` / `$max`: null, undefined and missing are skipped; a value
@@ -430,7 +708,7 @@ fn keep_best(best: &mut Option<Bson>, value: Option<Bson>, want: Ordering) {
     }
 }
 
-fn check_memory(name: &str, bytes: usize, bytes_max: usize) -> Result<(), QueryError> {
+pub(super) fn check_memory(name: &str, bytes: usize, bytes_max: usize) -> Result<(), QueryError> {
     if bytes <= bytes_max {
         return Ok(());
     }
@@ -441,7 +719,7 @@ fn check_memory(name: &str, bytes: usize, bytes_max: usize) -> Result<(), QueryE
 }
 
 /// The size of a value as a BSON element body, for the accumulator memory limit.
-fn value_size(value: &Bson) -> usize {
+pub(super) fn value_size(value: &Bson) -> usize {
     match value {
         Bson::Double(_) | Bson::Int64(_) | Bson::DateTime(_) | Bson::Timestamp(_) => 8,
         Bson::Int32(_) => 4,
@@ -507,6 +785,60 @@ mod tests {
             Bson::Double(1.5)
         );
         assert_eq!(sum_of(&[Bson::String("x".into())]), Bson::Int32(0));
+    }
+
+    #[test]
+    fn every_collecting_accumulator_has_the_memory_limit() {
+        let values: Vec<Bson> = (0..3)
+            .map(|i| Bson::Array(vec![Bson::String(format!("012345678{i}"))]))
+            .collect();
+        for (name, spec) in [
+            ("$firstN", rawdoc! {"$firstN": {"input": "$v", "n": 5}}),
+            ("$lastN", rawdoc! {"$lastN": {"input": "$v", "n": 5}}),
+            ("$minN", rawdoc! {"$minN": {"input": "$v", "n": 5}}),
+            ("$maxN", rawdoc! {"$maxN": {"input": "$v", "n": 5}}),
+            (
+                "$topN",
+                rawdoc! {"$topN": {"output": "$v", "sortBy": {"v": 1}, "n": 5}},
+            ),
+            (
+                "$bottomN",
+                rawdoc! {"$bottomN": {"output": "$v", "sortBy": {"v": 1}, "n": 5}},
+            ),
+            ("$concatArrays", rawdoc! {"$concatArrays": "$v"}),
+            ("$setUnion", rawdoc! {"$setUnion": "$v"}),
+        ] {
+            let mut whole = rawdoc! {"_id": null};
+            whole.append(cstr("all"), spec);
+            let mut group = Group::parse(
+                RawBsonRef::Document(&whole),
+                &crate::variables::NO_VARIABLES,
+            )
+            .expect("parses");
+            group.bytes_max = 40;
+            let e = group
+                .run(docs(&values).into_iter())
+                .expect_err("over the limit");
+            assert_eq!(e.code(), 146, "{name}");
+            assert!(e.to_string().starts_with(name), "{e}");
+            // Under the limit the same group runs.
+            group.bytes_max = 1000;
+            group.run(docs(&values).into_iter()).expect("fits");
+        }
+        // With n = 1 a kept value is replaced, not added: the held bytes stay small.
+        let spec = rawdoc! {"_id": null, "l": {"$lastN": {"input": "$v", "n": 1}},
+        "b": {"$bottomN": {"output": "$v", "sortBy": {"v": 1}, "n": 1}}};
+        let mut group = Group::parse(RawBsonRef::Document(&spec), &crate::variables::NO_VARIABLES)
+            .expect("parses");
+        // One value with its sort key is 43 bytes; two would be 86.
+        group.bytes_max = 50;
+        group
+            .run(docs(&values).into_iter())
+            .expect("one value held at a time");
+    }
+
+    fn cstr(name: &str) -> &bson::raw::CStr {
+        <&bson::raw::CStr>::try_from(name).expect("a valid key")
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! `$unset`, `$replaceRoot`/`$replaceWith`, `$group`, `$count`, `$unwind`,
 //! `$sortByCount`, `$facet` and `$documents` (first stage only). `$group`
 //! accumulators: `$sum`, `$avg`, `$min`, `$max`, `$first`, `$last`, `$push`,
-//! `$addToSet` and `$count`.
+//! `$addToSet`, `$count`, `$mergeObjects`, `$stdDevPop`, `$stdDevSamp`,
+//! `$concatArrays`, `$setUnion`, `$firstN`, `$lastN`, `$minN`, `$maxN`,
+//! `$top`, `$bottom`, `$topN` and `$bottomN`.
 //!
 //! Parsed here, carried out by the engine: a final `$out` or `$merge`
 //! ([`Pipeline::output`]: [`Pipeline::run`] yields the documents they write)
@@ -18,7 +20,7 @@
 //! need the engine or that are not written yet (`$lookup`, `$unionWith`, `$graphLookup`, `$geoNear`, `$collStats`, `$indexStats`,
 //! `$currentOp`, `$changeStream`, `$search`, `$densify`, `$fill`,
 //! `$setWindowFields`, `$bucket`, `$bucketAuto`, `$sample`, `$redact`, ...),
-//! the other accumulators (`$stdDevPop`, `$mergeObjects`, `$topN`, ...) and
+//! the accumulators `$accumulator`, `$median` and `$percentile`, and
 //! `$sum`/`$avg` over Decimal128 values. An unknown stage is 40324.
 //!
 //! Execution streams: `$match`, `$skip`, `$limit`, `$project`,
@@ -30,6 +32,7 @@
 
 mod fields;
 mod group;
+mod group_n;
 mod output;
 mod stages;
 
