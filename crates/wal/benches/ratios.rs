@@ -41,7 +41,12 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let run = |section: &str| words.is_empty() || words.iter().any(|w| section.contains(w));
+    let run = |section: &str| {
+        words.is_empty()
+            || words
+                .iter()
+                .any(|w| !w.starts_with("window-") && section.contains(w))
+    };
     let root = bench_dir("ratios");
     println!("wal ratios bench, files in {}", root.display());
     if run("latency") {
@@ -55,6 +60,16 @@ fn main() {
     }
     if run("throughput") {
         throughput(&root);
+    }
+    // `window-N` (never part of a full run): one 2 s window of N committers, printing the
+    // commit count, for `perf stat` per commit.
+    for word in &words {
+        if let Some(threads) = word.strip_prefix("window-").and_then(|n| n.parse().ok()) {
+            let (wal, _) =
+                Wal::open_path(&root, "window.wal", WalOptions::default()).expect("open");
+            let (total, rate) = window(&Arc::new(wal), threads, Duration::from_secs(2));
+            println!("window of {threads} committers: {total:.0} commits, {rate:.0}/s");
+        }
     }
     let _ = std::fs::remove_dir_all(&root);
 }
