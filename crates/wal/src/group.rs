@@ -8,9 +8,6 @@
 //!   the state lock; `Bells::ring` bumps `Bells::rings` before it takes `Bells::lock`, so
 //!   no ring is lost between that check and the wait.
 //! - `Bells::lock` is a leaf: no other lock of the log is held while it is.
-//! - `Bells::lock` counts the committers asleep on each bell, changed only around a wait;
-//!   a ring with none asleep wakes no one (a committer that checks after the ring sees
-//!   `rings` moved and does not sleep).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError};
@@ -18,13 +15,6 @@ use std::time::{Duration, Instant};
 
 /// The longest a gather waits for the committers it expects, whatever the last sync took.
 pub(crate) const GATHER_WAIT_MAX: Duration = Duration::from_millis(2);
-
-/// How long a committer yields the CPU in a loop before it sleeps on its bell, in units
-/// of the last round's write and sync (`Gather::wait_max`): its round may still have to
-/// gather (at most one such unit) and then write and sync (about one, if the disk is as
-/// fast as last time). A round slower than that means a stalled disk or a preempted
-/// leader, and sleeping is then cheaper than yielding.
-pub(crate) const SPIN_ROUNDS: u32 = 2;
 
 /// How the next commit round gathers its committers (see the module docs of `wal`).
 #[derive(Debug)]
@@ -56,22 +46,17 @@ pub(crate) struct Published {
 /// and the wait.
 #[derive(Debug, Default)]
 pub(crate) struct Bells {
-    /// Committers asleep on each bell (committers that wait by yielding are not).
-    pub(crate) lock: Mutex<[usize; 2]>,
+    pub(crate) lock: Mutex<()>,
     pub(crate) rounds: [Condvar; 2],
     pub(crate) rings: [AtomicU64; 2],
 }
 
 impl Bells {
     /// Wakes every committer asleep on round `round`'s bell (or one, with `all` false).
-    /// Costs no system call when none is asleep.
     pub(crate) fn ring(&self, round: u64, all: bool) {
         let bell = parity(round);
         self.rings[bell].fetch_add(1, Ordering::AcqRel);
-        let asleep = self.lock.lock().unwrap_or_else(PoisonError::into_inner)[bell];
-        if asleep == 0 {
-            return;
-        }
+        drop(self.lock.lock().unwrap_or_else(PoisonError::into_inner));
         if all {
             self.rounds[bell].notify_all();
         } else {
@@ -83,13 +68,12 @@ impl Bells {
     /// until `due` when given. Returns on any wake-up, which may be spurious.
     pub(crate) fn sleep(&self, round: u64, rung: u64, due: Option<Instant>) {
         let bell = parity(round);
-        let mut guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
         if self.rings[bell].load(Ordering::Acquire) != rung {
             return;
         }
-        guard[bell] += 1;
         let condvar = &self.rounds[bell];
-        let mut guard = match due {
+        drop(match due {
             None => condvar.wait(guard).unwrap_or_else(PoisonError::into_inner),
             Some(due) => {
                 let timeout = due.saturating_duration_since(Instant::now());
@@ -98,8 +82,7 @@ impl Bells {
                     .unwrap_or_else(PoisonError::into_inner)
                     .0
             }
-        };
-        guard[bell] -= 1;
+        });
     }
 }
 

@@ -43,7 +43,7 @@ use crate::Lsn;
 use crate::crashpoint;
 use crate::error::{Result, WalError};
 use crate::format::{self, BlockMeta, Codec, FileHeader};
-use crate::group::{Bells, GATHER_WAIT_MAX, Gather, Published, SPIN_ROUNDS, parity};
+use crate::group::{Bells, GATHER_WAIT_MAX, Gather, Published, parity};
 use crate::limits::{
     BLOCK_ALIGN, BLOCK_LEN_RAW_MAX, BLOCK_LEN_TARGET, FILE_HEADER_LEN, PREALLOCATE_CHUNK_DEFAULT,
     RECORD_HEADER_LEN, RECORD_LEN_MAX, SEALED_BACKLOG_MAX,
@@ -360,14 +360,8 @@ impl Wal {
             }
             state.waiting[parity(round)] += 1;
             let rung = self.bells.rings[parity(round)].load(Ordering::Acquire);
-            let spin = state.gather.wait_max * SPIN_ROUNDS;
             drop(state);
-            let now = Instant::now();
-            let spin_until = due.map_or(now + spin, |due| due.min(now + spin));
-            let rang = self.spin(lsn, round, rung, spin_until);
-            if !rang && due.is_none_or(|due| Instant::now() < due) {
-                self.bells.sleep(round, rung, due);
-            }
+            self.bells.sleep(round, rung, due);
             if let Some(outcome) = self.outcome(lsn) {
                 // The leader counted this committer out when it published the outcome.
                 return outcome;
@@ -382,22 +376,6 @@ impl Wal {
             if due.is_some() {
                 state.gather.timer = None;
             }
-        }
-    }
-
-    /// Waits for round `round` without sleeping: yields the CPU until the outcome for
-    /// `lsn` is published or the round's bell rang since it read `rung` (then returns
-    /// `true`), or until `until` (then `false`).
-    fn spin(&self, lsn: Lsn, round: u64, rung: u64, until: Instant) -> bool {
-        let bell = &self.bells.rings[parity(round)];
-        loop {
-            if self.outcome(lsn).is_some() || bell.load(Ordering::Acquire) != rung {
-                return true;
-            }
-            if Instant::now() >= until {
-                return false;
-            }
-            std::thread::yield_now();
         }
     }
 
