@@ -6,7 +6,9 @@
 //! 1. commit latency of one small record against a bare 4 KiB append + fdatasync and
 //!    against a 4 KiB overwrite of preallocated space + fdatasync (interleaved rounds);
 //! 2. commits per second with 1, 8, 32 and 128 concurrent committers, and commits per
-//!    fsync;
+//!    fsync, one 1.5 s window each; then 1 against 32 committers in alternating short
+//!    windows (one scheduler tick or a burst of load elsewhere moves a single window's
+//!    rate a lot, so the ratio goal is read from the medians of the alternating ones);
 //! 3. append throughput of 16 KiB documents against lz4_flex compressing the same bytes.
 //!
 //! Invariants:
@@ -27,12 +29,48 @@ mod support;
 const ROUNDS: usize = 5;
 const LATENCY_ITERATIONS: usize = 300;
 
+/// Alternating windows of 1 and 32 committers: this many of each.
+const PAIRS: usize = 10;
+const PAIR_WINDOW: Duration = Duration::from_millis(300);
+
 fn main() {
+    // `cargo bench -p wal --bench ratios -- concurrency` runs only the sections whose
+    // name (latency, concurrency, concurrency-interleaved, throughput) contains one of
+    // the words given (all of them without any).
+    let words: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let run = |section: &str| {
+        words.is_empty()
+            || words
+                .iter()
+                .any(|w| !w.starts_with("window-") && section.contains(w))
+    };
     let root = bench_dir("ratios");
     println!("wal ratios bench, files in {}", root.display());
-    latency(&root);
-    concurrency(&root);
-    throughput(&root);
+    if run("latency") {
+        latency(&root);
+    }
+    if run("concurrency") {
+        concurrency(&root);
+    }
+    if run("concurrency-interleaved") {
+        interleaved(&root);
+    }
+    if run("throughput") {
+        throughput(&root);
+    }
+    // `window-N` (never part of a full run): one 2 s window of N committers, printing the
+    // commit count, for `perf stat` per commit.
+    for word in &words {
+        if let Some(threads) = word.strip_prefix("window-").and_then(|n| n.parse().ok()) {
+            let (wal, _) =
+                Wal::open_path(&root, "window.wal", WalOptions::default()).expect("open");
+            let (total, rate) = window(&Arc::new(wal), threads, Duration::from_secs(2));
+            println!("window of {threads} committers: {total:.0} commits, {rate:.0}/s");
+        }
+    }
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -173,33 +211,9 @@ fn concurrency(root: &Path) {
         )
         .expect("open");
         let wal = Arc::new(wal);
-        let stop = Arc::new(AtomicBool::new(false));
-        let commits = Arc::new(AtomicU64::new(0));
         let syncs_before = dir.syncs();
-        let start = Instant::now();
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let (wal, stop, commits) =
-                    (Arc::clone(&wal), Arc::clone(&stop), Arc::clone(&commits));
-                std::thread::spawn(move || {
-                    let record = [0x33u8; 100];
-                    while !stop.load(Ordering::Relaxed) {
-                        let lsn = wal.append(&record).expect("append");
-                        wal.commit(lsn).expect("commit");
-                        commits.fetch_add(1, Ordering::Relaxed);
-                    }
-                })
-            })
-            .collect();
-        std::thread::sleep(Duration::from_millis(1500));
-        stop.store(true, Ordering::Relaxed);
-        for handle in handles {
-            handle.join().expect("committer");
-        }
-        let elapsed = start.elapsed().as_secs_f64();
-        let total = commits.load(Ordering::Relaxed) as f64;
+        let (total, rate) = window(&wal, threads, Duration::from_millis(1500));
         let syncs = (dir.syncs() - syncs_before).max(1) as f64;
-        let rate = total / elapsed;
         if threads == 1 {
             single = rate;
         }
@@ -209,6 +223,90 @@ fn concurrency(root: &Path) {
             total / syncs
         );
     }
+}
+
+/// Runs `threads` committers on `wal` for `duration`, each appending one 100-byte record
+/// and committing it, over and over. Returns the commits and the commits per second.
+fn window(wal: &Arc<Wal>, threads: usize, duration: Duration) -> (f64, f64) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let commits = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            let (wal, stop, commits) = (Arc::clone(wal), Arc::clone(&stop), Arc::clone(&commits));
+            std::thread::spawn(move || {
+                let record = [0x33u8; 100];
+                while !stop.load(Ordering::Relaxed) {
+                    let lsn = wal.append(&record).expect("append");
+                    wal.commit(lsn).expect("commit");
+                    commits.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(duration);
+    stop.store(true, Ordering::Relaxed);
+    for handle in handles {
+        handle.join().expect("committer");
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let total = commits.load(Ordering::Relaxed) as f64;
+    (total, total / elapsed)
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
+/// 1 against 32 committers in alternating short windows (1, 32, 32, 1, 1, 32, ...), each
+/// on its own log, so drift of the machine reaches both series alike.
+fn interleaved(root: &Path) {
+    let open = |name: &str| {
+        let (wal, _) = Wal::open_path(root, name, WalOptions::default()).expect("open");
+        let wal = Arc::new(wal);
+        // Warm up: the file's first preallocation, and the gather's timing.
+        window(&wal, 1, Duration::from_millis(50));
+        wal
+    };
+    let (one, many) = (open("interleaved-1.wal"), open("interleaved-32.wal"));
+    let (mut rates_one, mut rates_many, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for pair in 0..PAIRS {
+        let (rate_one, rate_many) = if pair % 2 == 0 {
+            let a = window(&one, 1, PAIR_WINDOW).1;
+            (a, window(&many, 32, PAIR_WINDOW).1)
+        } else {
+            let b = window(&many, 32, PAIR_WINDOW).1;
+            (window(&one, 1, PAIR_WINDOW).1, b)
+        };
+        rates_one.push(rate_one);
+        rates_many.push(rate_many);
+        ratios.push(rate_many / rate_one);
+    }
+    let spread = |values: &[f64]| {
+        let (min, max) = values
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        (median(values), min, max)
+    };
+    println!();
+    println!(
+        "## 2b. 1 against 32 committers, {PAIRS} alternating pairs of {} ms windows",
+        PAIR_WINDOW.as_millis()
+    );
+    println!("| committers | median commits/s | min | max |");
+    println!("| --- | --- | --- | --- |");
+    for (threads, rates) in [(1, &rates_one), (32, &rates_many)] {
+        let (med, min, max) = spread(rates);
+        println!("| {threads} | {med:.0} | {min:.0} | {max:.0} |");
+    }
+    let (med, min, max) = spread(&ratios);
+    println!(
+        "ratio of medians 32 / 1 committer (goal >= 20): {:.1}",
+        median(&rates_many) / median(&rates_one)
+    );
+    println!("ratio within each pair: median {med:.1}, min {min:.1}, max {max:.1}");
 }
 
 /// Append throughput of 16 KiB documents against lz4_flex alone.

@@ -1,10 +1,10 @@
 //! Many threads committing at once share writes and fsyncs, and each learns when its own
 //! record is durable.
 
-use super::{NAME, open, payload};
+use super::{NAME, mem_dir_with, open, payload};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 use wal::{
@@ -337,6 +337,145 @@ fn many_committers_then_a_failed_sync_and_a_crash_keep_every_acknowledged_record
                 "seed {seed}: recovered a record never appended"
             );
         }
+        for (lsn, record) in &acknowledged {
+            assert_eq!(
+                recovery.records.get((lsn.0 - 1) as usize),
+                Some(&(*lsn, record.clone())),
+                "seed {seed}: acknowledged {lsn:?} lost"
+            );
+        }
+    }
+}
+
+/// A storage whose syncs each take a random while (now and then longer than any
+/// committer waits awake) before the inner sync makes anything durable.
+#[derive(Debug, Default)]
+struct JitterySync(CrashStorage);
+
+/// A random number from a sequence shared by every thread (the order is up to them).
+fn jitter(below: u64) -> u64 {
+    static STATE: AtomicU64 = AtomicU64::new(0x2545_f491_4f6c_dd1d);
+    let mut x = STATE.fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (x ^ (x >> 31)) % below
+}
+
+impl Storage for JitterySync {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        self.0.read_at(buf, offset)
+    }
+    fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<usize> {
+        self.0.write_at(buf, offset)
+    }
+    fn sync(&self) -> std::io::Result<()> {
+        let micros = match jitter(20) {
+            0 => 4_000 + jitter(3_000),
+            1..=4 => 0,
+            _ => jitter(500),
+        };
+        std::thread::sleep(Duration::from_micros(micros));
+        self.0.sync()
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        self.0.len()
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.0.set_len(len)
+    }
+}
+
+/// Whether `lsn` survives a crash of `file` now: the log recovered from only the bytes
+/// its completed syncs made durable holds it.
+fn survives_crash(file: &FaultyStorage<JitterySync>, lsn: Lsn) -> bool {
+    let (_, recovery) = open(&mem_dir_with(file.inner().0.durable_snapshot()));
+    recovery.lsn_next > lsn
+}
+
+/// 32 committers with random pauses, syncs of random length (some far longer than a
+/// committer waits awake, so committers also fall asleep and must be woken), and in
+/// every other seed a sync failing for good. Every `commit` returns (none sleeps
+/// forever), returns `Ok` only once its record survives a crash, and after the failure
+/// every call fails; a crash at the end keeps every acknowledged record.
+#[test]
+fn committers_return_ok_only_once_durable_and_never_sleep_forever() {
+    for seed in 0..8u64 {
+        let dir = Arc::new(MemDir::with_factory(|| {
+            FaultyStorage::new(JitterySync::default())
+        }));
+        let (wal, _) = open(&dir);
+        let wal = Arc::new(wal);
+        let file = dir.file(NAME).expect("file");
+        let failing = seed % 2 == 1;
+        if failing {
+            file.inject(Fault {
+                op: Op::Sync,
+                nth: file.count(Op::Sync) + 3 + seed * 2,
+                kind: FaultKind::Io,
+                sticky: true,
+            });
+        }
+        let (send, receive) = mpsc::channel();
+        for t in 0..32u64 {
+            let (wal, file, send) = (Arc::clone(&wal), Arc::clone(&file), send.clone());
+            std::thread::spawn(move || {
+                let (mut acknowledged, mut early) = (Vec::new(), Vec::new());
+                let mut failed = false;
+                for i in 0..30u64 {
+                    let record = payload(seed * 100_000 + t * 1000 + i, 30 + (i % 7) as usize * 40);
+                    let Ok(lsn) = wal.append(&record) else {
+                        failed = true;
+                        break;
+                    };
+                    match jitter(4) {
+                        0 => std::thread::yield_now(),
+                        1 => std::thread::sleep(Duration::from_micros(jitter(300))),
+                        _ => {}
+                    }
+                    match wal.commit(lsn) {
+                        Ok(()) => {
+                            if !survives_crash(&file, lsn) {
+                                early.push(lsn);
+                            }
+                            acknowledged.push((lsn, record));
+                        }
+                        Err(_) => {
+                            failed = true;
+                            break;
+                        }
+                    }
+                }
+                send.send((acknowledged, early, failed)).expect("send");
+            });
+        }
+        drop(send);
+        let mut acknowledged = Vec::new();
+        let mut failures = 0;
+        for _ in 0..32 {
+            let (ack, early, failed) = receive
+                .recv_timeout(GATE_TIMEOUT)
+                .unwrap_or_else(|_| panic!("seed {seed}: a committer never returned"));
+            assert!(
+                early.is_empty(),
+                "seed {seed}: commit returned Ok before {early:?} was durable"
+            );
+            acknowledged.extend(ack);
+            failures += usize::from(failed);
+        }
+        if failing {
+            assert!(wal.is_poisoned(), "seed {seed}: the fault never fired");
+            assert_eq!(
+                failures, 32,
+                "seed {seed}: a committer went on after the failure"
+            );
+            assert!(matches!(wal.commit_all(), Err(WalError::Poisoned)));
+        } else {
+            assert_eq!(failures, 0, "seed {seed}: a commit failed without a fault");
+            assert_eq!(acknowledged.len(), 32 * 30);
+        }
+        drop(wal);
+        file.clear();
+        let (_, recovery) = open(&mem_dir_with(file.inner().0.crash(seed)));
         for (lsn, record) in &acknowledged {
             assert_eq!(
                 recovery.records.get((lsn.0 - 1) as usize),
