@@ -63,6 +63,71 @@ const POSITIONAL: &[&str] = &[
     "$last",
 ];
 
+/// Expression operators MongoDB has that this crate does not: refused with NotImplemented
+/// (238) rather than reported unknown (168), so a user can tell a gap from a typo.
+const NOT_IMPLEMENTED: &[&str] = &[
+    "$accumulator",
+    "$acos",
+    "$acosh",
+    "$arrayToObject",
+    "$asin",
+    "$asinh",
+    "$atan",
+    "$atan2",
+    "$atanh",
+    "$binarySize",
+    "$bitAnd",
+    "$bitNot",
+    "$bitOr",
+    "$bitXor",
+    "$bsonSize",
+    "$cos",
+    "$cosh",
+    "$degreesToRadians",
+    "$exp",
+    "$firstN",
+    "$function",
+    "$indexOfArray",
+    "$indexOfBytes",
+    "$indexOfCP",
+    "$lastN",
+    "$ln",
+    "$log",
+    "$log10",
+    "$maxN",
+    "$median",
+    "$mergeObjects",
+    "$meta",
+    "$minN",
+    "$objectToArray",
+    "$percentile",
+    "$pow",
+    "$radiansToDegrees",
+    "$range",
+    "$reduce",
+    "$regexFind",
+    "$regexFindAll",
+    "$regexMatch",
+    "$replaceAll",
+    "$replaceOne",
+    "$reverseArray",
+    "$sampleRate",
+    "$sin",
+    "$sinh",
+    "$sortArray",
+    "$stdDevPop",
+    "$stdDevSamp",
+    "$strcasecmp",
+    "$substrCP",
+    "$tan",
+    "$tanh",
+    "$toHashedIndexKey",
+    "$toUUID",
+    "$tsIncrement",
+    "$tsSecond",
+    "$zip",
+];
+
 const NAMED: &[(&str, &[&str])] = &[
     ("$filter", &["input", "as", "cond", "limit"]),
     ("$map", &["input", "as", "in"]),
@@ -98,6 +163,9 @@ pub(super) fn parse_operator(key: &str, arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) 
                 (*name).to_owned(),
                 parse_named(name, arg, allowed, ctx)?,
             )),
+            None if NOT_IMPLEMENTED.contains(&key) => Err(QueryError::NotImplemented(format!(
+                "the {key} expression operator is not implemented"
+            ))),
             None => Err(QueryError::InvalidPipelineOperator(key.to_owned())),
         },
     }
@@ -811,4 +879,35 @@ fn random_unit() -> f64 {
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u64(COUNTER.fetch_add(1, AtomicOrdering::Relaxed));
     (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NOT_IMPLEMENTED;
+    use crate::{Expression, QueryError};
+    use bson::{RawBsonRef, RawDocumentBuf, doc};
+
+    fn parse(operator: &str) -> Result<Expression, QueryError> {
+        let spec = RawDocumentBuf::try_from(&doc! { operator: [1, 2] }).expect("document");
+        Expression::parse(RawBsonRef::Document(&spec))
+    }
+
+    /// Every operator on the list is refused as not implemented (238), so the list holds
+    /// only what is missing: implementing one makes this fail until it leaves the list.
+    /// A name MongoDB does not have stays unknown (168).
+    #[test]
+    fn operators_mongodb_has_and_this_crate_lacks_are_not_implemented() {
+        for operator in NOT_IMPLEMENTED {
+            match parse(operator) {
+                Err(QueryError::NotImplemented(message)) => {
+                    assert!(message.contains(operator), "{message}");
+                }
+                other => panic!("{operator}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            parse("$bogus"),
+            Err(QueryError::InvalidPipelineOperator(_))
+        ));
+    }
 }
