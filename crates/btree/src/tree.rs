@@ -217,16 +217,8 @@ pub(crate) fn separator(left: &[u8], right: &[u8]) -> Vec<u8> {
 
 /// The full key of a leaf cell given as its bytes (`page` names it in errors).
 fn cell_key<T: PageRead>(txn: &T, cell: &[u8], page: PageId) -> Result<Vec<u8>> {
-    match node::leaf_cell_key(cell, page)? {
-        (Part::Inline(range), _) => Ok(cell[range].to_vec()),
-        (Part::Overflow(id), len) => {
-            let extent = txn.page(id)?;
-            let key = extent
-                .get(..len)
-                .ok_or_else(|| corrupt(id.0, "overflow extent shorter than its cell says"))?;
-            Ok(key.to_vec())
-        }
-    }
+    let (part, len) = node::leaf_cell_key(cell, page)?;
+    Ok(load(txn, &Cow::Borrowed(cell), &part, len)?.into_owned())
 }
 
 /// The full key of cell `i` of `node`.
@@ -236,18 +228,8 @@ pub(crate) fn key_bytes<T: PageRead>(
     id: PageId,
     i: usize,
 ) -> Result<Vec<u8>> {
-    let node = Node::parse(page, id)?;
-    let (part, len) = node.key(i)?;
-    match part {
-        Part::Inline(range) => Ok(page[range].to_vec()),
-        Part::Overflow(page_id) => {
-            let extent = txn.page(page_id)?;
-            let key = extent
-                .get(..len)
-                .ok_or_else(|| corrupt(page_id.0, "overflow extent shorter than its cell says"))?;
-            Ok(key.to_vec())
-        }
-    }
+    let (part, len) = Node::parse(page, id)?.key(i)?;
+    Ok(load(txn, &Cow::Borrowed(page), &part, len)?.into_owned())
 }
 
 /// What inserting into a subtree did.
@@ -540,26 +522,25 @@ fn share_with_sibling(
     at: usize,
     cell: &[u8],
 ) -> Result<bool> {
-    let (count, parent_free) = {
+    let (siblings, parent_free) = {
         let page = txn.page(id)?;
         let node = Node::parse(&page, id)?;
+        let mut siblings = Vec::with_capacity(2);
+        for i in [index.checked_sub(1), Some(index + 1)]
+            .into_iter()
+            .flatten()
+        {
+            if i <= node.count() {
+                siblings.push((i, node.child(i)?));
+            }
+        }
         (
-            node.count(),
+            siblings,
             NODE_CAPACITY + NODE_HEADER_SIZE - node.used_bytes(),
         )
     };
     let mut best: Option<(usize, PageId, usize)> = None;
-    for sibling_index in [
-        index.checked_sub(1),
-        Some(index + 1).filter(|&i| i <= count),
-    ] {
-        let Some(sibling_index) = sibling_index else {
-            continue;
-        };
-        let sibling = {
-            let page = txn.page(id)?;
-            Node::parse(&page, id)?.child(sibling_index)?
-        };
+    for (sibling_index, sibling) in siblings {
         let page = txn.page(sibling)?;
         let node = Node::parse(&page, sibling)?;
         if !node.is_leaf() {
