@@ -13,7 +13,7 @@
 //!   is replaced by that child. A leaf under a quarter full merges with a neighbour when
 //!   both fit in half a page; underfull branches are kept.
 //! - A full leaf splits only when neither neighbour has room to take its share
-//!   (`share_with_sibling`, `SHARE_SLACK`): random inserts leave leaves about 85% full
+//!   (`share_with_sibling`, `SHARE_SLACK`): random inserts leave leaves about 86% full
 //!   instead of about two-thirds.
 //! - Each overflow extent is owned by exactly one cell; removing or replacing the cell frees it.
 

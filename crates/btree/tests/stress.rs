@@ -108,10 +108,11 @@ fn stress_large_keys_and_values() {
     }
 }
 
-/// Delete a random half, refill, ten rounds; batches of n/1,000 per commit (200 in a
-/// release build: each commit touches the same share of the tree at every size) and a checkpoint
-/// every 10 commits or when `checkpoint_due` says so (the engine's rhythm). The file must
-/// stay near the live size.
+/// Delete a random half, refill, ten rounds; batches of n/1,000 per commit (100,000 keys
+/// and batches of 100 in a debug build, 200,000 and 200 in release, or set
+/// `MFDB_CHURN_KEYS`: each commit touches the same share of the tree at every size) and a
+/// checkpoint every 10 commits or when `checkpoint_due` says so (the engine's rhythm). The
+/// file must stay near the live size.
 #[test]
 fn stress_churn_settles_near_the_live_size() {
     let storage = Arc::new(wal::MemStorage::new());
@@ -120,7 +121,7 @@ fn stress_churn_settles_near_the_live_size() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(if cfg!(debug_assertions) {
-            20_000u64
+            100_000u64
         } else {
             200_000
         });
@@ -184,10 +185,14 @@ fn stress_churn_settles_near_the_live_size() {
         "file is {pages_ratio:.2}x the live pages"
     );
     // Leaves that split only when no neighbour has room stay about 86% full, with cells
-    // of 3 header bytes: 1.34x to 1.38x; splitting every full leaf in two, with 9-byte
-    // cell headers, gave 1.86x.
+    // of 3 header bytes, a checkpoint due at 1/64 of the file and growth by 1/64: 1.298x
+    // at 200,000 keys, 1.297x at 1,000,000. Splitting every full leaf in two, with 9-byte
+    // cell headers, gave 1.86x; 1/32 for all three, 1.342x; 1/32 sharing slack alone,
+    // 1.315x (100,000 keys). A small file grows in steps that are a larger share of it:
+    // 1.324x at 20,000 keys.
+    let bound = if n >= 100_000 { 1.30 } else { 1.35 };
     assert!(
-        bytes_ratio <= 1.45,
-        "file is {bytes_ratio:.2}x the live key and value bytes"
+        bytes_ratio <= bound,
+        "file is {bytes_ratio:.3}x the live key and value bytes (goal {bound}x)"
     );
 }
