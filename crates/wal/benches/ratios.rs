@@ -9,7 +9,9 @@
 //!    fsync, one 1.5 s window each; then 1 against 32 committers in alternating short
 //!    windows (one scheduler tick or a burst of load elsewhere moves a single window's
 //!    rate a lot, so the ratio goal is read from the medians of the alternating ones);
-//! 3. append throughput of 16 KiB documents against lz4_flex compressing the same bytes.
+//! 3. append throughput of 16 KiB documents against lz4_flex compressing the same bytes;
+//! 4. the machine's ceiling for the ratio of 2.: 1 against 32 committers of the log and
+//!    of two bare group-commit skeletons (`ceiling`), in alternating windows.
 //!
 //! Invariants:
 //! - Every figure compared in a ratio is measured in this process, in alternating rounds,
@@ -24,6 +26,7 @@ use std::time::{Duration, Instant};
 use support::{DOC_COUNT, DOC_LEN, bench_dir, documents};
 use wal::{Dir, FaultyStorage, Op, OsDir, OsStorage, Storage, Wal, WalOptions};
 
+mod ceiling;
 mod support;
 
 const ROUNDS: usize = 5;
@@ -35,7 +38,7 @@ const PAIR_WINDOW: Duration = Duration::from_millis(300);
 
 fn main() {
     // `cargo bench -p wal --bench ratios -- concurrency` runs only the sections whose
-    // name (latency, concurrency, concurrency-interleaved, throughput) contains one of
+    // name (latency, concurrency, concurrency-interleaved, throughput, ceiling) contains one of
     // the words given (all of them without any).
     let words: Vec<String> = std::env::args()
         .skip(1)
@@ -60,6 +63,9 @@ fn main() {
     }
     if run("throughput") {
         throughput(&root);
+    }
+    if run("ceiling") {
+        ceiling_ratios(&root);
     }
     // `window-N` (never part of a full run): one 2 s window of N committers, printing the
     // commit count, for `perf stat` per commit.
@@ -369,5 +375,64 @@ fn throughput(root: &Path) {
     println!(
         "ratio append+commit / lz4 per document: {:.2}",
         append_commit / lz4_doc
+    );
+}
+
+/// 1 against 32 committers of the log and of the two skeletons in `ceiling`, in
+/// alternating windows (each pair: the three systems in turn, 1 and 32 in alternating
+/// order), so all three see the same machine.
+fn ceiling_ratios(root: &Path) {
+    use ceiling::{Lead, Skeleton};
+    let wals: Vec<Arc<Wal>> = ["ceiling-1.wal", "ceiling-32.wal"]
+        .iter()
+        .map(|name| {
+            let (wal, _) = Wal::open_path(root, name, WalOptions::default()).expect("open");
+            let wal = Arc::new(wal);
+            window(&wal, 1, Duration::from_millis(50));
+            wal
+        })
+        .collect();
+    let skeletons: Vec<Arc<Skeleton>> = [Lead::Eager, Lead::Gathered, Lead::NoIo]
+        .iter()
+        .map(|&lead| Arc::new(Skeleton::new(&root.join(format!("ceiling-{lead:?}")), lead)))
+        .collect();
+    let names = [
+        "the log",
+        "skeleton, eager leader",
+        "skeleton, gathered rounds",
+        "skeleton, gathered rounds, no I/O",
+    ];
+    let mut rates: Vec<[Vec<f64>; 2]> = (0..4).map(|_| [Vec::new(), Vec::new()]).collect();
+    for pair in 0..PAIRS {
+        for (system, series) in rates.iter_mut().enumerate() {
+            let order: [usize; 2] = if pair % 2 == 0 { [1, 32] } else { [32, 1] };
+            for threads in order {
+                let rate = match system {
+                    0 => window(&wals[usize::from(threads == 32)], threads, PAIR_WINDOW).1,
+                    _ => skeletons[system - 1].window(threads, PAIR_WINDOW),
+                };
+                series[usize::from(threads == 32)].push(rate);
+            }
+        }
+    }
+    println!();
+    println!(
+        "## 4. ceiling: 1 against 32 committers, {PAIRS} alternating pairs of {} ms windows",
+        PAIR_WINDOW.as_millis()
+    );
+    println!("| system | median commits/s, 1 | median commits/s, 32 | ratio of medians |");
+    println!("| --- | --- | --- | --- |");
+    for (name, [one, many]) in names.iter().zip(&rates) {
+        let (one, many) = (median(one), median(many));
+        println!("| {name} | {one:.0} | {many:.0} | {:.1} |", many / one);
+    }
+    // A round of 32 without I/O is pure wake-up cost; 20x needs a round of 32 (sync
+    // included) within 32/20 of a single commit's time.
+    let wake_round = 32.0 / median(&rates[3][1]) * 1e6;
+    let single = 1e6 / median(&rates[0][0]);
+    println!(
+        "a round of 32 without I/O: {wake_round:.0} µs; a single commit of the log: \
+         {single:.0} µs; 20x leaves a round of 32 {:.0} µs, sync included",
+        single * 32.0 / 20.0
     );
 }
