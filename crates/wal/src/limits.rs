@@ -28,8 +28,11 @@ pub const BLOCK_HEADER_LEN: usize = 48;
 /// Sealed, unwritten block bytes at which `append` waits for the writer to catch up.
 pub const SEALED_BACKLOG_MAX: usize = 64 * 1024 * 1024;
 
-/// Default preallocation step of the log file.
-pub const PREALLOCATE_CHUNK_DEFAULT: u64 = 16 * 1024 * 1024;
+/// Default preallocation step of the log file. Each step is written as zeros and synced
+/// inside one commit (or when a log is created, which every open after a clean close
+/// does), so it sets that commit's stall: 4 MiB costs ~10 ms of this machine's fdatasync,
+/// 16 MiB ~40 ms; the bytes written per byte of log are the same either way.
+pub const PREALLOCATE_CHUNK_DEFAULT: u64 = 4 * 1024 * 1024;
 
 const _: () = assert!(BLOCK_LEN_TARGET < BLOCK_LEN_RAW_MAX);
 const _: () = assert!(BLOCK_LEN_RAW_MAX <= u32::MAX as usize);

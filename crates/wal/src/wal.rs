@@ -757,7 +757,10 @@ fn create_file(
     dir.remove(&temp)?;
     let storage = dir.open(&temp)?;
     storage.write_all_at(&bytes, 0)?;
-    let allocated = (end + options.preallocate_chunk).next_multiple_of(options.preallocate_chunk);
+    // Up to the chunk multiple that leaves at least a quarter of a chunk past the records:
+    // one chunk for a fresh log (not two: the zeros' fdatasync is most of an open's time).
+    let allocated =
+        (end + options.preallocate_chunk / 4).next_multiple_of(options.preallocate_chunk);
     write_zeros(storage.as_ref(), end, allocated)?;
     storage.sync()?;
     if truncating {

@@ -147,6 +147,33 @@ fn truncate_before_keeps_later_records_and_lsns_continue() {
     ));
 }
 
+/// A fresh log is one chunk long, and a truncation's generation is the smallest whole
+/// number of chunks that leaves a quarter chunk past its records: the zeros' fdatasync
+/// is most of what opening a database costs.
+#[test]
+fn fresh_and_truncated_logs_preallocate_one_chunk_past_their_records() {
+    let path = temp_dir("chunks");
+    let chunk = 1u64 << 16;
+    let options = WalOptions {
+        preallocate_chunk: chunk,
+        ..options_small()
+    };
+    let (wal, _) = Wal::open_path(&path, NAME, options.clone()).expect("open");
+    let len = || std::fs::metadata(path.join(NAME)).expect("metadata").len();
+    assert_eq!(len(), chunk, "a fresh log");
+    // About 60 KiB of retained records: less than a quarter chunk left in one chunk.
+    for i in 0..100u64 {
+        let lsn = wal.append(&payload(i, 600)).expect("append");
+        wal.commit(lsn).expect("commit");
+    }
+    wal.truncate_before(Lsn(1)).expect("truncate");
+    assert_eq!(len(), 2 * chunk, "records plus at least a quarter chunk");
+    wal.truncate_before(Lsn(95)).expect("truncate");
+    assert_eq!(len(), chunk, "few records left");
+    drop(wal);
+    std::fs::remove_dir_all(&path).expect("cleanup");
+}
+
 #[test]
 fn os_log_is_preallocated_and_round_trips() {
     let path = temp_dir("os");
