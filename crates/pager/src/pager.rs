@@ -213,6 +213,18 @@ impl Pager {
         })
     }
 
+    /// Syncs the data file without excluding the writer, ahead of a checkpoint: the pages
+    /// commits wrote since the last sync (multi-page extents go to the file at commit)
+    /// reach the disk while commits go on, so the syncs of `checkpoint`, which the writer
+    /// waits for, find little left. It makes nothing durable that a crash needs: until the
+    /// checkpoint's header is written, recovery reads the previous checkpoint's pages,
+    /// which no commit overwrites. A failure fails the pager, as any failed sync does.
+    pub fn sync_ahead(&self) -> Result<()> {
+        self.check_failed()?;
+        let result = self.storage.sync().map_err(Error::from);
+        self.fail_on_io(result)
+    }
+
     /// Makes the last committed state durable and records `lsn`, the WAL position it covers.
     ///
     /// Writes the free list, syncs, writes the next header slot, syncs. Waits for (and

@@ -310,6 +310,21 @@ fn failed_flush_of_buffered_pages_makes_every_later_call_fail() {
     assert!(matches!(pager.checkpoint(6), Err(Error::PreviousIo)));
 }
 
+#[test]
+fn a_failed_sync_ahead_fails_the_pager_and_is_never_retried() {
+    let storage = Arc::new(crate::support::crash::CrashStorage::new());
+    let pager = Pager::open(storage.clone(), Options::default()).expect("open");
+    write_page(&pager, 0, 1);
+    pager.sync_ahead().expect("a sync ahead of the checkpoint");
+    pager.checkpoint(1).expect("checkpoint after it");
+    write_page(&pager, 0, 2);
+    storage.crash_at_sync(0);
+    assert!(matches!(pager.sync_ahead(), Err(Error::Io(_))));
+    assert!(matches!(pager.sync_ahead(), Err(Error::PreviousIo)));
+    assert!(matches!(pager.checkpoint(2), Err(Error::PreviousIo)));
+    assert!(matches!(pager.begin_write(), Err(Error::PreviousIo)));
+}
+
 /// A real file that refuses to grow past a byte limit, as a full disk does (ENOSPC).
 #[derive(Debug)]
 struct FullDisk {
