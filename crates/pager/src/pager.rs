@@ -30,7 +30,7 @@ use crate::writeback::WriteBack;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use wal::{Storage, crashpoint};
 
 /// How a pager opens its file.
@@ -109,6 +109,8 @@ pub struct Pager {
     pub(crate) failed: AtomicBool,
     /// Published single pages not yet written (see `writeback`).
     pub(crate) write_back: WriteBack,
+    /// Bytes written through the seam since the last sync began (see `unsynced_bytes`).
+    pub(crate) unsynced: AtomicU64,
 }
 
 impl Pager {
@@ -163,6 +165,7 @@ impl Pager {
             writer: Mutex::new(writer),
             failed: AtomicBool::new(false),
             write_back: WriteBack::default(),
+            unsynced: AtomicU64::new(0),
         })
     }
 
@@ -221,8 +224,31 @@ impl Pager {
     /// which no commit overwrites. A failure fails the pager, as any failed sync does.
     pub fn sync_ahead(&self) -> Result<()> {
         self.check_failed()?;
-        let result = self.storage.sync().map_err(Error::from);
+        let result = self.sync_storage();
         self.fail_on_io(result)
+    }
+
+    /// Bytes written to the data file since the last sync began: what the next sync has
+    /// to write. An engine that calls `sync_ahead` whenever this passes a few MiB keeps
+    /// every sync short, so a commit's log sync never queues behind a long one on the
+    /// same device.
+    pub fn unsynced_bytes(&self) -> u64 {
+        self.unsynced.load(Ordering::Relaxed)
+    }
+
+    /// Syncs the data file; what was written before this call is counted as synced.
+    fn sync_storage(&self) -> Result<()> {
+        self.unsynced.store(0, Ordering::Relaxed);
+        self.storage.sync()?;
+        Ok(())
+    }
+
+    /// Writes `bytes` at `offset` through the seam, counting them for `unsynced_bytes`.
+    pub(crate) fn write_at(&self, bytes: &[u8], offset: u64) -> Result<()> {
+        self.unsynced
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        self.storage.write_all_at(bytes, offset)?;
+        Ok(())
     }
 
     /// Makes the last committed state durable and records `lsn`, the WAL position it covers.
@@ -254,7 +280,7 @@ impl Pager {
         }
         page::seal(&mut image, extent.start, w.checkpoint_counter + 1);
         self.write_image(w, &image, extent.start)?;
-        self.storage.sync()?;
+        self.sync_storage()?;
         crashpoint::hit("checkpoint.after_pages");
         let header = HeaderSlot {
             counter: w.checkpoint_counter + 1,
@@ -263,10 +289,9 @@ impl Pager {
             free_list: Some(extent),
             roots,
         };
-        self.storage
-            .write_all_at(&header.encode(), header.slot() * PAGE_SIZE as u64)?;
+        self.write_at(&header.encode(), header.slot() * PAGE_SIZE as u64)?;
         crashpoint::hit("checkpoint.after_header_write");
-        self.storage.sync()?;
+        self.sync_storage()?;
         // Durable: the previous free-list extent is referenced by nothing now.
         if let Some(old) = w.free_list.replace(extent) {
             w.free
@@ -289,7 +314,7 @@ impl Pager {
         }
         let pages = u32::try_from(image.len() / PAGE_SIZE).expect("extent pages fit u32");
         self.write_back.forget(id, pages);
-        self.storage.write_all_at(image, id.offset())?;
+        self.write_at(image, id.offset())?;
         Ok(())
     }
 
@@ -302,7 +327,7 @@ impl Pager {
         // The entries stay until every write is done: they hold these very bytes.
         write_coalesced(pages, |batch, start| {
             crashpoint::hit("pager.commit.before_batch");
-            self.storage.write_all_at(batch, PageId(start).offset())?;
+            self.write_at(batch, PageId(start).offset())?;
             Ok(())
         })?;
         self.write_back.clear();
@@ -342,7 +367,7 @@ impl Pager {
             let n = zeros
                 .len()
                 .min(usize::try_from(end - at).unwrap_or(zeros.len()));
-            self.storage.write_all_at(&zeros[..n], at)?;
+            self.write_at(&zeros[..n], at)?;
             at += n as u64;
         }
         assert!(self.storage.len()? >= end, "file grew to {end}");

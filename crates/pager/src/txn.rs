@@ -354,7 +354,7 @@ fn write_batch(pager: &Pager, batch: &[u8], start: u32) -> Result<()> {
         wal::crashpoint::hit("pager.commit.before_batch");
         let pages = u32::try_from(batch.len() / PAGE_SIZE).expect("batch pages fit u32");
         pager.write_back.forget(PageId(start), pages);
-        pager.storage.write_all_at(batch, PageId(start).offset())?;
+        pager.write_at(batch, PageId(start).offset())?;
     }
     Ok(())
 }

@@ -311,6 +311,27 @@ fn failed_flush_of_buffered_pages_makes_every_later_call_fail() {
 }
 
 #[test]
+fn unsynced_bytes_count_the_writes_since_the_last_sync() {
+    let (_storage, pager) = mem_pager();
+    assert_eq!(pager.unsynced_bytes(), 0);
+    // A three-page extent goes to the file at commit (single pages wait in the buffer).
+    let mut txn = pager.begin_write().expect("write");
+    let id = txn.allocate(KIND, 3).expect("allocate");
+    txn.page_mut(id).expect("page")[PAGE_SIZE] = 7;
+    txn.commit().expect("commit");
+    assert!(
+        pager.unsynced_bytes() >= 3 * PAGE_SIZE as u64,
+        "{} bytes counted",
+        pager.unsynced_bytes()
+    );
+    pager.sync_ahead().expect("sync ahead");
+    assert_eq!(pager.unsynced_bytes(), 0);
+    write_page(&pager, 0, 1);
+    pager.checkpoint(1).expect("checkpoint");
+    assert_eq!(pager.unsynced_bytes(), 0, "a checkpoint syncs last");
+}
+
+#[test]
 fn a_failed_sync_ahead_fails_the_pager_and_is_never_retried() {
     let storage = Arc::new(crate::support::crash::CrashStorage::new());
     let pager = Pager::open(storage.clone(), Options::default()).expect("open");
