@@ -40,7 +40,10 @@ mod variables;
 pub use error::QueryError;
 pub use expr::{Expression, Value};
 pub use filter::Filter;
-pub use pipeline::{LocalSessions, Merge, Output, Pipeline, Target, WhenMatched, WhenNotMatched};
+pub use pipeline::{
+    DocumentStream, Foreign, LocalSessions, Merge, Output, Pipeline, Target, WhenMatched,
+    WhenNotMatched,
+};
 pub use projection::Projection;
 pub use sort::{Direction, SortKey, SortSpec, top_k};
 pub use variables::Variables;

@@ -122,6 +122,18 @@ impl Variables {
         Ok(vars)
     }
 
+    /// These variables and `values` bound as further `let` variables (a value of `None`
+    /// is a variable that reads as missing), each shadowing one of the same name: what a
+    /// `$lookup`'s `let` binds for its sub-pipeline, per input document.
+    pub(crate) fn with_values(&self, values: Vec<(String, Option<Bson>)>) -> Variables {
+        let mut vars = self.clone();
+        for (name, value) in values {
+            vars.user.retain(|(existing, _)| *existing != name);
+            vars.user.push((name, Arc::new(value)));
+        }
+        vars
+    }
+
     /// Whether no `let` variable is defined.
     pub fn is_empty(&self) -> bool {
         self.user.is_empty()
@@ -139,7 +151,7 @@ impl Variables {
 }
 
 /// MongoDB's `validateNameForUserWrite` for a `let` name, with its context.
-fn check_user_name(name: &str) -> Result<(), QueryError> {
+pub(crate) fn check_user_name(name: &str) -> Result<(), QueryError> {
     if SYSTEM_VARIABLES.contains(&name) {
         return Err(QueryError::location(
             4_738_901,

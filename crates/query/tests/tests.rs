@@ -11,6 +11,7 @@ mod filter_cases;
 mod group_accumulators;
 mod pipeline;
 mod pipeline_differential;
+mod pipeline_lookup;
 mod projection_cases;
 mod sort_cases;
 mod support;

@@ -13,12 +13,13 @@ use super::{Reply, Request};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::limits::{BATCH_SIZE_DEFAULT, SORT_BYTES_MAX};
-use crate::store::Namespace;
+use crate::store::{CollectionMeta, Namespace, Reader};
 use bson::raw::cstr;
 use bson::raw::{RawArray, RawBsonRef};
 use bson::{RawDocument, RawDocumentBuf};
-use query::{LocalSessions, Pipeline, QueryError};
+use query::{DocumentStream, Foreign, LocalSessions, Pipeline, QueryError};
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 
 /// The options of aggregate besides the generic ones.
 const AGGREGATE_FIELDS: &[&str] = &[
@@ -241,6 +242,16 @@ impl Run<'_> {
     /// names, when there is one, and only the documents that `$match` keeps) and hands
     /// each output document to `sink`.
     fn each(&self, mut sink: impl FnMut(RawDocumentBuf) -> Result<(), Error>) -> Result<(), Error> {
+        let reader = self.engine.store.read()?;
+        let failure = RefCell::new(None);
+        let (Input::Database(ns) | Input::Collection(ns)) = self.input;
+        let foreign = Collections::resolve(
+            &reader,
+            &ns.db,
+            self.pipeline.foreign_collections(),
+            self.deadline,
+            &failure,
+        )?;
         let ns = match self.input {
             Input::Database(_) => {
                 let sessions = match self.pipeline.local_sessions() {
@@ -248,20 +259,22 @@ impl Run<'_> {
                     Some(_) => self.engine.sessions.list(self.engine.host.now_millis()),
                     None => Vec::new(),
                 };
-                for doc in self.pipeline.stream(sessions.into_iter().map(Ok)) {
-                    sink(doc?)?;
+                for doc in self
+                    .pipeline
+                    .stream_with(sessions.into_iter().map(Ok), &foreign)
+                {
+                    sink(finish(doc, &failure)?)?;
                 }
-                return Ok(());
+                return fail_on(&failure);
             }
             Input::Collection(ns) => ns,
         };
-        let reader = self.engine.store.read()?;
         let Some(meta) = reader.collection(ns)? else {
             let nothing = std::iter::empty::<Result<RawDocumentBuf, QueryError>>();
-            for doc in self.pipeline.stream(nothing) {
-                sink(doc?)?;
+            for doc in self.pipeline.stream_with(nothing, &foreign) {
+                sink(finish(doc, &failure)?)?;
             }
-            return Ok(());
+            return fail_on(&failure);
         };
         self.hint.check(ns)?;
         if let Some(counted) = count_from_catalog(self.stages, meta.count) {
@@ -272,7 +285,6 @@ impl Run<'_> {
             return Ok(());
         }
         let id = leading_match(self.stages).and_then(id_equality);
-        let failure = RefCell::new(None);
         // The leading `$match` also filters at the scan, so documents it drops are never
         // copied out of the store (the stage still runs; matching twice is idempotent).
         let filter = self.pipeline.leading_match();
@@ -291,22 +303,78 @@ impl Run<'_> {
         )
         .map(Ok);
         let output: Box<dyn Iterator<Item = Result<RawDocumentBuf, QueryError>>> = match fields {
-            Some(_) => Box::new(self.pipeline.stream_after_match(input)),
-            None => Box::new(self.pipeline.stream(input)),
+            Some(_) => Box::new(self.pipeline.stream_after_match_with(input, &foreign)),
+            None => Box::new(self.pipeline.stream_with(input, &foreign)),
         };
         for doc in output {
-            let doc = match doc {
-                Ok(doc) => doc,
-                Err(error) => {
-                    // A storage failure or timeout underneath explains the error better.
-                    fail_on(&failure)?;
-                    return Err(error.into());
-                }
-            };
-            sink(doc)?;
+            sink(finish(doc, &failure)?)?;
         }
         fail_on(&failure)?;
         Ok(())
+    }
+}
+
+/// An output document, or its error (a storage failure or timeout underneath, recorded
+/// in `failure`, explains an error better than what the pipeline made of it).
+fn finish(
+    doc: Result<RawDocumentBuf, QueryError>,
+    failure: &RefCell<Option<Error>>,
+) -> Result<RawDocumentBuf, Error> {
+    doc.or_else(|error| {
+        fail_on(failure)?;
+        Err(error.into())
+    })
+}
+
+/// The collections of the pipeline's database that its `$lookup`s read, resolved in
+/// the reader's snapshot before the pipeline runs.
+struct Collections<'r> {
+    reader: &'r Reader<'r>,
+    known: BTreeMap<String, (Namespace, CollectionMeta)>,
+    deadline: &'r Deadline<'r>,
+    failure: &'r RefCell<Option<Error>>,
+}
+
+impl<'r> Collections<'r> {
+    fn resolve(
+        reader: &'r Reader<'r>,
+        db: &str,
+        names: std::collections::BTreeSet<String>,
+        deadline: &'r Deadline<'r>,
+        failure: &'r RefCell<Option<Error>>,
+    ) -> Result<Collections<'r>, Error> {
+        let mut known = BTreeMap::new();
+        for name in names {
+            let ns = Namespace::new(db, &name);
+            if let Some(meta) = reader.collection(&ns)? {
+                known.insert(name, (ns, meta));
+            }
+        }
+        Ok(Collections {
+            reader,
+            known,
+            deadline,
+            failure,
+        })
+    }
+}
+
+impl Foreign for Collections<'_> {
+    fn scan(&self, name: &str) -> Result<DocumentStream<'_>, QueryError> {
+        let Some((ns, meta)) = self.known.get(name) else {
+            return Ok(Box::new(std::iter::empty()));
+        };
+        let docs = candidates(
+            self.reader,
+            meta,
+            ns,
+            None,
+            None,
+            self.deadline,
+            self.failure,
+            None,
+        );
+        Ok(Box::new(docs.map(Ok)))
     }
 }
 

@@ -5,7 +5,9 @@
 //! Supported stages, with MongoDB's semantics and error codes:
 //! `$match`, `$sort`, `$skip`, `$limit`, `$project`, `$addFields`/`$set`,
 //! `$unset`, `$replaceRoot`/`$replaceWith`, `$group`, `$count`, `$unwind`,
-//! `$sortByCount`, `$facet` and `$documents` (first stage only). `$group`
+//! `$sortByCount`, `$facet`, `$lookup` (the other collections come from the
+//! engine through [`Foreign`]: [`Pipeline::stream_with`]) and `$documents`
+//! (first stage only). `$group`
 //! accumulators: `$sum`, `$avg`, `$min`, `$max`, `$first`, `$last`, `$push`,
 //! `$addToSet`, `$count`, `$mergeObjects`, `$stdDevPop`, `$stdDevSamp`,
 //! `$concatArrays`, `$setUnion`, `$firstN`, `$lastN`, `$minN`, `$maxN`,
@@ -17,14 +19,14 @@
 //! engine supplies the sessions as the input).
 //!
 //! Refused with NotImplemented (238), never answered wrongly: stages that
-//! need the engine or that are not written yet (`$lookup`, `$unionWith`, `$graphLookup`, `$geoNear`, `$collStats`, `$indexStats`,
+//! need the engine or that are not written yet (`$unionWith`, `$graphLookup`, `$geoNear`, `$collStats`, `$indexStats`,
 //! `$currentOp`, `$changeStream`, `$search`, `$densify`, `$fill`,
 //! `$setWindowFields`, `$bucket`, `$bucketAuto`, `$sample`, `$redact`, ...),
 //! the accumulators `$accumulator`, `$median` and `$percentile`, and
 //! `$sum`/`$avg` over Decimal128 values. An unknown stage is 40324.
 //!
 //! Execution streams: `$match`, `$skip`, `$limit`, `$project`,
-//! `$addFields`, `$unset`, `$replaceRoot` and `$unwind` handle one document
+//! `$addFields`, `$unset`, `$replaceRoot`, `$unwind` and `$lookup` handle one document
 //! at a time, and `$limit` stops pulling input once it has its documents.
 //! `$sort`, `$group`, `$count` and `$facet` block: they drain their input
 //! first. A `$sort` followed by `$skip`/`$limit` keeps only the documents
@@ -33,6 +35,7 @@
 mod fields;
 mod group;
 mod group_n;
+mod lookup;
 mod output;
 mod stages;
 
@@ -78,6 +81,30 @@ const SOURCE_STAGES: &[&str] = &["$documents", "$listLocalSessions"];
 
 /// A stream of documents between stages.
 type Documents<'a> = Box<dyn Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a>;
+
+/// A stream of documents, as [`Foreign::scan`] returns them.
+pub type DocumentStream<'a> = Box<dyn Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a>;
+
+/// The other collections of the database a pipeline runs in, which `$lookup` reads: the
+/// engine supplies them to [`Pipeline::stream_with`].
+pub trait Foreign {
+    /// Every document of collection `name`, in natural order; none when there is no such
+    /// collection (as MongoDB's `$lookup` finds nothing there).
+    fn scan(&self, name: &str) -> Result<DocumentStream<'_>, QueryError>;
+}
+
+/// No other collection: what [`Pipeline::stream`] and [`Pipeline::run`] give a
+/// `$lookup` that names one (NotImplemented: only the engine has collections).
+struct NoForeign;
+
+impl Foreign for NoForeign {
+    fn scan(&self, name: &str) -> Result<DocumentStream<'_>, QueryError> {
+        Err(QueryError::NotImplemented(format!(
+            "$lookup from '{name}' needs the database's collections: run the pipeline with \
+             Pipeline::stream_with"
+        )))
+    }
+}
 
 impl Pipeline {
     /// Parses the `pipeline` array of an aggregate command (each element a
@@ -265,8 +292,20 @@ impl Pipeline {
     where
         I: Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a,
     {
+        self.stream_after_match_with(input, &NoForeign)
+    }
+
+    /// [`Pipeline::stream_after_match`] with the database's other collections.
+    pub fn stream_after_match_with<'a, I>(
+        &'a self,
+        input: I,
+        foreign: &'a dyn Foreign,
+    ) -> impl Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a
+    where
+        I: Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a,
+    {
         let skip = usize::from(matches!(self.stages.first(), Some(Stage::Match(_))));
-        guarded(chain(&self.stages[skip..], Box::new(input)))
+        guarded(chain(&self.stages[skip..], Box::new(input), foreign))
     }
 
     /// Runs the pipeline over the input documents (a collection scan in
@@ -288,15 +327,46 @@ impl Pipeline {
     where
         I: Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a,
     {
-        guarded(chain(&self.stages, Box::new(input)))
+        self.stream_with(input, &NoForeign)
+    }
+
+    /// [`Pipeline::stream`] for a pipeline that may read other collections of its
+    /// database (`$lookup`): `foreign` supplies them.
+    pub fn stream_with<'a, I>(
+        &'a self,
+        input: I,
+        foreign: &'a dyn Foreign,
+    ) -> impl Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a
+    where
+        I: Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a,
+    {
+        guarded(chain(&self.stages, Box::new(input), foreign))
+    }
+
+    /// The collections the pipeline reads besides its input (`$lookup`'s `from`, in
+    /// sub-pipelines and `$facet`s too), for the engine to resolve before it runs.
+    pub fn foreign_collections(&self) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for stage in &self.stages {
+            match stage {
+                Stage::Lookup(lookup) => lookup.collections(&mut out),
+                Stage::Facet(facets) => {
+                    for (_, pipeline) in facets {
+                        out.extend(pipeline.foreign_collections());
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
     }
 }
 
 /// `stages` wrapped around `input`, one iterator each.
-fn chain<'a>(stages: &'a [Stage], input: Documents<'a>) -> Documents<'a> {
+fn chain<'a>(stages: &'a [Stage], input: Documents<'a>, foreign: &'a dyn Foreign) -> Documents<'a> {
     stages
         .iter()
-        .fold(input, |upstream, stage| apply(stage, upstream))
+        .fold(input, |upstream, stage| apply(stage, upstream, foreign))
 }
 
 /// Output documents checked against the BSON size limit; the stream ends after the first
@@ -358,8 +428,19 @@ fn check_size(doc: RawDocumentBuf) -> Result<RawDocumentBuf, QueryError> {
 }
 
 /// Wraps `upstream` in the iterator that runs `stage`.
-fn apply<'a>(stage: &'a Stage, mut upstream: Documents<'a>) -> Documents<'a> {
+fn apply<'a>(
+    stage: &'a Stage,
+    mut upstream: Documents<'a>,
+    foreign: &'a dyn Foreign,
+) -> Documents<'a> {
     match stage {
+        Stage::Lookup(lookup) => {
+            let mut cache = lookup::Cache::default();
+            Box::new(
+                upstream
+                    .map(move |item| item.and_then(|doc| lookup.apply(doc, foreign, &mut cache))),
+            )
+        }
         Stage::Skip(n) => {
             let mut left = *n;
             Box::new(upstream.filter(move |item| {
@@ -400,7 +481,7 @@ fn apply<'a>(stage: &'a Stage, mut upstream: Documents<'a>) -> Documents<'a> {
             let mut output = Vec::new().into_iter();
             Box::new(std::iter::from_fn(move || {
                 if let Some(input) = pending.take() {
-                    match run_blocking(stage, input) {
+                    match run_blocking(stage, input, foreign) {
                         Ok(docs) => output = docs.into_iter(),
                         Err(e) => return Some(Err(e)),
                     }
@@ -418,7 +499,11 @@ fn apply<'a>(stage: &'a Stage, mut upstream: Documents<'a>) -> Documents<'a> {
 }
 
 /// Runs a stage that needs all of its input before it can answer.
-fn run_blocking(stage: &Stage, input: Documents<'_>) -> Result<Vec<RawDocumentBuf>, QueryError> {
+fn run_blocking<'a>(
+    stage: &'a Stage,
+    input: Documents<'a>,
+    foreign: &'a dyn Foreign,
+) -> Result<Vec<RawDocumentBuf>, QueryError> {
     match stage {
         Stage::Sort { spec, bound } => {
             let mut failure = None;
@@ -457,7 +542,9 @@ fn run_blocking(stage: &Stage, input: Documents<'_>) -> Result<Vec<RawDocumentBu
             let docs = input.collect::<Result<Vec<_>, _>>()?;
             let mut out = bson::Document::new();
             for (name, pipeline) in facets {
-                let results = pipeline.run(docs.iter().cloned().map(Ok))?;
+                let input = Box::new(docs.iter().cloned().map(Ok));
+                let results = guarded(chain(&pipeline.stages, input, foreign))
+                    .collect::<Result<Vec<_>, _>>()?;
                 let mut array = Vec::with_capacity(results.len());
                 for doc in results {
                     let tree = bson::Document::try_from(doc.as_ref())

@@ -36,6 +36,7 @@ pub(crate) enum Stage {
     Count(String),
     Unwind(Box<Unwind>),
     Facet(Vec<(String, Pipeline)>),
+    Lookup(Box<super::lookup::Lookup>),
     /// The start of `$documents`: one empty document, whatever comes from upstream
     /// (MongoDB's `$queue` of `[{}]`).
     Queue,
@@ -60,7 +61,6 @@ pub(crate) struct Unwind {
 /// server state, search) or that this crate does not implement: refused
 /// with NotImplemented rather than answered wrongly.
 const REFUSED_STAGES: &[&str] = &[
-    "$lookup",
     "$unionWith",
     "$graphLookup",
     "$geoNear",
@@ -143,6 +143,7 @@ pub(crate) fn parse_stage(
             ));
         }
         "$facet" => parse_facet(spec, vars)?,
+        "$lookup" => Stage::Lookup(Box::new(super::lookup::parse(spec, vars)?)),
         _ if REFUSED_STAGES.contains(&name) => {
             return Err(QueryError::NotImplemented(format!(
                 "the {name} aggregation stage is not implemented"

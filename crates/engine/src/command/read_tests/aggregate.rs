@@ -279,3 +279,71 @@ fn a_leading_group_sees_the_fields_it_reads_as_over_whole_documents() {
         assert_eq!(batch(&reply).0, expected, "{pipeline:?}");
     }
 }
+
+#[test]
+fn lookup_joins_other_collections_of_the_database_in_one_snapshot() {
+    let (engine, _) = engine();
+    insert(
+        &engine,
+        "orders",
+        [
+            rawdoc! { "_id": 1, "item": "almonds" },
+            rawdoc! { "_id": 2, "item": "pecans" },
+            rawdoc! { "_id": 3, "item": "figs" },
+        ],
+    );
+    insert(
+        &engine,
+        "inventory",
+        [
+            rawdoc! { "_id": 10, "sku": "almonds", "n": 1 },
+            rawdoc! { "_id": 11, "sku": "pecans", "n": 2 },
+            rawdoc! { "_id": 12, "sku": "pecans", "n": 3 },
+        ],
+    );
+    insert(
+        &engine,
+        "notes",
+        [rawdoc! { "_id": 1, "on": 11, "text": "crunchy" }],
+    );
+    let cmd = rawdoc! {
+        "aggregate": "orders",
+        "pipeline": [
+            { "$lookup": {
+                "from": "inventory", "localField": "item", "foreignField": "sku",
+                "pipeline": [
+                    { "$lookup": { "from": "notes", "localField": "_id", "foreignField": "on", "as": "notes" } },
+                    { "$project": { "_id": 0, "n": 1, "notes.text": 1 } },
+                ],
+                "as": "stock",
+            } },
+            { "$lookup": { "from": "missing", "localField": "_id", "foreignField": "_id", "as": "none" } },
+            { "$sort": { "_id": 1 } },
+        ],
+        "cursor": {},
+    };
+    let docs = batch(&ok(&engine, cmd)).0;
+    assert_eq!(
+        docs,
+        vec![
+            doc! { "_id": 1, "item": "almonds", "stock": [{ "n": 1, "notes": [] }], "none": [] },
+            doc! {
+                "_id": 2, "item": "pecans",
+                "stock": [{ "n": 2, "notes": [{ "text": "crunchy" }] }, { "n": 3, "notes": [] }],
+                "none": [],
+            },
+            doc! { "_id": 3, "item": "figs", "stock": [], "none": [] },
+        ]
+    );
+    // A collectionless aggregate joins too.
+    let cmd = rawdoc! {
+        "aggregate": 1,
+        "pipeline": [
+            { "$documents": [{ "k": "pecans" }] },
+            { "$lookup": { "from": "inventory", "localField": "k", "foreignField": "sku", "as": "j" } },
+            { "$project": { "_id": 0, "ids": "$j._id" } },
+        ],
+        "cursor": {},
+    };
+    assert_eq!(batch(&ok(&engine, cmd)).0, vec![doc! { "ids": [11, 12] }]);
+}

@@ -1,0 +1,434 @@
+//! `$lookup` through `Pipeline::stream_with` over collections held in a map: the
+//! manual's examples, MongoDB's matching rules (arrays, null and missing, regular
+//! expressions), the three forms, nesting, the parse errors with their codes, and a
+//! proptest of equality joins against a nested-loop model.
+
+use crate::support::raw;
+use bson::{Bson, Document, RawArrayBuf, RawDocumentBuf, doc};
+use proptest::prelude::*;
+use query::{DocumentStream, Foreign, Pipeline, QueryError};
+use std::cell::Cell;
+use std::collections::BTreeMap;
+
+/// Collections by name, counting the scans.
+#[derive(Default)]
+struct Db {
+    collections: BTreeMap<String, Vec<Document>>,
+    scans: Cell<usize>,
+}
+
+impl Db {
+    fn with(mut self, name: &str, docs: &[Document]) -> Db {
+        self.collections.insert(name.to_owned(), docs.to_vec());
+        self
+    }
+}
+
+impl Foreign for Db {
+    fn scan(&self, name: &str) -> Result<DocumentStream<'_>, QueryError> {
+        self.scans.set(self.scans.get() + 1);
+        let docs: Vec<RawDocumentBuf> = self
+            .collections
+            .get(name)
+            .map(|docs| docs.iter().map(raw).collect())
+            .unwrap_or_default();
+        Ok(Box::new(docs.into_iter().map(Ok)))
+    }
+}
+
+fn stages(pipeline: &[Document]) -> RawArrayBuf {
+    let mut array = RawArrayBuf::new();
+    for stage in pipeline {
+        array.push(raw(stage));
+    }
+    array
+}
+
+fn run(db: &Db, input: &[Document], pipeline: &[Document]) -> Result<Vec<Document>, QueryError> {
+    let pipeline = Pipeline::parse(&stages(pipeline))?;
+    let out = pipeline
+        .stream_with(input.iter().map(|d| Ok(raw(d))), db)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(out
+        .iter()
+        .map(|d| Document::try_from(d.as_ref()).expect("output converts"))
+        .collect())
+}
+
+#[track_caller]
+fn yields(db: &Db, input: &[Document], pipeline: &[Document], expected: &[Document]) {
+    let got = run(db, input, pipeline).unwrap_or_else(|e| panic!("{pipeline:?}: {e}"));
+    assert_eq!(got, expected, "{pipeline:?}");
+}
+
+#[track_caller]
+fn fails(pipeline: &[Document], code: i32, text: &str) {
+    match run(&Db::default(), &[doc! {"_id": 1}], pipeline) {
+        Ok(out) => panic!("{pipeline:?} gave {out:?}; expected code {code}"),
+        Err(e) => {
+            assert_eq!(e.code(), code, "{pipeline:?}: {e}");
+            assert!(
+                e.to_string().contains(text),
+                "{pipeline:?}: {e} lacks {text:?}"
+            );
+        }
+    }
+}
+
+fn orders() -> Vec<Document> {
+    vec![
+        doc! {"_id": 1, "item": "almonds", "price": 12, "quantity": 2},
+        doc! {"_id": 2, "item": "pecans", "price": 20, "quantity": 1},
+        doc! {"_id": 3},
+    ]
+}
+
+fn inventory() -> Vec<Document> {
+    vec![
+        doc! {"_id": 1, "sku": "almonds", "instock": 120},
+        doc! {"_id": 2, "sku": "bread", "instock": 80},
+        doc! {"_id": 3, "sku": "cashews", "instock": 60},
+        doc! {"_id": 4, "sku": "pecans", "instock": 70},
+        doc! {"_id": 5, "sku": null},
+        doc! {"_id": 6},
+    ]
+}
+
+#[test]
+fn equality_join_from_the_manual() {
+    let db = Db::default().with("inventory", &inventory());
+    let lookup = doc! {"$lookup": {"from": "inventory", "localField": "item", "foreignField": "sku", "as": "inv"}};
+    let inv = inventory();
+    yields(
+        &db,
+        &orders(),
+        &[lookup],
+        &[
+            doc! {"_id": 1, "item": "almonds", "price": 12, "quantity": 2, "inv": [inv[0].clone()]},
+            doc! {"_id": 2, "item": "pecans", "price": 20, "quantity": 1, "inv": [inv[3].clone()]},
+            // A missing local field is null: it joins null and missing foreign fields.
+            doc! {"_id": 3, "inv": [inv[4].clone(), inv[5].clone()]},
+        ],
+    );
+    assert_eq!(
+        db.scans.get(),
+        1,
+        "the foreign collection is read once per run"
+    );
+}
+
+#[test]
+fn arrays_on_either_side_join_through_their_elements() {
+    let db = Db::default().with(
+        "f",
+        &[
+            doc! {"_id": 1, "k": 1},
+            doc! {"_id": 2, "k": [2, 9]},
+            doc! {"_id": 3, "k": [[1, 2]]},
+            doc! {"_id": 4, "k": {"n": 2}},
+            doc! {"_id": 5, "k": 2.0},
+        ],
+    );
+    let lookup = |local: &str| {
+        doc! {"$lookup": {"from": "f", "localField": local, "foreignField": "k", "as": "j"}}
+    };
+    let ids = |docs: Vec<Document>| -> Vec<Vec<i32>> {
+        docs.iter()
+            .map(|d| {
+                d.get_array("j")
+                    .expect("as is an array")
+                    .iter()
+                    .map(|j| {
+                        j.as_document()
+                            .and_then(|j| j.get_i32("_id").ok())
+                            .expect("_id")
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let input = [
+        doc! {"_id": 10, "a": [1, 2]},
+        doc! {"_id": 11, "a": [[1, 2]]},
+        doc! {"_id": 12, "a": []},
+        doc! {"_id": 13, "a": {"n": 2}},
+    ];
+    let got = ids(run(&db, &input, &[lookup("a")]).expect("runs"));
+    // [1, 2] → $in [1, 2]: 1, the array holding 2, and 2.0 (numbers compare by value);
+    // [[1, 2]] → $eq [1, 2]: the array holding it; [] → null: no foreign k is null or
+    // missing; an embedded document compares whole.
+    assert_eq!(got, vec![vec![1, 2, 5], vec![3], vec![], vec![4]]);
+    // Through an array of documents on the way: each element's field.
+    let input = [doc! {"_id": 20, "xs": [{"v": 1}, {"v": 9}, {"w": 1}]}];
+    let got = ids(run(&db, &input, &[lookup("xs.v")]).expect("runs"));
+    assert_eq!(got, vec![vec![1, 2]]);
+}
+
+#[test]
+fn a_regular_expression_is_compared_not_run() {
+    let regex = crate::filter_cases::re("^a", "");
+    let db = Db::default().with(
+        "f",
+        &[
+            doc! {"_id": 1, "k": "abc"},
+            doc! {"_id": 2, "k": regex.clone()},
+        ],
+    );
+    let lookup = doc! {"$lookup": {"from": "f", "localField": "r", "foreignField": "k", "as": "j"}};
+    for local in [
+        regex.clone(),
+        Bson::Array(vec![regex.clone(), Bson::Int32(7)]),
+    ] {
+        let out = run(
+            &db,
+            &[doc! {"_id": 1, "r": local}],
+            std::slice::from_ref(&lookup),
+        )
+        .expect("runs");
+        let joined = out[0].get_array("j").expect("array");
+        assert_eq!(joined.len(), 1, "{out:?}");
+        assert_eq!(
+            joined[0].as_document().and_then(|d| d.get_i32("_id").ok()),
+            Some(2)
+        );
+    }
+}
+
+#[test]
+fn pipeline_with_let_from_the_manual() {
+    let db = Db::default().with("inventory", &inventory());
+    let lookup = doc! {"$lookup": {
+        "from": "inventory",
+        "let": {"it": "$item", "q": "$quantity"},
+        "pipeline": [
+            {"$match": {"$expr": {"$and": [{"$eq": ["$sku", "$$it"]}, {"$gte": ["$instock", "$$q"]}]}}},
+            {"$project": {"_id": 0, "sku": 1}},
+        ],
+        "as": "stock",
+    }};
+    yields(
+        &db,
+        &orders()[..2],
+        &[lookup],
+        &[
+            doc! {"_id": 1, "item": "almonds", "price": 12, "quantity": 2, "stock": [{"sku": "almonds"}]},
+            doc! {"_id": 2, "item": "pecans", "price": 20, "quantity": 1, "stock": [{"sku": "pecans"}]},
+        ],
+    );
+}
+
+#[test]
+fn equality_then_pipeline_and_collectionless_documents() {
+    let db = Db::default().with("inventory", &inventory());
+    let lookup = doc! {"$lookup": {
+        "from": "inventory", "localField": "item", "foreignField": "sku",
+        "pipeline": [{"$project": {"_id": 0, "instock": 1}}], "as": "x",
+    }};
+    yields(
+        &db,
+        &orders()[..1],
+        &[lookup],
+        &[doc! {"_id": 1, "item": "almonds", "price": 12, "quantity": 2, "x": [{"instock": 120}]}],
+    );
+    let lookup = doc! {"$lookup": {
+        "let": {"n": "$_id"},
+        "pipeline": [{"$documents": [{"a": 1}, {"a": 2}]}, {"$match": {"$expr": {"$eq": ["$a", "$$n"]}}}],
+        "as": "d",
+    }};
+    yields(
+        &Db::default(),
+        &[doc! {"_id": 2}, doc! {"_id": 3}],
+        &[lookup],
+        &[doc! {"_id": 2, "d": [{"a": 2}]}, doc! {"_id": 3, "d": []}],
+    );
+}
+
+#[test]
+fn nested_lookups_facets_and_dotted_as() {
+    let db = Db::default()
+        .with("b", &[doc! {"_id": 1, "c": 5}])
+        .with("c", &[doc! {"_id": 5, "name": "five"}]);
+    let inner =
+        doc! {"$lookup": {"from": "c", "localField": "c", "foreignField": "_id", "as": "cs"}};
+    let outer = doc! {"$lookup": {"from": "b", "localField": "b", "foreignField": "_id", "pipeline": [inner], "as": "x.bs"}};
+    let expected = doc! {"_id": 1, "b": 1, "x": {"bs": [{"_id": 1, "c": 5, "cs": [{"_id": 5, "name": "five"}]}]}};
+    // `as` through a scalar replaces it with a document.
+    yields(
+        &db,
+        &[doc! {"_id": 1, "b": 1, "x": 3}],
+        std::slice::from_ref(&outer),
+        std::slice::from_ref(&expected),
+    );
+    let facet = doc! {"$facet": {"joined": [outer.clone()]}};
+    yields(
+        &db,
+        &[doc! {"_id": 1, "b": 1, "x": 3}],
+        &[facet],
+        &[doc! {"joined": [expected]}],
+    );
+    let pipeline = Pipeline::parse(&stages(&[doc! {"$facet": {"j": [outer]}}])).expect("parses");
+    let names: Vec<String> = pipeline.foreign_collections().into_iter().collect();
+    assert_eq!(names, ["b", "c"]);
+}
+
+#[test]
+fn without_the_engine_a_lookup_is_refused() {
+    let lookup = doc! {"$lookup": {"from": "f", "localField": "a", "foreignField": "b", "as": "j"}};
+    let pipeline = Pipeline::parse(&stages(&[lookup])).expect("parses");
+    let error = pipeline
+        .run(std::iter::once(Ok(raw(&doc! {"a": 1}))))
+        .expect_err("no collections");
+    assert_eq!(error.code(), 238);
+}
+
+#[test]
+fn parse_errors_carry_mongodb_codes() {
+    let l = |spec: Document| vec![doc! {"$lookup": spec}];
+    fails(
+        &l(doc! {"from": "f", "localField": "a", "foreignField": "b"}),
+        9,
+        "must specify 'as' field",
+    );
+    fails(
+        &l(doc! {"from": "f", "as": "j"}),
+        9,
+        "requires either 'pipeline' or both",
+    );
+    fails(
+        &l(doc! {"from": "f", "as": "j", "localField": "a"}),
+        9,
+        "requires either 'pipeline' or both",
+    );
+    fails(
+        &l(doc! {"from": "f", "as": "j", "localField": "a", "pipeline": []}),
+        9,
+        "both or neither",
+    );
+    fails(
+        &l(doc! {"from": "f", "as": "j", "localField": "a", "foreignField": "b", "let": {"x": 1}}),
+        9,
+        "must also specify 'pipeline'",
+    );
+    fails(
+        &l(doc! {"from": "f", "as": "j", "localField": "a", "foreignField": "b", "z": "y"}),
+        9,
+        "unknown argument to $lookup: z",
+    );
+    fails(
+        &l(doc! {"as": "j", "localField": "a", "foreignField": "b"}),
+        9,
+        "must have a pipeline with $documents",
+    );
+    fails(
+        &l(doc! {"from": "f", "as": 1, "localField": "a", "foreignField": "b"}),
+        9,
+        "must be a string",
+    );
+    fails(
+        &l(doc! {"from": 1, "as": "j", "localField": "a", "foreignField": "b"}),
+        9,
+        "must be a string or an object",
+    );
+    fails(
+        &l(
+            doc! {"from": {"db": "d", "coll": "c"}, "as": "j", "localField": "a", "foreignField": "b"},
+        ),
+        9,
+        "is not supported for db: d and coll: c",
+    );
+    fails(
+        &l(doc! {"from": "f", "as": "j", "pipeline": {}}),
+        14,
+        "must be specified as an array",
+    );
+    fails(
+        &l(doc! {"from": "f", "as": "j", "pipeline": [], "let": 1}),
+        9,
+        "must be an object",
+    );
+    fails(
+        &l(doc! {"from": "f", "as": "j", "pipeline": [], "let": {"Bad": 1}}),
+        9,
+        "Invalid 'let' parameter",
+    );
+    fails(
+        &l(doc! {"from": "f", "as": "$j", "pipeline": []}),
+        16410,
+        "may not start with '$'",
+    );
+    fails(
+        &l(doc! {"from": "f", "as": "j", "pipeline": [{"$out": "x"}]}),
+        51047,
+        "$out is not allowed",
+    );
+    fails(
+        &l(doc! {"from": "f", "as": "j", "pipeline": [{"$bogus": 1}]}),
+        40324,
+        "Unrecognized pipeline stage",
+    );
+}
+
+/// A value of the model's small domain, `None` for a missing field.
+fn value() -> impl Strategy<Value = Option<Bson>> {
+    let scalar = prop_oneof![(0..4i32).prop_map(Bson::Int32), Just(Bson::Null)];
+    prop_oneof![
+        Just(None),
+        scalar.clone().prop_map(Some),
+        prop::collection::vec(scalar, 0..3).prop_map(|v| Some(Bson::Array(v))),
+    ]
+}
+
+fn with_field(id: i32, name: &str, value: &Option<Bson>) -> Document {
+    let mut doc = doc! {"_id": id};
+    if let Some(value) = value {
+        doc.insert(name, value.clone());
+    }
+    doc
+}
+
+/// The join keys a value stands for: the elements of an array (the array itself too on
+/// the foreign side, which `$eq` compares whole), null for missing, or the value.
+fn keys(value: &Option<Bson>, foreign: bool) -> Vec<Bson> {
+    match value {
+        None => vec![Bson::Null],
+        Some(Bson::Array(items)) if foreign => {
+            let mut keys = items.clone();
+            keys.push(Bson::Array(items.clone()));
+            keys
+        }
+        Some(Bson::Array(items)) if items.is_empty() => vec![Bson::Null],
+        Some(Bson::Array(items)) => items.clone(),
+        Some(v) => vec![v.clone()],
+    }
+}
+
+proptest! {
+    #[test]
+    fn equality_joins_match_a_nested_loop(
+        local in prop::collection::vec(value(), 1..6),
+        foreign in prop::collection::vec(value(), 0..8),
+    ) {
+        let input: Vec<Document> =
+            local.iter().enumerate().map(|(i, v)| with_field(i as i32, "a", v)).collect();
+        let foreign_docs: Vec<Document> =
+            foreign.iter().enumerate().map(|(i, v)| with_field(100 + i as i32, "k", v)).collect();
+        let db = Db::default().with("f", &foreign_docs);
+        let lookup = doc! {"$lookup": {"from": "f", "localField": "a", "foreignField": "k", "as": "j"}};
+        let out = run(&db, &input, &[lookup]).expect("runs");
+        for (i, doc) in out.iter().enumerate() {
+            let wanted = keys(&local[i], false);
+            let expected: Vec<Bson> = foreign_docs
+                .iter()
+                .zip(&foreign)
+                .filter(|(_, v)| {
+                    // An array foreign field that holds null does not match a missing local
+                    // field's null by its elements alone: $eq null matches an array element
+                    // that is null, so the key lists cover it.
+                    keys(v, true).iter().any(|k| wanted.contains(k))
+                })
+                .map(|(d, _)| Bson::Document(d.clone()))
+                .collect();
+            prop_assert_eq!(doc.get_array("j").expect("array"), &expected, "input {:?}", doc);
+        }
+    }
+}
