@@ -432,3 +432,80 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn union_with_appends_another_collection_through_its_pipeline() {
+    let db = Db::default()
+        .with("q2", &[doc! {"_id": 10, "n": 5}, doc! {"_id": 11, "n": 50}])
+        .with("q3", &[doc! {"_id": 20, "n": 7}]);
+    let input = [doc! {"_id": 1, "n": 1}];
+    yields(
+        &db,
+        &input,
+        &[doc! {"$unionWith": "q2"}],
+        &[
+            doc! {"_id": 1, "n": 1},
+            doc! {"_id": 10, "n": 5},
+            doc! {"_id": 11, "n": 50},
+        ],
+    );
+    // The sub-pipeline sees only the other collection; stages after see everything.
+    yields(
+        &db,
+        &input,
+        &[
+            doc! {"$unionWith": {"coll": "q2", "pipeline": [{"$match": {"n": {"$gt": 10}}}, {"$unionWith": "q3"}]}},
+            doc! {"$group": {"_id": null, "total": {"$sum": "$n"}}},
+        ],
+        &[doc! {"_id": null, "total": 1 + 50 + 7}],
+    );
+    yields(&db, &input, &[doc! {"$unionWith": "nope"}], &input);
+    yields(
+        &Db::default(),
+        &input,
+        &[doc! {"$unionWith": {"pipeline": [{"$documents": [{"d": 1}]}]}}],
+        &[doc! {"_id": 1, "n": 1}, doc! {"d": 1}],
+    );
+    let pipeline = Pipeline::parse(&stages(&[
+        doc! {"$unionWith": {"coll": "a", "pipeline": [{"$lookup": {"from": "b", "localField": "x", "foreignField": "y", "as": "z"}}]}},
+    ]))
+    .expect("parses");
+    assert_eq!(
+        pipeline
+            .foreign_collections()
+            .into_iter()
+            .collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+}
+
+#[test]
+fn union_with_parse_errors_carry_mongodb_codes() {
+    fails(&[doc! {"$unionWith": 1}], 9, "must be an object or string");
+    fails(
+        &[doc! {"$unionWith": {"coll": 1}}],
+        9,
+        "requires a string 'coll' field",
+    );
+    fails(
+        &[doc! {"$unionWith": {"coll": "c", "x": 1}}],
+        40415,
+        "'$unionWith.x' is an unknown field",
+    );
+    fails(
+        &[doc! {"$unionWith": {"coll": "c", "pipeline": 1}}],
+        14,
+        "expected type 'array'",
+    );
+    fails(
+        &[doc! {"$unionWith": {"pipeline": []}}],
+        9,
+        "must have a pipeline with $documents",
+    );
+    fails(
+        &[doc! {"$unionWith": {"coll": "c", "pipeline": [{"$out": "x"}]}}],
+        31441,
+        "$out is not allowed",
+    );
+    fails(&[doc! {"$unionWith": ""}], 73, "empty");
+}

@@ -5,7 +5,7 @@
 //! Supported stages, with MongoDB's semantics and error codes:
 //! `$match`, `$sort`, `$skip`, `$limit`, `$project`, `$addFields`/`$set`,
 //! `$unset`, `$replaceRoot`/`$replaceWith`, `$group`, `$count`, `$unwind`,
-//! `$sortByCount`, `$facet`, `$lookup` (the other collections come from the
+//! `$sortByCount`, `$facet`, `$lookup` and `$unionWith` (the other collections come from the
 //! engine through [`Foreign`]: [`Pipeline::stream_with`]) and `$documents`
 //! (first stage only). `$group`
 //! accumulators: `$sum`, `$avg`, `$min`, `$max`, `$first`, `$last`, `$push`,
@@ -19,7 +19,7 @@
 //! engine supplies the sessions as the input).
 //!
 //! Refused with NotImplemented (238), never answered wrongly: stages that
-//! need the engine or that are not written yet (`$unionWith`, `$graphLookup`, `$geoNear`, `$collStats`, `$indexStats`,
+//! need the engine or that are not written yet (`$graphLookup`, `$geoNear`, `$collStats`, `$indexStats`,
 //! `$currentOp`, `$changeStream`, `$search`, `$densify`, `$fill`,
 //! `$setWindowFields`, `$bucket`, `$bucketAuto`, `$sample`, `$redact`, ...),
 //! the accumulators `$accumulator`, `$median` and `$percentile`, and
@@ -38,6 +38,7 @@ mod group_n;
 mod lookup;
 mod output;
 mod stages;
+mod union_with;
 
 use crate::error::QueryError;
 use crate::filter::Filter;
@@ -350,6 +351,7 @@ impl Pipeline {
         for stage in &self.stages {
             match stage {
                 Stage::Lookup(lookup) => lookup.collections(&mut out),
+                Stage::UnionWith(union) => union.collections(&mut out),
                 Stage::Facet(facets) => {
                     for (_, pipeline) in facets {
                         out.extend(pipeline.foreign_collections());
@@ -434,6 +436,7 @@ fn apply<'a>(
     foreign: &'a dyn Foreign,
 ) -> Documents<'a> {
     match stage {
+        Stage::UnionWith(union) => union.apply(upstream, foreign),
         Stage::Lookup(lookup) => {
             let mut cache = lookup::Cache::default();
             Box::new(

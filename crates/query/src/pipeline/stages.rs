@@ -37,6 +37,7 @@ pub(crate) enum Stage {
     Unwind(Box<Unwind>),
     Facet(Vec<(String, Pipeline)>),
     Lookup(Box<super::lookup::Lookup>),
+    UnionWith(Box<super::union_with::UnionWith>),
     /// The start of `$documents`: one empty document, whatever comes from upstream
     /// (MongoDB's `$queue` of `[{}]`).
     Queue,
@@ -61,7 +62,6 @@ pub(crate) struct Unwind {
 /// server state, search) or that this crate does not implement: refused
 /// with NotImplemented rather than answered wrongly.
 const REFUSED_STAGES: &[&str] = &[
-    "$unionWith",
     "$graphLookup",
     "$geoNear",
     "$collStats",
@@ -144,6 +144,7 @@ pub(crate) fn parse_stage(
         }
         "$facet" => parse_facet(spec, vars)?,
         "$lookup" => Stage::Lookup(Box::new(super::lookup::parse(spec, vars)?)),
+        "$unionWith" => Stage::UnionWith(Box::new(super::union_with::parse(spec, vars)?)),
         _ if REFUSED_STAGES.contains(&name) => {
             return Err(QueryError::NotImplemented(format!(
                 "the {name} aggregation stage is not implemented"

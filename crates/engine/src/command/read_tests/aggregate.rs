@@ -346,4 +346,16 @@ fn lookup_joins_other_collections_of_the_database_in_one_snapshot() {
         "cursor": {},
     };
     assert_eq!(batch(&ok(&engine, cmd)).0, vec![doc! { "ids": [11, 12] }]);
+    let cmd = rawdoc! {
+        "aggregate": "notes",
+        "pipeline": [
+            { "$unionWith": { "coll": "orders", "pipeline": [{ "$match": { "_id": 3 } }] } },
+            { "$project": { "_id": 1 } },
+        ],
+        "cursor": {},
+    };
+    assert_eq!(
+        batch(&ok(&engine, cmd)).0,
+        vec![doc! { "_id": 1 }, doc! { "_id": 3 }]
+    );
 }
