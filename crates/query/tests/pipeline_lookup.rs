@@ -509,3 +509,74 @@ fn union_with_parse_errors_carry_mongodb_codes() {
     );
     fails(&[doc! {"$unionWith": ""}], 73, "empty");
 }
+
+fn sample_ids(size: i32, n: i32) -> Vec<i32> {
+    let input: Vec<Document> = (0..n).map(|i| doc! {"_id": i}).collect();
+    run(&Db::default(), &input, &[doc! {"$sample": {"size": size}}])
+        .expect("runs")
+        .iter()
+        .map(|d| d.get_i32("_id").expect("_id"))
+        .collect()
+}
+
+#[test]
+fn sample_draws_distinct_documents_uniformly_in_random_order() {
+    let mut all = sample_ids(10, 4);
+    all.sort_unstable();
+    assert_eq!(
+        all,
+        [0, 1, 2, 3],
+        "fewer documents than the size: all of them"
+    );
+    assert!(sample_ids(0, 4).is_empty());
+    let trials = 4000;
+    let (mut chosen, mut first) = ([0u32; 8], [0u32; 4]);
+    for _ in 0..trials {
+        let two = sample_ids(2, 8);
+        assert_eq!(two.len(), 2);
+        assert_ne!(two[0], two[1], "without replacement");
+        for id in two {
+            chosen[id as usize] += 1;
+        }
+        first[sample_ids(4, 4)[0] as usize] += 1;
+    }
+    // Each of 8 documents is in a sample of 2 with probability 1/4, and each of 4 comes
+    // first with probability 1/4: 4,000 trials put both within ±0.05 (over 7 standard
+    // deviations).
+    for count in chosen.iter().chain(&first) {
+        let share = f64::from(*count) / f64::from(trials);
+        assert!(
+            (0.2..0.3).contains(&share),
+            "chosen {chosen:?}, first {first:?}"
+        );
+    }
+}
+
+#[test]
+fn sample_parse_errors_carry_mongodb_codes() {
+    fails(&[doc! {"$sample": 1}], 28745, "must be an object");
+    fails(
+        &[doc! {"$sample": {"size": "x"}}],
+        28746,
+        "must be a number",
+    );
+    fails(
+        &[doc! {"$sample": {"size": -1}}],
+        28747,
+        "must not be negative",
+    );
+    fails(
+        &[doc! {"$sample": {"size": 1, "x": 1}}],
+        28748,
+        "unrecognized option to $sample: x",
+    );
+    fails(&[doc! {"$sample": {}}], 28749, "must specify a size");
+    assert_eq!(sample_ids_double(2.9), 2, "a double size truncates");
+}
+
+fn sample_ids_double(size: f64) -> usize {
+    let input: Vec<Document> = (0..5).map(|i| doc! {"_id": i}).collect();
+    run(&Db::default(), &input, &[doc! {"$sample": {"size": size}}])
+        .expect("runs")
+        .len()
+}

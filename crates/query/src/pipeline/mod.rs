@@ -5,7 +5,7 @@
 //! Supported stages, with MongoDB's semantics and error codes:
 //! `$match`, `$sort`, `$skip`, `$limit`, `$project`, `$addFields`/`$set`,
 //! `$unset`, `$replaceRoot`/`$replaceWith`, `$group`, `$count`, `$unwind`,
-//! `$sortByCount`, `$facet`, `$lookup` and `$unionWith` (the other collections come from the
+//! `$sortByCount`, `$facet`, `$sample`, `$lookup` and `$unionWith` (the other collections come from the
 //! engine through [`Foreign`]: [`Pipeline::stream_with`]) and `$documents`
 //! (first stage only). `$group`
 //! accumulators: `$sum`, `$avg`, `$min`, `$max`, `$first`, `$last`, `$push`,
@@ -21,14 +21,14 @@
 //! Refused with NotImplemented (238), never answered wrongly: stages that
 //! need the engine or that are not written yet (`$graphLookup`, `$geoNear`, `$collStats`, `$indexStats`,
 //! `$currentOp`, `$changeStream`, `$search`, `$densify`, `$fill`,
-//! `$setWindowFields`, `$bucket`, `$bucketAuto`, `$sample`, `$redact`, ...),
+//! `$setWindowFields`, `$bucket`, `$bucketAuto`, `$redact`, ...),
 //! the accumulators `$accumulator`, `$median` and `$percentile`, and
 //! `$sum`/`$avg` over Decimal128 values. An unknown stage is 40324.
 //!
 //! Execution streams: `$match`, `$skip`, `$limit`, `$project`,
 //! `$addFields`, `$unset`, `$replaceRoot`, `$unwind` and `$lookup` handle one document
 //! at a time, and `$limit` stops pulling input once it has its documents.
-//! `$sort`, `$group`, `$count` and `$facet` block: they drain their input
+//! `$sort`, `$group`, `$count`, `$facet` and `$sample` block: they drain their input
 //! first. A `$sort` followed by `$skip`/`$limit` keeps only the documents
 //! those can use (top-k). The first error ends the stream.
 
@@ -37,6 +37,7 @@ mod group;
 mod group_n;
 mod lookup;
 mod output;
+mod sample;
 mod stages;
 mod union_with;
 
@@ -479,7 +480,11 @@ fn apply<'a>(
                 };
             out
         })),
-        Stage::Sort { .. } | Stage::Group(_) | Stage::Count(_) | Stage::Facet(_) => {
+        Stage::Sort { .. }
+        | Stage::Group(_)
+        | Stage::Count(_)
+        | Stage::Facet(_)
+        | Stage::Sample(_) => {
             let mut pending = Some(upstream);
             let mut output = Vec::new().into_iter();
             Box::new(std::iter::from_fn(move || {
@@ -525,6 +530,7 @@ fn run_blocking<'a>(
             }
         }
         Stage::Group(group) => group.run(input),
+        Stage::Sample(size) => sample::run(*size, input),
         Stage::Count(name) => {
             let mut count: i64 = 0;
             for item in input {

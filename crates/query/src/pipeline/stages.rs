@@ -38,6 +38,8 @@ pub(crate) enum Stage {
     Facet(Vec<(String, Pipeline)>),
     Lookup(Box<super::lookup::Lookup>),
     UnionWith(Box<super::union_with::UnionWith>),
+    /// `$sample`: this many documents drawn at random.
+    Sample(u64),
     /// The start of `$documents`: one empty document, whatever comes from upstream
     /// (MongoDB's `$queue` of `[{}]`).
     Queue,
@@ -84,7 +86,6 @@ const REFUSED_STAGES: &[&str] = &[
     "$setWindowFields",
     "$bucket",
     "$bucketAuto",
-    "$sample",
     "$redact",
 ];
 
@@ -145,6 +146,7 @@ pub(crate) fn parse_stage(
         "$facet" => parse_facet(spec, vars)?,
         "$lookup" => Stage::Lookup(Box::new(super::lookup::parse(spec, vars)?)),
         "$unionWith" => Stage::UnionWith(Box::new(super::union_with::parse(spec, vars)?)),
+        "$sample" => Stage::Sample(super::sample::parse(spec)?),
         _ if REFUSED_STAGES.contains(&name) => {
             return Err(QueryError::NotImplemented(format!(
                 "the {name} aggregation stage is not implemented"
