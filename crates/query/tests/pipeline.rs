@@ -246,7 +246,7 @@ fn pipeline_level(s: &[Document]) -> Vec<Case> {
         err("two fields in a stage", s, &[doc! {"$match": {}, "$limit": 1}], 40323),
         err("empty stage", s, &[doc! {}], 40323),
     ];
-    for stage in ["$graphLookup", "$geoNear", "$bucket", "$setWindowFields", "$densify", "$fill"] {
+    for stage in ["$graphLookup", "$geoNear", "$setWindowFields", "$densify", "$fill"] {
         cases.push(err("engine stage refused", s, &[doc! {stage: {}}], 238));
     }
     cases

@@ -11,7 +11,7 @@ mod filter_cases;
 mod group_accumulators;
 mod pipeline;
 mod pipeline_differential;
-mod pipeline_lookup;
+mod pipeline_more_stages;
 mod projection_cases;
 mod sort_cases;
 mod support;

@@ -5,7 +5,7 @@
 //! Supported stages, with MongoDB's semantics and error codes:
 //! `$match`, `$sort`, `$skip`, `$limit`, `$project`, `$addFields`/`$set`,
 //! `$unset`, `$replaceRoot`/`$replaceWith`, `$group`, `$count`, `$unwind`,
-//! `$sortByCount`, `$facet`, `$sample`, `$lookup` and `$unionWith` (the other collections come from the
+//! `$sortByCount`, `$bucket`, `$facet`, `$sample`, `$lookup` and `$unionWith` (the other collections come from the
 //! engine through [`Foreign`]: [`Pipeline::stream_with`]) and `$documents`
 //! (first stage only). `$group`
 //! accumulators: `$sum`, `$avg`, `$min`, `$max`, `$first`, `$last`, `$push`,
@@ -21,7 +21,7 @@
 //! Refused with NotImplemented (238), never answered wrongly: stages that
 //! need the engine or that are not written yet (`$graphLookup`, `$geoNear`, `$collStats`, `$indexStats`,
 //! `$currentOp`, `$changeStream`, `$search`, `$densify`, `$fill`,
-//! `$setWindowFields`, `$bucket`, `$bucketAuto`, `$redact`, ...),
+//! `$setWindowFields`, `$bucketAuto`, `$redact`, ...),
 //! the accumulators `$accumulator`, `$median` and `$percentile`, and
 //! `$sum`/`$avg` over Decimal128 values. An unknown stage is 40324.
 //!
@@ -32,6 +32,7 @@
 //! first. A `$sort` followed by `$skip`/`$limit` keeps only the documents
 //! those can use (top-k). The first error ends the stream.
 
+mod bucket;
 mod fields;
 mod group;
 mod group_n;

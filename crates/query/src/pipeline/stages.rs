@@ -84,7 +84,6 @@ const REFUSED_STAGES: &[&str] = &[
     "$densify",
     "$fill",
     "$setWindowFields",
-    "$bucket",
     "$bucketAuto",
     "$redact",
 ];
@@ -147,6 +146,7 @@ pub(crate) fn parse_stage(
         "$lookup" => Stage::Lookup(Box::new(super::lookup::parse(spec, vars)?)),
         "$unionWith" => Stage::UnionWith(Box::new(super::union_with::parse(spec, vars)?)),
         "$sample" => Stage::Sample(super::sample::parse(spec)?),
+        "$bucket" => return super::bucket::parse(spec, vars),
         _ if REFUSED_STAGES.contains(&name) => {
             return Err(QueryError::NotImplemented(format!(
                 "the {name} aggregation stage is not implemented"
@@ -215,7 +215,7 @@ fn parse_match(spec: RawBsonRef<'_>, vars: &Variables) -> Result<Stage, QueryErr
     Ok(Stage::Match(Box::new(Filter::parse_with(filter, vars)?)))
 }
 
-fn parse_sort(spec: RawBsonRef<'_>) -> Result<Stage, QueryError> {
+pub(super) fn parse_sort(spec: RawBsonRef<'_>) -> Result<Stage, QueryError> {
     let RawBsonRef::Document(keys) = spec else {
         return Err(location(
             15973,

@@ -1,7 +1,8 @@
-//! `$lookup` through `Pipeline::stream_with` over collections held in a map: the
-//! manual's examples, MongoDB's matching rules (arrays, null and missing, regular
-//! expressions), the three forms, nesting, the parse errors with their codes, and a
-//! proptest of equality joins against a nested-loop model.
+//! The stages that read other collections (`$lookup`, `$unionWith`, through
+//! `Pipeline::stream_with` over collections held in a map) and `$sample` and `$bucket`:
+//! the manual's examples, MongoDB's matching rules for `$lookup` (arrays, null and
+//! missing, regular expressions), nesting, the parse errors with their codes, a proptest
+//! of equality joins against a nested-loop model, and `$sample`'s frequencies.
 
 use crate::support::raw;
 use bson::{Bson, Document, RawArrayBuf, RawDocumentBuf, doc};
@@ -579,4 +580,109 @@ fn sample_ids_double(size: f64) -> usize {
     run(&Db::default(), &input, &[doc! {"$sample": {"size": size}}])
         .expect("runs")
         .len()
+}
+
+#[test]
+fn bucket_groups_by_ranges_as_the_manual_shows() {
+    let artists = [
+        doc! {"_id": 1, "first": "Emil", "born": 1868},
+        doc! {"_id": 2, "first": "Joszef", "born": 1861},
+        doc! {"_id": 3, "first": "Anna", "born": 1871},
+        doc! {"_id": 4, "first": "Vincent", "born": 1853},
+        doc! {"_id": 5, "first": "Alfred", "born": 1868},
+        doc! {"_id": 6, "first": "Edvard", "born": 1863},
+        doc! {"_id": 7, "first": "Odilon", "born": 1840},
+        doc! {"_id": 8, "first": "Edvard", "born": 1855},
+        doc! {"_id": 9, "first": "Nobody"},
+    ];
+    let db = Db::default();
+    yields(
+        &db,
+        &artists,
+        &[doc! {"$bucket": {
+            "groupBy": "$born", "boundaries": [1840, 1850, 1860, 1870, 1880], "default": "Other",
+            "output": {"count": {"$sum": 1}, "names": {"$push": "$first"}},
+        }}],
+        &[
+            doc! {"_id": 1840, "count": 1, "names": ["Odilon"]},
+            doc! {"_id": 1850, "count": 2, "names": ["Vincent", "Edvard"]},
+            doc! {"_id": 1860, "count": 4, "names": ["Emil", "Joszef", "Alfred", "Edvard"]},
+            doc! {"_id": 1870, "count": 1, "names": ["Anna"]},
+            // A missing value sorts below every number: the default bucket.
+            doc! {"_id": "Other", "count": 1, "names": ["Nobody"]},
+        ],
+    );
+    // The default output is a count; an int and a double boundary are one type.
+    yields(
+        &db,
+        &artists[..8],
+        &[doc! {"$bucket": {"groupBy": "$born", "boundaries": [1800, 1860.5, 2000]}}],
+        &[
+            doc! {"_id": 1800, "count": 3},
+            doc! {"_id": 1860.5, "count": 5},
+        ],
+    );
+    let error = run(
+        &db,
+        &artists,
+        &[doc! {"$bucket": {"groupBy": "$born", "boundaries": [1800, 2000]}}],
+    )
+    .expect_err("no bucket for a missing year and no default");
+    assert_eq!(error.code(), 40066);
+}
+
+#[test]
+fn bucket_parse_errors_carry_mongodb_codes() {
+    let b = |spec: Document| vec![doc! {"$bucket": spec}];
+    fails(&[doc! {"$bucket": 1}], 40201, "must be an object");
+    fails(
+        &b(doc! {"groupBy": "$a", "boundaries": [0, 1], "x": 1}),
+        40197,
+        "Unrecognized option to $bucket: x",
+    );
+    fails(
+        &b(doc! {"groupBy": "$a"}),
+        40198,
+        "requires 'groupBy' and 'boundaries'",
+    );
+    fails(
+        &b(doc! {"groupBy": [1, 2], "boundaries": [0, 1]}),
+        40202,
+        "$-prefixed path or an expression",
+    );
+    fails(
+        &b(doc! {"groupBy": "a", "boundaries": [0, 1]}),
+        40202,
+        "$-prefixed path",
+    );
+    fails(
+        &b(doc! {"groupBy": "$a", "boundaries": "abc"}),
+        40200,
+        "must be an array, but found type: string",
+    );
+    fails(
+        &b(doc! {"groupBy": "$a", "boundaries": [0]}),
+        40192,
+        "at least 2 values, but found 1 value(s)",
+    );
+    fails(
+        &b(doc! {"groupBy": "$a", "boundaries": [0, "a"]}),
+        40193,
+        "must have the same type",
+    );
+    fails(
+        &b(doc! {"groupBy": "$a", "boundaries": [0, 400, 200]}),
+        40194,
+        "elements 1 and 2 are not in ascending order (400 is not less than 200)",
+    );
+    fails(
+        &b(doc! {"groupBy": "$a", "boundaries": [0, 10], "default": 5}),
+        40199,
+        "'default' field must be less than the lowest boundary",
+    );
+    fails(
+        &b(doc! {"groupBy": "$a", "boundaries": [0, 10], "output": "a"}),
+        40196,
+        "must be an object, but found type: string",
+    );
 }
