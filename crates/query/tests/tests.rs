@@ -1,12 +1,14 @@
 //! The integration tests of `query`: one binary made of modules.
 
 mod differential;
+mod expr_array_cases;
 mod expr_cases;
 mod expr_convert_cases;
 mod expr_date_cases;
 mod expr_date_math_cases;
 mod expr_date_properties;
 mod expr_set_cases;
+mod expr_sort_n_cases;
 mod filter_cases;
 mod group_accumulators;
 mod pipeline;

@@ -6,11 +6,14 @@
 //! missing from null (`{$eq: ["$x", null]}` is false when `x` is missing, and
 //! missing sorts below every value).
 
+mod array;
+mod array_named;
 mod civil;
 mod convert;
 mod date;
 mod date_math;
 mod date_text;
+mod dispatch;
 mod fields;
 mod ops;
 mod ops_more;
@@ -233,6 +236,7 @@ impl Expr {
             Expr::Named(name, args) => match name.as_str() {
                 "$convert" => convert::named(args, scope),
                 n if date::is_named(n) => date::named(n, args, scope),
+                n if dispatch::is_named(n) => dispatch::named(n, args, scope),
                 _ => ops::named(name, args, scope),
             },
             Expr::Let(vars, body) => {

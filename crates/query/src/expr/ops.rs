@@ -69,7 +69,6 @@ const NOT_IMPLEMENTED: &[&str] = &[
     "$accumulator",
     "$acos",
     "$acosh",
-    "$arrayToObject",
     "$asin",
     "$asinh",
     "$atan",
@@ -85,36 +84,25 @@ const NOT_IMPLEMENTED: &[&str] = &[
     "$cosh",
     "$degreesToRadians",
     "$exp",
-    "$firstN",
     "$function",
-    "$indexOfArray",
     "$indexOfBytes",
     "$indexOfCP",
-    "$lastN",
     "$ln",
     "$log",
     "$log10",
-    "$maxN",
     "$median",
-    "$mergeObjects",
     "$meta",
-    "$minN",
-    "$objectToArray",
     "$percentile",
     "$pow",
     "$radiansToDegrees",
-    "$range",
-    "$reduce",
     "$regexFind",
     "$regexFindAll",
     "$regexMatch",
     "$replaceAll",
     "$replaceOne",
-    "$reverseArray",
     "$sampleRate",
     "$sin",
     "$sinh",
-    "$sortArray",
     "$stdDevPop",
     "$stdDevSamp",
     "$strcasecmp",
@@ -125,7 +113,6 @@ const NOT_IMPLEMENTED: &[&str] = &[
     "$toUUID",
     "$tsIncrement",
     "$tsSecond",
-    "$zip",
 ];
 
 const NAMED: &[(&str, &[&str])] = &[
@@ -149,6 +136,10 @@ pub(super) fn parse_operator(key: &str, arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) 
         "$switch" => parse_switch(arg, ctx),
         "$convert" => super::convert::parse(arg, ctx),
         _ if super::date::is_named(key) => super::date::parse(key, arg, ctx),
+        _ if super::dispatch::is_positional(key) => {
+            super::dispatch::parse_positional(key, arg, ctx)
+        }
+        _ if super::dispatch::is_named(key) => super::dispatch::parse_named(key, arg, ctx),
         _ if POSITIONAL.contains(&key) || super::set::OPERATORS.contains(&key) => {
             let args = match arg {
                 RawBsonRef::Array(items) => bson_canonical::compare::array_values(items)
