@@ -35,6 +35,10 @@ pub const RANGE_ELEMENT_BYTES: i64 = 16;
 /// MongoDB's estimate of the array holding a `$range` result (a `std::vector`).
 pub const RANGE_OVERHEAD_BYTES: i64 = 24;
 
+/// The most bytes of match documents `$regexFindAll` may build for one input
+/// (MongoDB's `BufferMaxSize`, 64 MiB); past it the operator fails with 51151.
+pub const REGEX_FIND_ALL_BYTES_MAX: usize = 64 * 1024 * 1024;
+
 /// The most elements an array built by an expression operator whose output can
 /// grow as a product of its inputs' sizes (`$zip`) may hold; past it the operator
 /// fails with ExceededMemoryLimit (146) instead of exhausting memory.

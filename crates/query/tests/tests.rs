@@ -7,6 +7,7 @@ mod expr_convert_cases;
 mod expr_date_cases;
 mod expr_date_math_cases;
 mod expr_date_properties;
+mod expr_regex_cases;
 mod expr_set_cases;
 mod expr_sort_n_cases;
 mod filter_cases;

@@ -1,4 +1,4 @@
-//! Routing for the operators kept in `array` and `array_named`:
+//! Routing for the operators kept in `array`, `array_named` and `regex_ops`:
 //! positional operators have their argument count checked when parsed (as MongoDB
 //! does), named-argument operators are parsed by their module.
 
@@ -67,12 +67,16 @@ pub(super) fn call(name: &str, values: Vec<Value>) -> Option<Result<Value>> {
 
 /// Whether `name` is a named-argument operator of these modules.
 pub(super) fn is_named(name: &str) -> bool {
-    super::array_named::OPERATORS.contains(&name)
+    super::array_named::OPERATORS.contains(&name) || super::regex_ops::OPERATORS.contains(&name)
 }
 
 /// Parses a named-argument operator of these modules.
 pub(super) fn parse_named(key: &str, arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result<Expr> {
-    super::array_named::parse(key, arg, ctx)
+    if super::regex_ops::OPERATORS.contains(&key) {
+        super::regex_ops::parse(key, arg, ctx)
+    } else {
+        super::array_named::parse(key, arg, ctx)
+    }
 }
 
 /// Evaluates a named-argument operator of these modules.

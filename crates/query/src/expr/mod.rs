@@ -17,6 +17,7 @@ mod dispatch;
 mod fields;
 mod ops;
 mod ops_more;
+mod regex_ops;
 mod set;
 mod value;
 
@@ -72,6 +73,8 @@ pub(crate) enum Expr {
         input: Box<Expr>,
         value: Option<Box<Expr>>,
     },
+    /// `$regexMatch`, `$regexFind`, `$regexFindAll`, with a constant pattern compiled.
+    Regex(Box<regex_ops::RegexExpr>),
 }
 
 impl Expr {
@@ -113,6 +116,7 @@ impl Expr {
             Expr::SetField { input, value, .. } => {
                 input.top_fields(out) && value.as_ref().is_none_or(|v| v.top_fields(out))
             }
+            Expr::Regex(regex) => all(regex.children(), out),
         }
     }
 }
@@ -201,6 +205,7 @@ impl Expr {
             Expr::SetField { input, value, .. } => {
                 input.any(test) || value.as_ref().is_some_and(|v| v.any(test))
             }
+            Expr::Regex(regex) => regex.children().any(|e| e.any(test)),
         }
     }
 
@@ -271,6 +276,7 @@ impl Expr {
                 input,
                 value,
             } => fields::set_field(field, input, value.as_deref(), scope),
+            Expr::Regex(regex) => regex_ops::eval(regex, scope),
         }
     }
 }
