@@ -1,4 +1,4 @@
-//! Routing for the operators kept in `array`, `array_named` and `regex_ops`:
+//! Routing for the operators kept in `array`, `array_named`, `math`, `regex_ops` and `text`:
 //! positional operators have their argument count checked when parsed (as MongoDB
 //! does), named-argument operators are parsed by their module.
 
@@ -10,11 +10,15 @@ type Result<T> = std::result::Result<T, QueryError>;
 
 /// The least and greatest argument counts of a positional operator of these modules.
 fn arity_of(name: &str) -> Option<(usize, usize)> {
-    [super::array::OPERATORS]
-        .iter()
-        .flat_map(|list| list.iter())
-        .find(|(n, _, _)| *n == name)
-        .map(|(_, least, most)| (*least, *most))
+    [
+        super::array::OPERATORS,
+        super::math::OPERATORS,
+        super::text::OPERATORS,
+    ]
+    .iter()
+    .flat_map(|list| list.iter())
+    .find(|(n, _, _)| *n == name)
+    .map(|(_, least, most)| (*least, *most))
 }
 
 /// Whether `name` is a positional operator of these modules.
@@ -60,6 +64,10 @@ pub(super) fn call(name: &str, values: Vec<Value>) -> Option<Result<Value>> {
     let has = |list: &[(&str, usize, usize)]| list.iter().any(|(n, _, _)| *n == name);
     Some(if has(super::array::OPERATORS) {
         super::array::call(name, values)
+    } else if has(super::math::OPERATORS) {
+        super::math::call(name, values)
+    } else if has(super::text::OPERATORS) {
+        super::text::call(name, values)
     } else {
         return None;
     })
@@ -67,13 +75,17 @@ pub(super) fn call(name: &str, values: Vec<Value>) -> Option<Result<Value>> {
 
 /// Whether `name` is a named-argument operator of these modules.
 pub(super) fn is_named(name: &str) -> bool {
-    super::array_named::OPERATORS.contains(&name) || super::regex_ops::OPERATORS.contains(&name)
+    super::array_named::OPERATORS.contains(&name)
+        || super::regex_ops::OPERATORS.contains(&name)
+        || super::text::NAMED.contains(&name)
 }
 
 /// Parses a named-argument operator of these modules.
 pub(super) fn parse_named(key: &str, arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result<Expr> {
     if super::regex_ops::OPERATORS.contains(&key) {
         super::regex_ops::parse(key, arg, ctx)
+    } else if super::text::NAMED.contains(&key) {
+        super::text::parse(key, arg, ctx)
     } else {
         super::array_named::parse(key, arg, ctx)
     }
@@ -81,5 +93,9 @@ pub(super) fn parse_named(key: &str, arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> 
 
 /// Evaluates a named-argument operator of these modules.
 pub(super) fn named(name: &str, args: &[(String, Expr)], scope: &mut Scope<'_>) -> Result<Value> {
-    super::array_named::named(name, args, scope)
+    if super::text::NAMED.contains(&name) {
+        super::text::named(name, args, scope)
+    } else {
+        super::array_named::named(name, args, scope)
+    }
 }

@@ -15,10 +15,12 @@ mod date_math;
 mod date_text;
 mod dispatch;
 mod fields;
+mod math;
 mod ops;
 mod ops_more;
 mod regex_ops;
 mod set;
+mod text;
 mod value;
 
 use crate::error::QueryError;
