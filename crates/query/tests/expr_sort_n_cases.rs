@@ -201,6 +201,23 @@ fn n_operators_follow_the_manual() {
         doc! {"$maxN": {"n": 2, "input": [1, "a", [1], {"x": 1}]}},
         bson::bson!([[1], {"x": 1}]),
     );
+    // Values that compare equal but differ (1, 1.0, long 1): $maxN replaces its
+    // least element only for a strictly greater one, evicting the earliest of equal
+    // least ones; $minN evicts the latest of equal greatest ones.
+    n(doc! {"$maxN": {"n": 1, "input": [1, 1.0]}}, ints(&[1]));
+    n(doc! {"$minN": {"n": 1, "input": [1, 1.0]}}, ints(&[1]));
+    n(
+        doc! {"$maxN": {"n": 2, "input": [1, 1_i64, 2]}},
+        bson::bson!([2, 1_i64]),
+    );
+    n(
+        doc! {"$minN": {"n": 2, "input": [1, 1_i64, 0]}},
+        ints(&[0, 1]),
+    );
+    n(
+        doc! {"$maxN": {"n": 3, "input": [1, 1_i64, 1.0]}},
+        bson::bson!([1.0, 1_i64, 1]),
+    );
     // `n` may be computed.
     n(
         doc! {"$firstN": {"n": {"$size": "$nums"}, "input": [1, 2]}},
