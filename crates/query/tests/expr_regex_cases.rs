@@ -239,3 +239,26 @@ fn regex_find_all_stays_within_its_output_limit() {
     );
     assert_eq!(got.map_err(|e| e.code()).map(|_| ()), Err(51151));
 }
+
+#[test]
+fn a_runaway_pattern_fails_with_mongodbs_execution_error() {
+    // The backreference needs the backtracker, whose step budget runs out here;
+    // MongoDB reports PCRE's match-limit failure as 51156.
+    let input = format!("{}b", "a".repeat(40));
+    for name in ["$regexMatch", "$regexFind", "$regexFindAll"] {
+        fails_with(
+            &doc! {"s": input.clone()},
+            doc! {name: {"input": "$s", "regex": "^(a+)+\\1$"}},
+            51156,
+        );
+    }
+}
+
+#[test]
+fn regex_operators_report_the_fields_they_read() {
+    let spec = bson::rawdoc! {"$regexFind": {"input": "$a.x", "regex": "$b", "options": "$c"}};
+    let expr = query::Expression::parse(bson::RawBsonRef::Document(&spec)).expect("parses");
+    let mut fields = std::collections::BTreeSet::new();
+    assert!(expr.top_fields(&mut fields));
+    assert_eq!(fields.into_iter().collect::<Vec<_>>(), ["a", "b", "c"]);
+}
