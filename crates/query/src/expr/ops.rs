@@ -864,4 +864,29 @@ mod tests {
             Err(QueryError::InvalidPipelineOperator(_))
         ));
     }
+
+    /// Every operator routed through `dispatch` is known: it parses, or is refused for
+    /// its arguments, but is neither unknown (168) nor not implemented (238).
+    #[test]
+    fn dispatched_operators_are_recognised() {
+        let positional = [
+            super::super::array::OPERATORS,
+            super::super::math::OPERATORS,
+            super::super::text::OPERATORS,
+        ];
+        let names = positional
+            .iter()
+            .flat_map(|list| list.iter().map(|(name, _, _)| *name))
+            .chain(super::super::array_named::OPERATORS.iter().copied())
+            .chain(super::super::regex_ops::OPERATORS.iter().copied())
+            .chain(super::super::text::NAMED.iter().copied());
+        for operator in names {
+            assert!(!NOT_IMPLEMENTED.contains(&operator), "{operator}");
+            if let Err(QueryError::NotImplemented(m) | QueryError::InvalidPipelineOperator(m)) =
+                parse(operator)
+            {
+                panic!("{operator}: {m}");
+            }
+        }
+    }
 }
