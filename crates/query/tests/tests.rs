@@ -12,6 +12,7 @@ mod expr_regex_cases;
 mod expr_set_cases;
 mod expr_sort_n_cases;
 mod expr_text_cases;
+mod expr_text_properties;
 mod filter_cases;
 mod group_accumulators;
 mod pipeline;
