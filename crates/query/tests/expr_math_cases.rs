@@ -240,3 +240,29 @@ fn sizes_and_timestamp_parts() {
     fails_with(&d(), doc! {"$tsSecond": 1}, 5_687_301);
     fails_with(&d(), doc! {"$tsIncrement": "$s"}, 5_687_302);
 }
+
+#[test]
+fn standard_deviation_expressions_follow_the_manual() {
+    let quiz = doc! {"scores": [{"name": "dave123", "score": 85}, {"name": "dave2", "score": 90},
+    {"name": "ahn", "score": 71}]};
+    let close = |expr: Document, expected: f64| match evaluate(&quiz, Bson::Document(expr.clone()))
+    {
+        Ok(Some(Bson::Double(got))) => assert!((got - expected).abs() < 1e-12, "{expr}: {got}"),
+        other => panic!("{expr}: {other:?}"),
+    };
+    close(doc! {"$stdDevPop": "$scores.score"}, 8.041_558_721_209_88);
+    close(doc! {"$stdDevSamp": "$scores.score"}, 97.0f64.sqrt());
+    // Several arguments count one each; non-numbers are ignored.
+    close(
+        doc! {"$stdDevPop": [85, 90, "x", Bson::Null, 71_i64, "$nope"]},
+        8.041_558_721_209_88,
+    );
+    // Among several arguments an array is one non-number, not a list.
+    close(doc! {"$stdDevPop": [[1, 3], 5]}, 0.0);
+    close(doc! {"$stdDevPop": 7}, 0.0);
+    close(doc! {"$stdDevSamp": [[1.5, 2.5]]}, 0.5f64.sqrt());
+    yields(&d(), doc! {"$stdDevPop": []}, Bson::Null);
+    yields(&d(), doc! {"$stdDevPop": [["a", Bson::Null]]}, Bson::Null);
+    yields(&d(), doc! {"$stdDevSamp": [[4]]}, Bson::Null);
+    yields(&d(), doc! {"$stdDevSamp": "$n"}, Bson::Null);
+}

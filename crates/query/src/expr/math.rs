@@ -1,6 +1,6 @@
 //! Numeric and miscellaneous operators: `$pow`, `$exp`, `$ln`, `$log`, `$log10`, the
-//! trigonometric operators, the bitwise operators, `$binarySize`, `$bsonSize`,
-//! `$tsSecond` and `$tsIncrement`.
+//! trigonometric operators, the bitwise operators, `$stdDevPop`, `$stdDevSamp`,
+//! `$binarySize`, `$bsonSize`, `$tsSecond` and `$tsIncrement`.
 //!
 //! Semantics and error codes follow MongoDB's `src/mongo/db/pipeline/expression.cpp`
 //! and `expression_trigonometric.{h,cpp}`. A Decimal128 argument gives a Decimal128
@@ -43,6 +43,8 @@ pub(super) const OPERATORS: &[(&str, usize, usize)] = &[
     ("$bitOr", 0, usize::MAX),
     ("$bitXor", 0, usize::MAX),
     ("$bitNot", 1, 1),
+    ("$stdDevPop", 0, usize::MAX),
+    ("$stdDevSamp", 0, usize::MAX),
     ("$binarySize", 1, 1),
     ("$bsonSize", 1, 1),
     ("$tsSecond", 1, 1),
@@ -56,6 +58,7 @@ pub(super) fn call(name: &str, values: Vec<Value>) -> Result<Value> {
         ("$log", [arg, base]) => log(arg, base),
         ("$atan2", [y, x]) => atan2(y, x),
         ("$bitAnd" | "$bitOr" | "$bitXor", _) => bitwise(name, &values),
+        ("$stdDevPop" | "$stdDevSamp", _) => Ok(Some(std_dev(name == "$stdDevSamp", &values))),
         ("$binarySize", [v]) => binary_size(v),
         ("$bsonSize", [v]) => bson_size(v),
         ("$tsSecond" | "$tsIncrement", [v]) => timestamp_part(name, v),
@@ -340,6 +343,62 @@ fn bitwise(name: &str, values: &[Value]) -> Result<Value> {
     } else {
         Bson::Int32(i32::try_from(acc).unwrap_or_default())
     }))
+}
+
+/// A running standard deviation: Welford's online algorithm, as MongoDB
+/// computes it (so results agree to the last bit).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Deviation {
+    count: i64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Deviation {
+    /// Adds a value; non-numbers are ignored, as MongoDB does.
+    pub(crate) fn add(&mut self, value: &Bson) {
+        let v = match value {
+            Bson::Int32(v) => f64::from(*v),
+            Bson::Int64(v) => *v as f64,
+            Bson::Double(v) => *v,
+            Bson::Decimal128(_) => {
+                let raw = super::value::to_raw(value);
+                match crate::value::as_f64(raw.as_raw_bson_ref()) {
+                    Some(v) => v,
+                    None => return,
+                }
+            }
+            _ => return,
+        };
+        self.count += 1;
+        let delta = v - self.mean;
+        if delta != 0.0 {
+            self.mean += delta / self.count as f64;
+            self.m2 += delta * (v - self.mean);
+        }
+    }
+
+    /// The population (`sample` false) or sample standard deviation; null
+    /// without numbers, or with fewer than two for a sample.
+    pub(crate) fn result(&self, sample: bool) -> Bson {
+        let count = if sample { self.count - 1 } else { self.count };
+        if count <= 0 {
+            return Bson::Null;
+        }
+        Bson::Double((self.m2 / count as f64).sqrt())
+    }
+}
+
+/// `$stdDevPop`/`$stdDevSamp` as expressions (MongoDB's `ExpressionFromAccumulator`):
+/// one array argument contributes its elements, otherwise each argument counts;
+/// anything but a number is ignored.
+fn std_dev(sample: bool, values: &[Value]) -> Bson {
+    let mut deviation = Deviation::default();
+    match values {
+        [Some(Bson::Array(items))] => items.iter().for_each(|v| deviation.add(v)),
+        _ => values.iter().flatten().for_each(|v| deviation.add(v)),
+    }
+    deviation.result(sample)
 }
 
 fn binary_size(v: &Value) -> Result<Value> {

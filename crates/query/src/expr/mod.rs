@@ -32,6 +32,7 @@ use bson_canonical::path::get_field;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+pub(crate) use math::Deviation;
 pub(crate) use ops_more::slice_items;
 pub(crate) use value::{
     compare_bson, to_raw as value_to_raw, truthy, type_name as value_type_name,

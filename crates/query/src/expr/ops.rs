@@ -72,8 +72,6 @@ const NOT_IMPLEMENTED: &[&str] = &[
     "$meta",
     "$percentile",
     "$sampleRate",
-    "$stdDevPop",
-    "$stdDevSamp",
     "$toHashedIndexKey",
     "$toUUID",
 ];
