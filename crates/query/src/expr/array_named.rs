@@ -7,11 +7,11 @@
 use super::array::shown;
 use super::date::named_fields;
 use super::ops::nullish;
-use super::value::{Number, compare_bson, type_name};
+use super::value::{Number, to_raw, type_name};
 use super::{Expr, ParseCtx, Scope, Value, parse_expr};
 use crate::error::QueryError;
 use crate::limits::EXPRESSION_ARRAY_ELEMENTS_MAX;
-use bson::{Bson, RawBsonRef};
+use bson::{Bson, RawBson, RawBsonRef};
 use bson_canonical::compare::{array_values, elements};
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
@@ -425,40 +425,44 @@ fn sort_array(input: &Value, sort_by: &Bson) -> Result<Value> {
             ),
         ));
     };
-    let mut items = items.clone();
-    let compare = |a: &Bson, b: &Bson| compare_bson(&Some(a.clone()), &Some(b.clone()));
-    match sort_by {
-        Bson::Document(spec) => {
-            let key = |item: &Bson| -> Vec<Bson> {
-                spec.keys()
-                    .map(|path| match item {
-                        Bson::Document(doc) => dotted(doc, path).cloned().unwrap_or(Bson::Null),
-                        _ => Bson::Null,
-                    })
-                    .collect()
-            };
-            let directions: Vec<bool> = spec
-                .values()
+    // Keys are converted to raw BSON once, not at every comparison.
+    let (keys, directions): (Vec<Vec<RawBson>>, Vec<bool>) = match sort_by {
+        Bson::Document(spec) => (
+            items
+                .iter()
+                .map(|item| {
+                    spec.keys()
+                        .map(|path| match item {
+                            Bson::Document(doc) => dotted(doc, path).map_or(RawBson::Null, to_raw),
+                            _ => RawBson::Null,
+                        })
+                        .collect()
+                })
+                .collect(),
+            spec.values()
                 .map(|d| matches!(d, Bson::Double(v) if *v < 0.0))
-                .collect();
-            let mut keyed: Vec<(Vec<Bson>, Bson)> =
-                items.into_iter().map(|item| (key(&item), item)).collect();
-            keyed.sort_by(|(a, _), (b, _)| {
-                a.iter()
-                    .zip(b)
-                    .zip(&directions)
-                    .map(|((x, y), descending)| {
-                        let order = compare(x, y);
-                        if *descending { order.reverse() } else { order }
-                    })
-                    .find(|o| o.is_ne())
-                    .unwrap_or(Ordering::Equal)
-            });
-            items = keyed.into_iter().map(|(_, item)| item).collect();
-        }
-        Bson::Double(d) if *d < 0.0 => items.sort_by(|a, b| compare(b, a)),
-        _ => items.sort_by(compare),
-    }
+                .collect(),
+        ),
+        direction => (
+            items.iter().map(|item| vec![to_raw(item)]).collect(),
+            vec![matches!(direction, Bson::Double(v) if *v < 0.0)],
+        ),
+    };
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    // A stable sort: elements with equal keys keep their order.
+    order.sort_by(|&a, &b| {
+        keys[a]
+            .iter()
+            .zip(&keys[b])
+            .zip(&directions)
+            .map(|((x, y), descending)| {
+                let order = compare_raw(x, y);
+                if *descending { order.reverse() } else { order }
+            })
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
+    });
+    let items = order.into_iter().map(|i| items[i].clone()).collect();
     Ok(Some(Bson::Array(items)))
 }
 
@@ -528,9 +532,15 @@ fn n_value(n: &Value) -> Result<u64> {
     })
 }
 
+/// MongoDB's order of two values already in raw form.
+fn compare_raw(a: &RawBson, b: &RawBson) -> Ordering {
+    bson_canonical::compare_values(a.as_raw_bson_ref(), b.as_raw_bson_ref())
+}
+
 /// An element in a `$minN`/`$maxN` set: ordered by value, then arrival.
 struct Ranked {
     value: Bson,
+    raw: RawBson,
     arrival: usize,
 }
 
@@ -550,8 +560,7 @@ impl PartialOrd for Ranked {
 
 impl Ord for Ranked {
     fn cmp(&self, other: &Self) -> Ordering {
-        compare_bson(&Some(self.value.clone()), &Some(other.value.clone()))
-            .then(self.arrival.cmp(&other.arrival))
+        compare_raw(&self.raw, &other.raw).then(self.arrival.cmp(&other.arrival))
     }
 }
 
@@ -574,12 +583,16 @@ fn take_n(name: &str, n: u64, items: Vec<Bson>) -> Vec<Bson> {
                 if nullish(&Some(value.clone())) {
                     continue;
                 }
-                let candidate = Ranked { value, arrival };
+                let raw = to_raw(&value);
+                let candidate = Ranked {
+                    value,
+                    raw,
+                    arrival,
+                };
                 if set.len() == n {
                     let victim = if max { set.first() } else { set.last() };
                     let Some(victim) = victim else { continue };
-                    let order =
-                        compare_bson(&Some(victim.value.clone()), &Some(candidate.value.clone()));
+                    let order = compare_raw(&victim.raw, &candidate.raw);
                     let replace = if max { order.is_lt() } else { order.is_gt() };
                     if !replace {
                         continue;
