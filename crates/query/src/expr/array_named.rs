@@ -145,6 +145,23 @@ fn parse_zip(arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result<Expr> {
     }
     let inputs = inputs.unwrap_or_default();
     let defaults = defaults.unwrap_or_default();
+    check_zip(&inputs, &defaults, longest)?;
+    Ok(Expr::Named(
+        "$zip".to_owned(),
+        vec![
+            ("inputs".to_owned(), Expr::Array(inputs)),
+            ("defaults".to_owned(), Expr::Array(defaults)),
+            (
+                "useLongestLength".to_owned(),
+                Expr::Literal(Bson::Boolean(longest)),
+            ),
+        ],
+    ))
+}
+
+/// `$zip`'s checks across its fields: at least one input; defaults only with
+/// `useLongestLength`, and one per input.
+fn check_zip(inputs: &[Expr], defaults: &[Expr], longest: bool) -> Result<()> {
     if inputs.is_empty() {
         return Err(QueryError::location(
             34465,
@@ -163,17 +180,7 @@ fn parse_zip(arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result<Expr> {
             "defaults and inputs must have the same length",
         ));
     }
-    Ok(Expr::Named(
-        "$zip".to_owned(),
-        vec![
-            ("inputs".to_owned(), Expr::Array(inputs)),
-            ("defaults".to_owned(), Expr::Array(defaults)),
-            (
-                "useLongestLength".to_owned(),
-                Expr::Literal(Bson::Boolean(longest)),
-            ),
-        ],
-    ))
+    Ok(())
 }
 
 fn zip(
