@@ -76,6 +76,30 @@ fn pow_keeps_integers_exact_and_widens_like_mongodb() {
     yields(&d(), doc! {"$pow": [-1, -4_i64]}, Bson::Int64(1));
     yields(&d(), doc! {"$pow": [10, 400]}, Bson::Double(f64::INFINITY));
     yields(&d(), doc! {"$pow": [2, -1]}, Bson::Double(0.5));
+    // From MongoDB's jstests (aggregation/expressions/log_pow_exp.js).
+    yields(
+        &d(),
+        doc! {"$pow": [3, 35]},
+        Bson::Int64(50_031_545_098_999_707),
+    );
+    yields(&d(), doc! {"$pow": [1, -2_i64]}, Bson::Int64(1));
+    yields(&d(), doc! {"$pow": [-1_i64, -3_i64]}, Bson::Int64(-1));
+    yields(
+        &d(),
+        doc! {"$pow": [2, 63_i64]},
+        Bson::Double(9_223_372_036_854_775_808.0),
+    );
+    yields(&d(), doc! {"$pow": [-2, 63_i64]}, Bson::Int64(i64::MIN));
+    yields(&d(), doc! {"$pow": [4_i64, 2]}, Bson::Int64(16));
+    yields(&d(), doc! {"$pow": [2_i64, -1_i64]}, Bson::Double(0.5));
+    yields(&d(), doc! {"$pow": [f64::NAN, dec("2")]}, dec("NaN"));
+    nan(doc! {"$pow": [0.5, f64::NAN]});
+    near(
+        doc! {"$log": [9_223_372_036_854_775_807_i64, 10]},
+        18.964_889_726_830_812,
+    );
+    nan(doc! {"$log": [10, f64::NAN]});
+    nan(doc! {"$log": [f64::NAN, dec("10")]});
     yields(&d(), doc! {"$pow": ["$n", 2]}, Bson::Null);
     yields(&d(), doc! {"$pow": [2, "$nope"]}, Bson::Null);
     near_decimal(doc! {"$pow": [dec("2"), 10]}, 1024.0);

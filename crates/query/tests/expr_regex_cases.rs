@@ -164,6 +164,34 @@ fn regex_find_all_reports_every_match() {
         vec![found("", 0, vec![])],
     );
     all(doc! {"input": "", "regex": "x"}, vec![]);
+    // From MongoDB's jstests (aggregation/expressions/regex.js): lazy and empty
+    // groups capture the empty string at every position but the end.
+    let empties = |n: i32, captures: Vec<Bson>| -> Vec<Bson> {
+        (0..n).map(|i| found("", i, captures.clone())).collect()
+    };
+    all(
+        doc! {"input": "aaa aa", "regex": "(a*?)"},
+        empties(6, vec!["".into()]),
+    );
+    all(
+        doc! {"input": "bbbb", "regex": "()"},
+        empties(4, vec!["".into()]),
+    );
+    all(
+        doc! {"input": "aaaaa aaaa", "regex": "(aa)+"},
+        vec![
+            found("aaaa", 0, vec!["aa".into()]),
+            found("aaaa", 6, vec!["aa".into()]),
+        ],
+    );
+    all(
+        doc! {"input": "Foo line1\nFoo line2\nFoo line3", "regex": "Foo.*line", "options": "s"},
+        vec![found("Foo line1\nFoo line2\nFoo line", 0, vec![])],
+    );
+    all(
+        doc! {"input": "मा०गो डीबि", "regex": "(गो )"},
+        vec![found("गो ", 3, vec!["गो ".into()])],
+    );
     all(doc! {"input": "$n", "regex": "a"}, vec![]);
     all(doc! {"input": "a", "regex": "$n"}, vec![]);
 }

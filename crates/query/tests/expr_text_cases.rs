@@ -180,6 +180,24 @@ fn index_of_bytes_and_code_points_follow_the_manual() {
     i(doc! {"$indexOfCP": ["", ""]}, 0);
     i(doc! {"$indexOfCP": ["", "", 1]}, -1);
 
+    // From MongoDB's jstests (aggregation/expressions/indexof_*.js).
+    i(doc! {"$indexOfBytes": ["a∫∫b", "b"]}, 7);
+    i(doc! {"$indexOfBytes": ["a∫∫b", "b", 6]}, 7);
+    i(doc! {"$indexOfBytes": ["ab∫c", "c", 0, 3]}, -1);
+    i(doc! {"$indexOfBytes": ["abc∫b∫", "b∫"]}, 6);
+    i(doc! {"$indexOfBytes": ["abc\0d\0", "d", 5, 6]}, -1);
+    i(doc! {"$indexOfCP": ["∫aƒ", "ƒ"]}, 2);
+    i(doc! {"$indexOfCP": ["∫b∫ba", "b", 2]}, 3);
+    i(doc! {"$indexOfCP": ["ab∫de", "d", 0, 3]}, -1);
+    i(doc! {"$indexOfCP": ["ab∫de", "d", 0, 4]}, 3);
+    i(doc! {"$indexOfCP": ["øøc", "ø", 1]}, 1);
+    i(doc! {"$indexOfCP": ["abcbabc", "b", 2, 4]}, 3);
+    i(doc! {"$indexOfCP": ["a∫b", "b", 3, 5]}, -1);
+    i(doc! {"$indexOfCP": ["", "", 3]}, -1);
+    i(doc! {"$indexOfCP": ["", "", 3, 1]}, -1);
+    i(doc! {"$indexOfCP": ["ab∫\0d", "d"]}, 4);
+    i(doc! {"$indexOfCP": ["πbƒ\0d\0", "d", 5, 6]}, -1);
+
     for name in ["$indexOfBytes", "$indexOfCP"] {
         yields(&d(), doc! {name: ["$n", "a"]}, Bson::Null);
         yields(&d(), doc! {name: ["$nope", 1]}, Bson::Null);
