@@ -103,6 +103,24 @@ fn pow_keeps_integers_exact_and_widens_like_mongodb() {
     yields(&d(), doc! {"$pow": ["$n", 2]}, Bson::Null);
     yields(&d(), doc! {"$pow": [2, "$nope"]}, Bson::Null);
     near_decimal(doc! {"$pow": [dec("2"), 10]}, 1024.0);
+    // Exact decimal results come out as MongoDB's decimal arithmetic gives them.
+    yields(&d(), doc! {"$pow": [dec("2"), 10]}, dec("1024"));
+    yields(&d(), doc! {"$pow": [2, dec("-1")]}, dec("0.5"));
+    yields(&d(), doc! {"$log10": dec("100")}, dec("2"));
+    yields(&d(), doc! {"$ln": dec("1")}, dec("0"));
+    yields(&d(), doc! {"$exp": dec("0")}, dec("1"));
+    yields(&d(), doc! {"$tanh": dec("Infinity")}, dec("1"));
+    yields(&d(), doc! {"$tanh": dec("-Infinity")}, dec("-1"));
+    yields(&d(), doc! {"$atanh": dec("1")}, dec("Infinity"));
+    yields(&d(), doc! {"$acosh": dec("Infinity")}, dec("Infinity"));
+    yields(&d(), doc! {"$cosh": dec("-Infinity")}, dec("Infinity"));
+    yields(&d(), doc! {"$sinh": dec("NaN")}, dec("NaN"));
+    yields(
+        &d(),
+        doc! {"$radiansToDegrees": dec("-Infinity")},
+        dec("-Infinity"),
+    );
+    yields(&d(), doc! {"$atan2": [dec("NaN"), dec("0")]}, dec("NaN"));
     fails_with(&d(), doc! {"$pow": ["$s", 2]}, 28762);
     fails_with(&d(), doc! {"$pow": [2, "$s"]}, 28763);
     fails_with(&d(), doc! {"$pow": [0, -1]}, 28764);

@@ -4,9 +4,9 @@
 //!
 //! Semantics and error codes follow MongoDB's `src/mongo/db/pipeline/expression.cpp`
 //! and `expression_trigonometric.{h,cpp}`. A Decimal128 argument gives a Decimal128
-//! result as in MongoDB, but it is computed in double precision and widened to 15
-//! significant digits (this crate has no decimal arithmetic), where MongoDB computes
-//! with 34 digits.
+//! result as in MongoDB, but it is computed in double precision (this crate has no
+//! decimal arithmetic): exact results agree with MongoDB's, inexact ones carry about
+//! 16 significant digits where MongoDB computes 34.
 
 use super::Value;
 use super::convert::decimal_from_double;
@@ -82,10 +82,23 @@ pub(super) fn call(name: &str, values: Vec<Value>) -> Result<Value> {
 /// A double result, or a Decimal128 one when the argument was a decimal.
 fn result(value: f64, decimal: bool) -> Bson {
     if decimal {
-        Bson::Decimal128(decimal_from_double(value))
+        Bson::Decimal128(decimal_of_result(value))
     } else {
         Bson::Double(value)
     }
+}
+
+/// A result computed as a double, as a decimal with the fewest digits that read
+/// back as the same double: exact results come out as MongoDB's decimal
+/// arithmetic gives them (`1`, `2`, `0.5`, `Infinity`), inexact ones to about 16
+/// significant digits where MongoDB gives 34.
+fn decimal_of_result(value: f64) -> bson::Decimal128 {
+    if value.is_finite()
+        && let Ok(d) = format!("{value:e}").parse()
+    {
+        return d;
+    }
+    decimal_from_double(value)
 }
 
 /// The one-number operators, after the null and type checks.
