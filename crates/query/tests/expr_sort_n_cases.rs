@@ -96,6 +96,44 @@ fn sort_array_follows_the_manual() {
         doc! {"$sortArray": {"input": [], "sortBy": 1}},
         Bson::Array(vec![]),
     );
+    // From MongoDB's jstests (aggregation/expressions/sortArray.js).
+    let sorted = |input: Bson, sort_by: Bson, expected: Bson| {
+        yields(
+            &d(),
+            doc! {"$sortArray": {"input": {"$literal": input}, "sortBy": sort_by}},
+            expected,
+        )
+    };
+    sorted(
+        bson::bson!([{}, [], []]),
+        Bson::Int32(-1),
+        bson::bson!([[], [], {}]),
+    );
+    sorted(
+        bson::bson!([{"a": 1}, {"b": 2}, {"c": 3}]),
+        bson::bson!({"a": 1}),
+        bson::bson!([{"b": 2}, {"c": 3}, {"a": 1}]),
+    );
+    sorted(
+        bson::bson!([{"a": 1}, {"b": 2}, {"c": 3}]),
+        Bson::Int32(-1),
+        bson::bson!([{"c": 3}, {"b": 2}, {"a": 1}]),
+    );
+    sorted(
+        bson::bson!([{"a": 1, "b": 2, "c": 1}, {"a": 1, "b": 3, "c": 4}, {"a": 1, "b": 3, "c": 5}]),
+        bson::bson!({"a": 1, "b": 1, "c": -1}),
+        bson::bson!([{"a": 1, "b": 2, "c": 1}, {"a": 1, "b": 3, "c": 5}, {"a": 1, "b": 3, "c": 4}]),
+    );
+    sorted(
+        bson::bson!([2, 1, "hello", {"a": 6}, {"a": "hello"}, {"a": -1}, null]),
+        Bson::Int32(1),
+        bson::bson!([null, 1, 2, "hello", {"a": -1}, {"a": 6}, {"a": "hello"}]),
+    );
+    sorted(
+        bson::bson!([[Bson::Decimal128("4".parse().expect("decimal"))], [1, 9, 8]]),
+        Bson::Int32(1),
+        bson::bson!([[1, 9, 8], [Bson::Decimal128("4".parse().expect("decimal"))]]),
+    );
     yields(
         &d(),
         doc! {"$sortArray": {"input": "$n", "sortBy": 1}},
