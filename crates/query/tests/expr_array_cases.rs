@@ -202,6 +202,23 @@ fn index_of_array_follows_the_manual() {
     fails_with(&d(), doc! {"$indexOfArray": ["$arr", 1, 0, -1]}, 40097);
     fails_with(&d(), doc! {"$indexOfArray": ["$arr", 1, 0, "x"]}, 40096);
     fails_with(&d(), doc! {"$indexOfArray": ["$arr"]}, 28667);
+    // A null array answers null before the other arguments are evaluated; the
+    // bounds are evaluated (and checked) before the value looked for.
+    yields(
+        &d(),
+        doc! {"$indexOfArray": ["$n", {"$divide": [1, 0]}]},
+        Bson::Null,
+    );
+    fails_with(
+        &d(),
+        doc! {"$indexOfArray": ["$arr", {"$divide": [1, 0]}, -1]},
+        40097,
+    );
+    fails_with(
+        &d(),
+        doc! {"$indexOfArray": ["$arr", {"$divide": [1, 0]}, 0]},
+        16608,
+    );
     fails_with(&d(), doc! {"$indexOfArray": ["$arr", 1, 0, 1, 2]}, 28667);
 }
 

@@ -308,3 +308,22 @@ fn standard_deviation_expressions_follow_the_manual() {
     yields(&d(), doc! {"$stdDevSamp": [[4]]}, Bson::Null);
     yields(&d(), doc! {"$stdDevSamp": "$n"}, Bson::Null);
 }
+
+/// MongoDB evaluates these operators' arguments one at a time and stops early, so
+/// an argument after the deciding one is never evaluated (here, a division by
+/// zero that would fail with 16608).
+#[test]
+fn arguments_after_the_deciding_one_are_not_evaluated() {
+    let fails = doc! {"$divide": [1, 0]};
+    yields(&d(), doc! {"$bitAnd": ["$n", fails.clone()]}, Bson::Null);
+    yields(
+        &d(),
+        doc! {"$bitOr": [1, "$nope", fails.clone()]},
+        Bson::Null,
+    );
+    fails_with(&d(), doc! {"$bitXor": [1.5, fails.clone()]}, 14);
+    fails_with(&d(), doc! {"$bitAnd": [1, fails.clone()]}, 16608);
+    yields(&d(), doc! {"$atan2": ["$n", fails.clone()]}, Bson::Null);
+    fails_with(&d(), doc! {"$atan2": ["$s", fails.clone()]}, 51044);
+    fails_with(&d(), doc! {"$atan2": [1, fails]}, 16608);
+}

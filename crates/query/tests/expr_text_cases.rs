@@ -208,6 +208,10 @@ fn index_of_bytes_and_code_points_follow_the_manual() {
         fails_with(&d(), doc! {name: ["a"]}, 28667);
         fails_with(&d(), doc! {name: ["a", "a", 1, 1, 1]}, 28667);
     }
+    for name in ["$indexOfBytes", "$indexOfCP"] {
+        // A null string answers null before the other arguments are evaluated.
+        yields(&d(), doc! {name: ["$n", {"$divide": [1, 0]}]}, Bson::Null);
+    }
     fails_with(&d(), doc! {"$indexOfBytes": [1, "a"]}, 40091);
     fails_with(&d(), doc! {"$indexOfBytes": ["a", "$n"]}, 40092);
     fails_with(&d(), doc! {"$indexOfCP": [1, "a"]}, 40093);

@@ -2,9 +2,10 @@
 //! positional operators have their argument count checked when parsed (as MongoDB
 //! does), named-argument operators are parsed by their module.
 
+use super::value::Number;
 use super::{Expr, ParseCtx, Scope, Value, parse_expr};
 use crate::error::QueryError;
-use bson::RawBsonRef;
+use bson::{Bson, RawBsonRef};
 
 type Result<T> = std::result::Result<T, QueryError>;
 
@@ -71,6 +72,80 @@ pub(super) fn call(name: &str, values: Vec<Value>) -> Option<Result<Value>> {
     } else {
         return None;
     })
+}
+
+/// Evaluates the operators whose arguments MongoDB evaluates one by one, stopping
+/// early, so a later argument that would fail is never evaluated: `$indexOfArray`,
+/// `$indexOfBytes` and `$indexOfCP` answer null for a null first argument (and
+/// `$indexOfArray` evaluates its bounds before the value it looks for), `$atan2`
+/// checks its first argument before evaluating the second, and the bitwise folds
+/// stop at the first null or non-integer. `None` for every other operator.
+pub(super) fn call_in_order(
+    name: &str,
+    args: &[Expr],
+    scope: &mut Scope<'_>,
+) -> Option<Result<Value>> {
+    let run = |scope: &mut Scope<'_>| -> Result<Value> {
+        match name {
+            "$bitAnd" | "$bitOr" | "$bitXor" => {
+                let mut values = Vec::with_capacity(args.len());
+                for arg in args {
+                    let value = arg.eval(scope)?;
+                    let last = !matches!(value, Some(Bson::Int32(_) | Bson::Int64(_)));
+                    values.push(value);
+                    if last {
+                        break;
+                    }
+                }
+                super::math::call(name, values)
+            }
+            _ => {
+                let Some((first, rest)) = args.split_first() else {
+                    return Err(arity_error(name, 0));
+                };
+                let first = first.eval(scope)?;
+                if super::ops::nullish(&first) {
+                    return Ok(Some(Bson::Null));
+                }
+                if name == "$atan2" && first.as_ref().and_then(Number::of).is_none() {
+                    return super::math::call(name, vec![first, None]);
+                }
+                let mut values = vec![first];
+                if name == "$indexOfArray" {
+                    // The bounds, each checked as it is evaluated, then the value
+                    // looked for.
+                    let bounds = rest.get(1..).unwrap_or_default();
+                    let mut evaluated = Vec::with_capacity(bounds.len());
+                    for (bound, what) in bounds.iter().zip(["starting index", "ending index"]) {
+                        let value = bound.eval(scope)?;
+                        super::array::index_bound(name, what, &value)?;
+                        evaluated.push(value);
+                    }
+                    values.push(match rest.first() {
+                        Some(needle) => needle.eval(scope)?,
+                        None => None,
+                    });
+                    values.extend(evaluated);
+                } else {
+                    for arg in rest {
+                        values.push(arg.eval(scope)?);
+                    }
+                }
+                call(name, values).unwrap_or_else(|| Err(arity_error(name, args.len())))
+            }
+        }
+    };
+    matches!(
+        name,
+        "$indexOfArray"
+            | "$indexOfBytes"
+            | "$indexOfCP"
+            | "$atan2"
+            | "$bitAnd"
+            | "$bitOr"
+            | "$bitXor"
+    )
+    .then(|| run(scope))
 }
 
 /// Whether `name` is a named-argument operator of these modules.

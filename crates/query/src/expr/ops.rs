@@ -396,6 +396,9 @@ pub(super) fn call(name: &str, args: &[Expr], scope: &mut Scope<'_>) -> Result<V
         }
         _ => {}
     }
+    if let Some(result) = super::dispatch::call_in_order(name, args, scope) {
+        return result;
+    }
     let values = eval_all(args, scope)?;
     match name {
         "$add" => add(values),
