@@ -62,15 +62,19 @@ impl<'a> Backtracker<'a> {
         }
     }
 
-    /// Tries each start position in turn (only 0 when `anchored`, only
-    /// occurrences of `prefix` otherwise); on a match returns the slots.
+    /// Tries each start position from `from` on in turn (only 0 when `anchored`,
+    /// only occurrences of `prefix` otherwise); on a match returns the slots.
     pub(crate) fn search(
         &mut self,
+        from: usize,
         anchored: bool,
         prefix: &str,
         prefilter: Option<&Prefilter>,
     ) -> Result<Option<&[usize]>, RegexError> {
-        let mut start = 0;
+        if anchored && from > 0 {
+            return Ok(None);
+        }
+        let mut start = from;
         loop {
             if !prefix.is_empty() {
                 match crate::prefilter::find_literal(self.subject, prefix, start) {

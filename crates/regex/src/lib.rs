@@ -327,7 +327,7 @@ impl Regex {
         {
             return Ok(found);
         }
-        Ok(self.run(subject, 0, true)?.is_some())
+        Ok(self.run(subject, 0, 0, true)?.is_some())
     }
 
     /// The leftmost match (PCRE's leftmost-first choice among alternatives).
@@ -341,18 +341,29 @@ impl Regex {
             );
         }
         Ok(self
-            .run(subject, 2, false)?
+            .run(subject, 0, 2, false)?
             .and_then(|slots| group(&slots, 0)))
     }
 
     /// The leftmost match with every group.
     pub fn captures(&self, subject: &str) -> Result<Option<Captures>, RegexError> {
+        self.captures_at(subject, 0)
+    }
+
+    /// The leftmost match starting at byte `start` or later, with every group
+    /// (PCRE's start offset): anchors, `\b` and lookbehind still see the text
+    /// before `start`, so `^a` finds nothing at offset 1 of `aa`. `None` when
+    /// `start` is past the end or inside a character.
+    pub fn captures_at(&self, subject: &str, start: usize) -> Result<Option<Captures>, RegexError> {
+        if !subject.is_char_boundary(start) {
+            return Ok(None);
+        }
         let slots = match &self.engine {
-            Engine::Literal(text) => match prefilter::find_literal(subject, text, 0) {
-                Some(start) => vec![start, start + text.len()],
+            Engine::Literal(text) => match prefilter::find_literal(subject, text, start) {
+                Some(found) => vec![found, found + text.len()],
                 None => return Ok(None),
             },
-            _ => match self.run(subject, self.program.slot_count, false)? {
+            _ => match self.run(subject, start, self.program.slot_count, false)? {
                 Some(slots) => slots,
                 None => return Ok(None),
             },
@@ -422,14 +433,19 @@ impl Regex {
     fn run(
         &self,
         subject: &str,
+        start: usize,
         slot_count: usize,
         earliest: bool,
     ) -> Result<Option<Vec<usize>>, RegexError> {
         if let Engine::Backtrack = self.engine {
             let mut backtracker =
                 backtrack::Backtracker::new(&self.program, subject, self.step_limit);
-            let found =
-                backtracker.search(self.anchored_start, &self.prefix, self.prefilter.as_ref())?;
+            let found = backtracker.search(
+                start,
+                self.anchored_start,
+                &self.prefix,
+                self.prefilter.as_ref(),
+            )?;
             return Ok(found.map(|slots| slots.to_vec()));
         }
         if !earliest && self.program.register_count > 0 {
@@ -439,9 +455,12 @@ impl Regex {
             // the same start; the end can differ in rare cases).
             let budget = self.step_limit.min(limits::NULLABLE_LOOP_STEPS_MAX);
             let mut backtracker = backtrack::Backtracker::new(&self.program, subject, budget);
-            if let Ok(found) =
-                backtracker.search(self.anchored_start, &self.prefix, self.prefilter.as_ref())
-            {
+            if let Ok(found) = backtracker.search(
+                start,
+                self.anchored_start,
+                &self.prefix,
+                self.prefilter.as_ref(),
+            ) {
                 return Ok(found.map(|slots| slots.to_vec()));
             }
         }
@@ -454,6 +473,7 @@ impl Regex {
         let mut slots = vec![pikevm::UNSET; slot_count];
         let search = pikevm::Search {
             subject,
+            start,
             anchored: self.anchored_start,
             earliest,
             prefix: &self.prefix,

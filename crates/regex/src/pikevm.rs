@@ -59,6 +59,8 @@ enum Frame {
 /// The search parameters.
 pub(crate) struct Search<'s> {
     pub(crate) subject: &'s str,
+    /// The first offset a match may start at (a character boundary).
+    pub(crate) start: usize,
     /// Only try a match starting at offset 0.
     pub(crate) anchored: bool,
     /// Stop at the first match found (for `is_match`).
@@ -85,7 +87,7 @@ pub(crate) fn search(
     cache.scratch.resize(slot_count, UNSET);
     let subject = search.subject;
     let mut matched = false;
-    let mut at = 0;
+    let mut at = search.start;
     loop {
         if cache.current.dense.is_empty() {
             if matched || (search.anchored && at > 0) {

@@ -224,3 +224,27 @@ fn regressions_from_the_differential_corpus() {
     // x mode skips whitespace before a lazy or possessive suffix.
     check("aA+ ?é", "x", "aAAé", Some((0, 5)));
 }
+
+/// `captures_at` searches from a start offset but sees the text before it, as
+/// PCRE2's start offset does (MongoDB's `$regexFindAll` walks a subject so).
+#[test]
+fn captures_at_sees_the_text_before_the_start() {
+    let span = |pattern: &str, options: &str, subject: &str, start: usize| {
+        Regex::new(pattern, options)
+            .expect("compiles")
+            .captures_at(subject, start)
+            .expect("runs")
+            .and_then(|c| c.get(0))
+            .map(|m| m.range())
+    };
+    assert_eq!(span("^a", "", "aa", 1), None);
+    assert_eq!(span("^a", "m", "a\na", 1), Some(2..3));
+    assert_eq!(span("\\Aa", "", "aa", 1), None);
+    assert_eq!(span("\\bb", "", "ab b", 1), Some(3..4));
+    assert_eq!(span("(?<=a)b", "", "ab", 1), Some(1..2));
+    assert_eq!(span("(a)\\1", "", "aaaa", 1), Some(1..3));
+    assert_eq!(span("abc", "", "abcabc", 1), Some(3..6));
+    assert_eq!(span("x*", "", "ab", 2), Some(2..2));
+    assert_eq!(span("a", "", "ab", 3), None);
+    assert_eq!(span("a", "", "é", 1), None);
+}

@@ -252,6 +252,21 @@ mod regex_targets {
             assert_eq!(is_match, found.is_some());
             assert_eq!(found, caps.and_then(|c| c.get(0)));
         }
+        // A search from every offset starts no earlier than it (none from inside a
+        // character), and from offset 0 agrees with `captures`.
+        for start in 0..=subject.len() {
+            if let Ok(Some(caps)) = re.captures_at(&subject, start) {
+                assert!(subject.is_char_boundary(start), "{start}");
+                let whole = caps.get(0).map(|m| m.range());
+                assert!(
+                    whole.as_ref().is_some_and(|r| r.start >= start),
+                    "{whole:?} from {start}"
+                );
+            }
+        }
+        if let (Ok(at_zero), Ok(first)) = (re.captures_at(&subject, 0), re.find(&subject)) {
+            assert_eq!(at_zero.and_then(|c| c.get(0)), first);
+        }
         let _ = re.literal_prefix();
     }
 }
@@ -268,6 +283,8 @@ mod query_targets {
             bson::rawdoc! {"$jsonSchema": {"required": ["a"], "properties": {"a": {"bsonType": "int", "minimum": 0}}}},
             bson::rawdoc! {"a": {"$all": [{"$elemMatch": {"$gt": 1}}]}, "t": {"$type": ["string", 16]}},
             bson::rawdoc! {"$expr": {"$eq": [{"$getField": {"field": {"$literal": "$a"}, "input": {"$setField": {"field": "a.b", "value": "$$REMOVE", "input": "$$ROOT"}}}}, {"$rand": {}}]}},
+            bson::rawdoc! {"$expr": {"$in": [{"$regexFindAll": {"input": "$t", "regex": "x*", "options": "i"}}, {"$zip": {"inputs": ["$s", {"$range": [0, 3]}], "useLongestLength": true, "defaults": [1, 2]}}]}},
+            bson::rawdoc! {"$expr": {"$reduce": {"input": {"$sortArray": {"input": "$a", "sortBy": {"b": -1}}}, "initialValue": {"$pow": [2, 62]}, "in": {"$mergeObjects": [{"$arrayToObject": [[["k", "$$this"]]]}, {"$maxN": {"n": 2, "input": "$$value"}}]}}}},
         ];
         filters.iter().map(|d| d.as_bytes().to_vec()).collect()
     }
@@ -360,6 +377,45 @@ mod query_targets {
         "in",
         "cond",
         "vars",
+        "$arrayToObject",
+        "$objectToArray",
+        "$mergeObjects",
+        "$indexOfArray",
+        "$range",
+        "$reverseArray",
+        "$zip",
+        "inputs",
+        "defaults",
+        "useLongestLength",
+        "$reduce",
+        "initialValue",
+        "$sortArray",
+        "sortBy",
+        "$firstN",
+        "$maxN",
+        "n",
+        "$regexMatch",
+        "$regexFindAll",
+        "regex",
+        "options",
+        "$replaceAll",
+        "find",
+        "replacement",
+        "$strcasecmp",
+        "$substrCP",
+        "$indexOfCP",
+        "$indexOfBytes",
+        "$pow",
+        "$log",
+        "$ln",
+        "$sin",
+        "$acosh",
+        "$atan2",
+        "$bitAnd",
+        "$bitNot",
+        "$bsonSize",
+        "$tsSecond",
+        "$stdDevSamp",
     ];
     const GRAMMAR_STRINGS: &[&str] = &[
         "$a",
@@ -379,6 +435,10 @@ mod query_targets {
         "$$CURRENT.n",
         "this",
         "array",
+        "$$this",
+        "$$value",
+        "x*",
+        "é",
     ];
 
     fn grammar_pick<'a>(choices: &mut impl Iterator<Item = u8>, from: &[&'a str]) -> &'a str {

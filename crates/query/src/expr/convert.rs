@@ -398,7 +398,7 @@ fn decimal_truncate(text: &str) -> Result<i64> {
 
 /// A double as a decimal with 15 significant digits, as MongoDB converts it
 /// (`$toDecimal: 2.5` is `NumberDecimal("2.50000000000000")`).
-fn decimal_from_double(d: f64) -> Decimal128 {
+pub(super) fn decimal_from_double(d: f64) -> Decimal128 {
     let text = if d.is_nan() {
         "NaN".to_owned()
     } else if d.is_infinite() {

@@ -6,15 +6,21 @@
 //! missing from null (`{$eq: ["$x", null]}` is false when `x` is missing, and
 //! missing sorts below every value).
 
+mod array;
+mod array_named;
 mod civil;
 mod convert;
 mod date;
 mod date_math;
 mod date_text;
+mod dispatch;
 mod fields;
+mod math;
 mod ops;
 mod ops_more;
+mod regex_ops;
 mod set;
+mod text;
 mod value;
 
 use crate::error::QueryError;
@@ -26,6 +32,7 @@ use bson_canonical::path::get_field;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+pub(crate) use math::Deviation;
 pub(crate) use ops_more::slice_items;
 pub(crate) use value::{
     compare_bson, to_raw as value_to_raw, truthy, type_name as value_type_name,
@@ -69,6 +76,8 @@ pub(crate) enum Expr {
         input: Box<Expr>,
         value: Option<Box<Expr>>,
     },
+    /// `$regexMatch`, `$regexFind`, `$regexFindAll`, with a constant pattern compiled.
+    Regex(Box<regex_ops::RegexExpr>),
 }
 
 impl Expr {
@@ -110,6 +119,7 @@ impl Expr {
             Expr::SetField { input, value, .. } => {
                 input.top_fields(out) && value.as_ref().is_none_or(|v| v.top_fields(out))
             }
+            Expr::Regex(regex) => all(regex.children(), out),
         }
     }
 }
@@ -198,6 +208,7 @@ impl Expr {
             Expr::SetField { input, value, .. } => {
                 input.any(test) || value.as_ref().is_some_and(|v| v.any(test))
             }
+            Expr::Regex(regex) => regex.children().any(|e| e.any(test)),
         }
     }
 
@@ -233,6 +244,7 @@ impl Expr {
             Expr::Named(name, args) => match name.as_str() {
                 "$convert" => convert::named(args, scope),
                 n if date::is_named(n) => date::named(n, args, scope),
+                n if dispatch::is_named(n) => dispatch::named(n, args, scope),
                 _ => ops::named(name, args, scope),
             },
             Expr::Let(vars, body) => {
@@ -267,6 +279,7 @@ impl Expr {
                 input,
                 value,
             } => fields::set_field(field, input, value.as_deref(), scope),
+            Expr::Regex(regex) => regex_ops::eval(regex, scope),
         }
     }
 }

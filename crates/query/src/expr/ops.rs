@@ -67,65 +67,13 @@ const POSITIONAL: &[&str] = &[
 /// (238) rather than reported unknown (168), so a user can tell a gap from a typo.
 const NOT_IMPLEMENTED: &[&str] = &[
     "$accumulator",
-    "$acos",
-    "$acosh",
-    "$arrayToObject",
-    "$asin",
-    "$asinh",
-    "$atan",
-    "$atan2",
-    "$atanh",
-    "$binarySize",
-    "$bitAnd",
-    "$bitNot",
-    "$bitOr",
-    "$bitXor",
-    "$bsonSize",
-    "$cos",
-    "$cosh",
-    "$degreesToRadians",
-    "$exp",
-    "$firstN",
     "$function",
-    "$indexOfArray",
-    "$indexOfBytes",
-    "$indexOfCP",
-    "$lastN",
-    "$ln",
-    "$log",
-    "$log10",
-    "$maxN",
     "$median",
-    "$mergeObjects",
     "$meta",
-    "$minN",
-    "$objectToArray",
     "$percentile",
-    "$pow",
-    "$radiansToDegrees",
-    "$range",
-    "$reduce",
-    "$regexFind",
-    "$regexFindAll",
-    "$regexMatch",
-    "$replaceAll",
-    "$replaceOne",
-    "$reverseArray",
     "$sampleRate",
-    "$sin",
-    "$sinh",
-    "$sortArray",
-    "$stdDevPop",
-    "$stdDevSamp",
-    "$strcasecmp",
-    "$substrCP",
-    "$tan",
-    "$tanh",
     "$toHashedIndexKey",
     "$toUUID",
-    "$tsIncrement",
-    "$tsSecond",
-    "$zip",
 ];
 
 const NAMED: &[(&str, &[&str])] = &[
@@ -149,6 +97,10 @@ pub(super) fn parse_operator(key: &str, arg: RawBsonRef<'_>, ctx: ParseCtx<'_>) 
         "$switch" => parse_switch(arg, ctx),
         "$convert" => super::convert::parse(arg, ctx),
         _ if super::date::is_named(key) => super::date::parse(key, arg, ctx),
+        _ if super::dispatch::is_positional(key) => {
+            super::dispatch::parse_positional(key, arg, ctx)
+        }
+        _ if super::dispatch::is_named(key) => super::dispatch::parse_named(key, arg, ctx),
         _ if POSITIONAL.contains(&key) || super::set::OPERATORS.contains(&key) => {
             let args = match arg {
                 RawBsonRef::Array(items) => bson_canonical::compare::array_values(items)
@@ -443,6 +395,9 @@ pub(super) fn call(name: &str, args: &[Expr], scope: &mut Scope<'_>) -> Result<V
             return last.eval(scope);
         }
         _ => {}
+    }
+    if let Some(result) = super::dispatch::call_in_order(name, args, scope) {
+        return result;
     }
     let values = eval_all(args, scope)?;
     match name {
@@ -909,5 +864,30 @@ mod tests {
             parse("$bogus"),
             Err(QueryError::InvalidPipelineOperator(_))
         ));
+    }
+
+    /// Every operator routed through `dispatch` is known: it parses, or is refused for
+    /// its arguments, but is neither unknown (168) nor not implemented (238).
+    #[test]
+    fn dispatched_operators_are_recognised() {
+        let positional = [
+            super::super::array::OPERATORS,
+            super::super::math::OPERATORS,
+            super::super::text::OPERATORS,
+        ];
+        let names = positional
+            .iter()
+            .flat_map(|list| list.iter().map(|(name, _, _)| *name))
+            .chain(super::super::array_named::OPERATORS.iter().copied())
+            .chain(super::super::regex_ops::OPERATORS.iter().copied())
+            .chain(super::super::text::NAMED.iter().copied());
+        for operator in names {
+            assert!(!NOT_IMPLEMENTED.contains(&operator), "{operator}");
+            if let Err(QueryError::NotImplemented(m) | QueryError::InvalidPipelineOperator(m)) =
+                parse(operator)
+            {
+                panic!("{operator}: {m}");
+            }
+        }
     }
 }

@@ -130,7 +130,8 @@ pub(super) fn call(name: &str, values: Vec<Value>) -> Result<Value> {
             Ok(super::convert::is_number(&v))
         }
         _ if super::set::OPERATORS.contains(&name) => super::set::call(name, values),
-        _ => Err(QueryError::InvalidPipelineOperator(name.to_owned())),
+        _ => super::dispatch::call(name, values)
+            .unwrap_or_else(|| Err(QueryError::InvalidPipelineOperator(name.to_owned()))),
     }
 }
 

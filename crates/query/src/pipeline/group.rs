@@ -24,7 +24,7 @@
 use super::fields;
 use super::group_n::{Count, End, Kept, NState, SortBy};
 use crate::error::QueryError;
-use crate::expr::{Expression, value_to_raw};
+use crate::expr::{Deviation, Expression, value_to_raw};
 use crate::limits::ACCUMULATOR_BYTES_MAX;
 use crate::variables::Variables;
 use bson::raw::{RawDocument, RawDocumentBuf};
@@ -454,50 +454,6 @@ impl Total {
     }
 }
 
-/// A running standard deviation: Welford's online algorithm, as MongoDB
-/// computes it (so results agree to the last bit).
-#[derive(Debug, Clone)]
-struct Deviation {
-    count: i64,
-    mean: f64,
-    m2: f64,
-}
-
-impl Deviation {
-    /// Adds a value; non-numbers are ignored, as MongoDB does.
-    fn add(&mut self, value: &Bson) {
-        let v = match value {
-            Bson::Int32(v) => f64::from(*v),
-            Bson::Int64(v) => *v as f64,
-            Bson::Double(v) => *v,
-            Bson::Decimal128(_) => {
-                let raw = value_to_raw(value);
-                match crate::value::as_f64(raw.as_raw_bson_ref()) {
-                    Some(v) => v,
-                    None => return,
-                }
-            }
-            _ => return,
-        };
-        self.count += 1;
-        let delta = v - self.mean;
-        if delta != 0.0 {
-            self.mean += delta / self.count as f64;
-            self.m2 += delta * (v - self.mean);
-        }
-    }
-
-    /// The population (`sample` false) or sample standard deviation; null
-    /// without numbers, or with fewer than two for a sample.
-    fn result(&self, sample: bool) -> Bson {
-        let count = if sample { self.count - 1 } else { self.count };
-        if count <= 0 {
-            return Bson::Null;
-        }
-        Bson::Double((self.m2 / count as f64).sqrt())
-    }
-}
-
 /// The running state of one accumulator in one group.
 #[derive(Debug, Clone)]
 enum State {
@@ -534,11 +490,7 @@ impl State {
             Accumulator::AddToSet => State::AddToSet(Vec::new(), HashSet::new(), 0),
             Accumulator::MergeObjects => State::MergeObjects(Document::new()),
             Accumulator::StdDevPop | Accumulator::StdDevSamp => State::StdDev(
-                Deviation {
-                    count: 0,
-                    mean: 0.0,
-                    m2: 0.0,
-                },
+                Deviation::default(),
                 field.accumulator == Accumulator::StdDevSamp,
             ),
             Accumulator::ConcatArrays => State::ConcatArrays(Vec::new(), 0),
