@@ -686,3 +686,54 @@ fn bucket_parse_errors_carry_mongodb_codes() {
         "must be an object, but found type: string",
     );
 }
+
+#[test]
+fn redact_descends_prunes_and_keeps_as_the_manual_shows() {
+    let report = doc! {
+        "_id": 1, "title": "123 Department Report", "tags": ["G", "STLW"], "year": 2014,
+        "subsections": [
+            {"subtitle": "Section 1", "tags": ["SI", "G"], "content": "one"},
+            {"subtitle": "Section 2", "tags": ["STLW"], "content": "two"},
+            {"subtitle": "Section 3", "tags": ["TK"], "content": {"text": "three", "tags": ["HCS"]}},
+        ],
+    };
+    let access = doc! {"$redact": {"$cond": {
+        "if": {"$gt": [{"$size": {"$setIntersection": ["$tags", ["STLW", "G"]]}}, 0]},
+        "then": "$$DESCEND", "else": "$$PRUNE",
+    }}};
+    let mut expected = report.clone();
+    let sections = expected.get_array_mut("subsections").expect("array");
+    sections.truncate(2);
+    yields(&Db::default(), &[report], &[access], &[expected]);
+
+    let account = doc! {
+        "_id": 1, "level": 1, "acct_id": "xyz123",
+        "cc": {"level": 5, "type": "yy", "shipping_addr": [{"level": 3, "city": "Sydney"}]},
+        "status": "A",
+    };
+    let levels = doc! {"$redact": {"$cond": {"if": {"$eq": ["$level", 5]}, "then": "$$PRUNE", "else": "$$DESCEND"}}};
+    yields(
+        &Db::default(),
+        std::slice::from_ref(&account),
+        &[levels],
+        &[doc! {"_id": 1, "level": 1, "acct_id": "xyz123", "status": "A"}],
+    );
+    // $$KEEP keeps a subtree whole; $$ROOT is the whole document at every depth; a pruned
+    // top-level document is dropped; arrays of arrays are walked.
+    let docs = [
+        doc! {"_id": 1, "keep": true, "a": {"x": 1, "b": {"hide": true}}},
+        doc! {"_id": 2, "hide": true},
+        doc! {"_id": 3, "n": [[{"hide": true}, {"y": 2}], 7]},
+    ];
+    let stage = doc! {"$redact": {"$switch": {"branches": [
+        {"case": {"$eq": ["$$ROOT.keep", true]}, "then": "$$KEEP"},
+        {"case": {"$eq": ["$hide", true]}, "then": "$$PRUNE"},
+    ], "default": "$$DESCEND"}}};
+    yields(
+        &Db::default(),
+        &docs,
+        &[stage],
+        &[docs[0].clone(), doc! {"_id": 3, "n": [[{"y": 2}], 7]}],
+    );
+    fails(&[doc! {"$redact": 1}], 17053, "but returned 1");
+}

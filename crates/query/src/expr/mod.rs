@@ -180,6 +180,18 @@ impl Expression {
         let mut scope = Scope::new(doc);
         self.node.eval(&mut scope)
     }
+
+    /// Evaluates the expression with `root` as `$$ROOT` and `current` as `$$CURRENT`
+    /// (what field paths read): `$redact` on an embedded document.
+    pub(crate) fn evaluate_at(
+        &self,
+        root: &RawDocument,
+        current: Bson,
+    ) -> Result<Value, QueryError> {
+        let mut scope = Scope::new(root);
+        scope.vars.push(("CURRENT".to_owned(), Some(current)));
+        self.node.eval(&mut scope)
+    }
 }
 
 impl Expr {

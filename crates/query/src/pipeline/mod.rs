@@ -5,7 +5,7 @@
 //! Supported stages, with MongoDB's semantics and error codes:
 //! `$match`, `$sort`, `$skip`, `$limit`, `$project`, `$addFields`/`$set`,
 //! `$unset`, `$replaceRoot`/`$replaceWith`, `$group`, `$count`, `$unwind`,
-//! `$sortByCount`, `$bucket`, `$facet`, `$sample`, `$lookup` and `$unionWith` (the other collections come from the
+//! `$sortByCount`, `$bucket`, `$redact`, `$facet`, `$sample`, `$lookup` and `$unionWith` (the other collections come from the
 //! engine through [`Foreign`]: [`Pipeline::stream_with`]) and `$documents`
 //! (first stage only). `$group`
 //! accumulators: `$sum`, `$avg`, `$min`, `$max`, `$first`, `$last`, `$push`,
@@ -21,7 +21,7 @@
 //! Refused with NotImplemented (238), never answered wrongly: stages that
 //! need the engine or that are not written yet (`$graphLookup`, `$geoNear`, `$collStats`, `$indexStats`,
 //! `$currentOp`, `$changeStream`, `$search`, `$densify`, `$fill`,
-//! `$setWindowFields`, `$bucketAuto`, `$redact`, ...),
+//! `$setWindowFields`, `$bucketAuto`, ...),
 //! the accumulators `$accumulator`, `$median` and `$percentile`, and
 //! `$sum`/`$avg` over Decimal128 values. An unknown stage is 40324.
 //!
@@ -38,6 +38,7 @@ mod group;
 mod group_n;
 mod lookup;
 mod output;
+mod redact;
 mod sample;
 mod stages;
 mod union_with;
@@ -498,12 +499,13 @@ fn apply<'a>(
                 output.next().map(Ok)
             }))
         }
-        Stage::Match(_) | Stage::Project(_) | Stage::AddFields(_) | Stage::ReplaceRoot(..) => {
-            Box::new(
-                upstream
-                    .filter_map(move |item| item.and_then(|doc| stage.apply_one(doc)).transpose()),
-            )
-        }
+        Stage::Match(_)
+        | Stage::Project(_)
+        | Stage::AddFields(_)
+        | Stage::ReplaceRoot(..)
+        | Stage::Redact(_) => Box::new(
+            upstream.filter_map(move |item| item.and_then(|doc| stage.apply_one(doc)).transpose()),
+        ),
     }
 }
 

@@ -40,6 +40,7 @@ pub(crate) enum Stage {
     UnionWith(Box<super::union_with::UnionWith>),
     /// `$sample`: this many documents drawn at random.
     Sample(u64),
+    Redact(Box<super::redact::Redact>),
     /// The start of `$documents`: one empty document, whatever comes from upstream
     /// (MongoDB's `$queue` of `[{}]`).
     Queue,
@@ -85,7 +86,6 @@ const REFUSED_STAGES: &[&str] = &[
     "$fill",
     "$setWindowFields",
     "$bucketAuto",
-    "$redact",
 ];
 
 fn location(code: i32, message: impl Into<String>) -> QueryError {
@@ -147,6 +147,7 @@ pub(crate) fn parse_stage(
         "$unionWith" => Stage::UnionWith(Box::new(super::union_with::parse(spec, vars)?)),
         "$sample" => Stage::Sample(super::sample::parse(spec)?),
         "$bucket" => return super::bucket::parse(spec, vars),
+        "$redact" => Stage::Redact(Box::new(super::redact::parse(spec, vars)?)),
         _ if REFUSED_STAGES.contains(&name) => {
             return Err(QueryError::NotImplemented(format!(
                 "the {name} aggregation stage is not implemented"
@@ -590,6 +591,7 @@ impl Stage {
             Stage::Project(projection) => projection.apply(&doc, None).map(Some),
             Stage::AddFields(fields) => add_fields(fields, &doc).map(Some),
             Stage::ReplaceRoot(expression, kind) => replace_root(expression, *kind, &doc).map(Some),
+            Stage::Redact(redact) => redact.apply(doc),
             _ => unreachable!("apply_one is called for per-document stages only"),
         }
     }
