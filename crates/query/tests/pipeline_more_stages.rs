@@ -737,3 +737,123 @@ fn redact_descends_prunes_and_keeps_as_the_manual_shows() {
     );
     fails(&[doc! {"$redact": 1}], 17053, "but returned 1");
 }
+
+fn keyed(keys: &[Bson]) -> Vec<Document> {
+    keys.iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let mut doc = doc! {"_id": i as i32};
+            if k != &Bson::Undefined {
+                doc.insert("k", k.clone());
+            }
+            doc
+        })
+        .collect()
+}
+
+#[test]
+fn bucket_auto_cuts_sorted_runs_as_mongodb_does() {
+    let prices: Vec<Bson> = [199.99, 280.0, 76.04, 167.3, 483.0, 385.0, 159.0, 118.42]
+        .into_iter()
+        .map(Bson::Double)
+        .collect();
+    let auto = |buckets: i32| doc! {"$bucketAuto": {"groupBy": "$k", "buckets": buckets}};
+    yields(
+        &Db::default(),
+        &keyed(&prices),
+        &[auto(4)],
+        &[
+            doc! {"_id": {"min": 76.04, "max": 159.0}, "count": 2},
+            doc! {"_id": {"min": 159.0, "max": 199.99}, "count": 2},
+            doc! {"_id": {"min": 199.99, "max": 385.0}, "count": 2},
+            doc! {"_id": {"min": 385.0, "max": 483.0}, "count": 2},
+        ],
+    );
+    let ints = |v: &[i32]| keyed(&v.iter().map(|&n| Bson::Int32(n)).collect::<Vec<_>>());
+    // round(5 / 2) = 3 per run; equal keys stay in one run.
+    yields(
+        &Db::default(),
+        &ints(&[2, 1, 3, 1, 1]),
+        &[auto(2)],
+        &[
+            doc! {"_id": {"min": 1, "max": 2}, "count": 3},
+            doc! {"_id": {"min": 2, "max": 3}, "count": 2},
+        ],
+    );
+    yields(
+        &Db::default(),
+        &ints(&[1, 1, 2, 1, 1]),
+        &[auto(2)],
+        &[
+            doc! {"_id": {"min": 1, "max": 2}, "count": 4},
+            doc! {"_id": {"min": 2, "max": 2}, "count": 1},
+        ],
+    );
+    // More buckets than documents: one each; a missing key is null and sorts first.
+    let mixed = keyed(&[Bson::Int32(5), Bson::Undefined, Bson::Int32(3)]);
+    let out = run(
+        &Db::default(),
+        &mixed,
+        &[doc! {"$bucketAuto": {"groupBy": "$k", "buckets": 5, "output": {"ids": {"$push": "$_id"}}}}],
+    )
+    .expect("runs");
+    assert_eq!(
+        out,
+        [
+            doc! {"_id": {"min": null, "max": 3}, "ids": [1]},
+            doc! {"_id": {"min": 3, "max": 5}, "ids": [2]},
+            doc! {"_id": {"min": 5, "max": 5}, "ids": [0]},
+        ]
+    );
+}
+
+#[test]
+fn bucket_auto_parse_errors_carry_mongodb_codes() {
+    let a = |spec: Document| vec![doc! {"$bucketAuto": spec}];
+    fails(&[doc! {"$bucketAuto": 1}], 40240, "must be an object");
+    fails(
+        &a(doc! {"groupBy": "k", "buckets": 2}),
+        40239,
+        "$-prefixed path",
+    );
+    fails(
+        &a(doc! {"groupBy": "$k", "buckets": "2"}),
+        40241,
+        "must be a numeric value",
+    );
+    fails(
+        &a(doc! {"groupBy": "$k", "buckets": 2.5}),
+        40242,
+        "32-bit integer",
+    );
+    fails(
+        &a(doc! {"groupBy": "$k", "buckets": 0}),
+        40243,
+        "greater than 0",
+    );
+    fails(
+        &a(doc! {"groupBy": "$k", "buckets": 2, "output": 1}),
+        40244,
+        "must be an object",
+    );
+    fails(
+        &a(doc! {"groupBy": "$k", "buckets": 2, "x": 1}),
+        40245,
+        "Unrecognized option to $bucketAuto: x",
+    );
+    fails(
+        &a(doc! {"groupBy": "$k"}),
+        40246,
+        "requires 'groupBy' and 'buckets'",
+    );
+    fails(
+        &a(doc! {"groupBy": "$k", "buckets": 2, "granularity": 1}),
+        40261,
+        "must be a string",
+    );
+    fails(
+        &a(doc! {"groupBy": "$k", "buckets": 2, "granularity": "R5"}),
+        238,
+        "granularity",
+    );
+}

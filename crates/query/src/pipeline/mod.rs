@@ -5,7 +5,7 @@
 //! Supported stages, with MongoDB's semantics and error codes:
 //! `$match`, `$sort`, `$skip`, `$limit`, `$project`, `$addFields`/`$set`,
 //! `$unset`, `$replaceRoot`/`$replaceWith`, `$group`, `$count`, `$unwind`,
-//! `$sortByCount`, `$bucket`, `$redact`, `$facet`, `$sample`, `$lookup` and `$unionWith` (the other collections come from the
+//! `$sortByCount`, `$bucket`, `$bucketAuto` (without `granularity`), `$redact`, `$facet`, `$sample`, `$lookup` and `$unionWith` (the other collections come from the
 //! engine through [`Foreign`]: [`Pipeline::stream_with`]) and `$documents`
 //! (first stage only). `$group`
 //! accumulators: `$sum`, `$avg`, `$min`, `$max`, `$first`, `$last`, `$push`,
@@ -21,7 +21,7 @@
 //! Refused with NotImplemented (238), never answered wrongly: stages that
 //! need the engine or that are not written yet (`$graphLookup`, `$geoNear`, `$collStats`, `$indexStats`,
 //! `$currentOp`, `$changeStream`, `$search`, `$densify`, `$fill`,
-//! `$setWindowFields`, `$bucketAuto`, ...),
+//! `$setWindowFields`, ...),
 //! the accumulators `$accumulator`, `$median` and `$percentile`, and
 //! `$sum`/`$avg` over Decimal128 values. An unknown stage is 40324.
 //!
@@ -33,6 +33,7 @@
 //! those can use (top-k). The first error ends the stream.
 
 mod bucket;
+mod bucket_auto;
 mod fields;
 mod group;
 mod group_n;
@@ -486,7 +487,8 @@ fn apply<'a>(
         | Stage::Group(_)
         | Stage::Count(_)
         | Stage::Facet(_)
-        | Stage::Sample(_) => {
+        | Stage::Sample(_)
+        | Stage::BucketAuto(_) => {
             let mut pending = Some(upstream);
             let mut output = Vec::new().into_iter();
             Box::new(std::iter::from_fn(move || {
@@ -534,6 +536,7 @@ fn run_blocking<'a>(
         }
         Stage::Group(group) => group.run(input),
         Stage::Sample(size) => sample::run(*size, input),
+        Stage::BucketAuto(bucket_auto) => bucket_auto.run(input),
         Stage::Count(name) => {
             let mut count: i64 = 0;
             for item in input {

@@ -41,6 +41,7 @@ pub(crate) enum Stage {
     /// `$sample`: this many documents drawn at random.
     Sample(u64),
     Redact(Box<super::redact::Redact>),
+    BucketAuto(Box<super::bucket_auto::BucketAuto>),
     /// The start of `$documents`: one empty document, whatever comes from upstream
     /// (MongoDB's `$queue` of `[{}]`).
     Queue,
@@ -85,7 +86,6 @@ const REFUSED_STAGES: &[&str] = &[
     "$densify",
     "$fill",
     "$setWindowFields",
-    "$bucketAuto",
 ];
 
 fn location(code: i32, message: impl Into<String>) -> QueryError {
@@ -148,6 +148,7 @@ pub(crate) fn parse_stage(
         "$sample" => Stage::Sample(super::sample::parse(spec)?),
         "$bucket" => return super::bucket::parse(spec, vars),
         "$redact" => Stage::Redact(Box::new(super::redact::parse(spec, vars)?)),
+        "$bucketAuto" => Stage::BucketAuto(Box::new(super::bucket_auto::parse(spec, vars)?)),
         _ if REFUSED_STAGES.contains(&name) => {
             return Err(QueryError::NotImplemented(format!(
                 "the {name} aggregation stage is not implemented"
