@@ -234,17 +234,36 @@ fn concurrency(root: &Path) {
 /// Runs `threads` committers on `wal` for `duration`, each appending one 100-byte record
 /// and committing it, over and over. Returns the commits and the commits per second.
 fn window(wal: &Arc<Wal>, threads: usize, duration: Duration) -> (f64, f64) {
+    let wal = Arc::clone(wal);
+    let record = [0x33u8; 100];
+    run_committers(
+        threads,
+        duration,
+        Arc::new(move || {
+            let lsn = wal.append(&record).expect("append");
+            wal.commit(lsn).expect("commit");
+        }),
+    )
+}
+
+/// Runs `threads` threads calling `commit` over and over for `duration` (the log's
+/// committers and the skeletons of `ceiling` alike). Returns the commits and the
+/// commits per second.
+fn run_committers(
+    threads: usize,
+    duration: Duration,
+    commit: Arc<dyn Fn() + Send + Sync>,
+) -> (f64, f64) {
     let stop = Arc::new(AtomicBool::new(false));
     let commits = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let handles: Vec<_> = (0..threads)
         .map(|_| {
-            let (wal, stop, commits) = (Arc::clone(wal), Arc::clone(&stop), Arc::clone(&commits));
+            let (commit, stop, commits) =
+                (Arc::clone(&commit), Arc::clone(&stop), Arc::clone(&commits));
             std::thread::spawn(move || {
-                let record = [0x33u8; 100];
                 while !stop.load(Ordering::Relaxed) {
-                    let lsn = wal.append(&record).expect("append");
-                    wal.commit(lsn).expect("commit");
+                    commit();
                     commits.fetch_add(1, Ordering::Relaxed);
                 }
             })
@@ -409,7 +428,11 @@ fn ceiling_ratios(root: &Path) {
             for threads in order {
                 let rate = match system {
                     0 => window(&wals[usize::from(threads == 32)], threads, PAIR_WINDOW).1,
-                    _ => skeletons[system - 1].window(threads, PAIR_WINDOW),
+                    _ => {
+                        let skeleton = Arc::clone(&skeletons[system - 1]);
+                        let commit = move || skeleton.commit(threads as u64);
+                        run_committers(threads, PAIR_WINDOW, Arc::new(commit)).1
+                    }
                 };
                 series[usize::from(threads == 32)].push(rate);
             }

@@ -3,21 +3,13 @@
 //! followed by a `$sort` on that key, and so does this module, after MongoDB's checks.
 
 use super::group::Group;
-use super::stages::{Stage, parse_sort, to_raw};
+use super::stages::{Stage, location, parse_sort, to_raw, to_tree, type_name};
 use crate::error::QueryError;
 use crate::variables::Variables;
 use bson::raw::RawDocumentBuf;
-use bson::{Bson, Document, RawBsonRef, doc};
+use bson::{Bson, RawBsonRef, doc};
 use bson_canonical::compare::{array_values, compare_values, elements, type_bracket};
 use std::cmp::Ordering;
-
-fn location(code: i32, message: impl Into<String>) -> QueryError {
-    QueryError::location(code, message)
-}
-
-fn type_name(value: RawBsonRef<'_>) -> &'static str {
-    crate::filter::types::type_name(crate::filter::types::type_code(&value))
-}
 
 fn to_bson(value: RawBsonRef<'_>) -> Result<Bson, QueryError> {
     Bson::try_from(value).map_err(|e| QueryError::bad_value(e.to_string()))
@@ -135,9 +127,7 @@ pub(crate) fn parse(spec: RawBsonRef<'_>, vars: &Variables) -> Result<Vec<Stage>
     }
     let output = match output {
         None => doc! {"count": {"$sum": 1}},
-        Some(RawBsonRef::Document(output)) => {
-            Document::try_from(output).map_err(|e| QueryError::bad_value(e.to_string()))?
-        }
+        Some(RawBsonRef::Document(output)) => to_tree(output)?,
         Some(other) => {
             return Err(location(
                 40196,

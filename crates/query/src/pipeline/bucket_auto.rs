@@ -6,12 +6,12 @@
 //! `granularity` (preferred number series) is refused with NotImplemented.
 
 use super::group::Group;
-use super::stages::to_raw;
+use super::stages::{location, to_raw, to_tree, type_name};
 use crate::error::QueryError;
 use crate::expr::Expression;
 use crate::variables::Variables;
 use bson::raw::RawDocumentBuf;
-use bson::{Bson, Document, RawBsonRef, doc};
+use bson::{Bson, RawBsonRef, doc};
 use bson_canonical::compare::elements;
 
 /// A parsed `$bucketAuto`.
@@ -21,14 +21,6 @@ pub(crate) struct BucketAuto {
     buckets: usize,
     /// A `$group` with `_id: null` and the `output` accumulators, run once per bucket.
     group: Box<Group>,
-}
-
-fn location(code: i32, message: impl Into<String>) -> QueryError {
-    QueryError::location(code, message)
-}
-
-fn type_name(value: RawBsonRef<'_>) -> &'static str {
-    crate::filter::types::type_name(crate::filter::types::type_code(&value))
 }
 
 /// Parses the specification of a `$bucketAuto` stage.
@@ -76,9 +68,7 @@ pub(crate) fn parse(spec: RawBsonRef<'_>, vars: &Variables) -> Result<BucketAuto
                         ),
                     ));
                 };
-                output = Some(
-                    Document::try_from(doc).map_err(|e| QueryError::bad_value(e.to_string()))?,
-                );
+                output = Some(to_tree(doc)?);
             }
             "granularity" => {
                 if !matches!(value, RawBsonRef::String(_)) {
@@ -206,8 +196,7 @@ impl BucketAuto {
             let Some(fields) = grouped.into_iter().next() else {
                 continue;
             };
-            let mut tree = Document::try_from(fields.as_ref())
-                .map_err(|e| QueryError::bad_value(e.to_string()))?;
+            let mut tree = to_tree(&fields)?;
             tree.insert("_id", doc! {"min": min, "max": max});
             out.push(to_raw(&tree)?);
         }

@@ -19,13 +19,14 @@
 //!   that document's values (variables are bound when a pipeline is parsed); one without
 //!   is parsed once.
 
-use super::{Foreign, Pipeline, chain, fields};
+use super::stages::{to_raw, to_tree, type_name};
+use super::{Foreign, Pipeline, chain, fields, refuse_output_stages, stage_names};
 use crate::error::QueryError;
 use crate::expr::Expression;
 use crate::filter::Filter;
 use crate::variables::{self, Variables};
 use bson::raw::{RawArrayBuf, RawDocument, RawDocumentBuf};
-use bson::{Bson, Document, RawBsonRef, doc};
+use bson::{Bson, RawBsonRef, doc};
 use bson_canonical::compare::elements;
 use std::collections::BTreeSet;
 
@@ -64,10 +65,6 @@ pub(crate) enum Cache {
 
 fn failed(message: impl Into<String>) -> QueryError {
     QueryError::FailedToParse(message.into())
-}
-
-fn type_name(value: RawBsonRef<'_>) -> &'static str {
-    crate::filter::types::type_name(crate::filter::types::type_code(&value))
 }
 
 /// Parses the specification of a `$lookup` stage.
@@ -118,11 +115,7 @@ pub(crate) fn parse(spec: RawBsonRef<'_>, vars: &Variables) -> Result<Lookup, Qu
     if from.is_none() {
         let starts_with_documents = stages
             .as_ref()
-            .and_then(|s: &RawArrayBuf| s.into_iter().next())
-            .and_then(Result::ok)
-            .and_then(|first| first.as_document())
-            .and_then(|first| elements(first).next())
-            .is_some_and(|(name, _)| name == "$documents");
+            .is_some_and(|stages| stage_names(stages).next() == Some("$documents"));
         if !starts_with_documents {
             return Err(failed(
                 "$lookup stage without explicit collection must have a pipeline with \
@@ -164,18 +157,7 @@ pub(crate) fn parse(spec: RawBsonRef<'_>, vars: &Variables) -> Result<Lookup, Qu
     }
     let template = match &stages {
         Some(stages) => {
-            for stage in stages.into_iter().filter_map(Result::ok) {
-                let name = stage
-                    .as_document()
-                    .and_then(|s| elements(s).next())
-                    .map(|(name, _)| name);
-                if let Some(name @ ("$out" | "$merge")) = name {
-                    return Err(QueryError::location(
-                        51047,
-                        format!("{name} is not allowed to be used within a $lookup stage"),
-                    ));
-                }
-            }
+            refuse_output_stages(stages, 51047, "to be used within a $lookup stage")?;
             let unbound = lets.iter().map(|(name, _)| (name.clone(), None)).collect();
             Some(Pipeline::parse_with(stages, &vars.with_values(unbound))?)
         }
@@ -308,12 +290,8 @@ impl Lookup {
         }
         let mut tree = to_tree(&doc)?;
         fields::set_nested(&mut tree, &self.as_path, Bson::Array(array));
-        super::stages::to_raw(&tree)
+        to_raw(&tree)
     }
-}
-
-fn to_tree(doc: &RawDocument) -> Result<Document, QueryError> {
-    Document::try_from(doc).map_err(|e| QueryError::bad_value(e.to_string()))
 }
 
 /// Every document of `from`, kept when they fit in `LOOKUP_CACHE_BYTES`.
@@ -361,7 +339,7 @@ fn join_filter(
         }
         _ => doc! {foreign_field: {"$in": bson_values}},
     };
-    let raw = super::stages::to_raw(&spec)?;
+    let raw = to_raw(&spec)?;
     Filter::parse(&raw)
 }
 

@@ -368,6 +368,29 @@ impl Pipeline {
     }
 }
 
+/// The names of a raw pipeline's stages (each stage document's first field), for the
+/// checks `$lookup` and `$unionWith` make before parsing their sub-pipelines.
+fn stage_names(stages: &RawArray) -> impl Iterator<Item = &str> {
+    stages.into_iter().filter_map(|stage| {
+        let stage = stage.ok()?.as_document()?;
+        bson_canonical::compare::elements(stage)
+            .next()
+            .map(|(name, _)| name)
+    })
+}
+
+/// Refuses `$out` and `$merge` in a sub-pipeline: `code`, "`<stage>` is not allowed
+/// `<place>`".
+fn refuse_output_stages(stages: &RawArray, code: i32, place: &str) -> Result<(), QueryError> {
+    match stage_names(stages).find(|name| matches!(*name, "$out" | "$merge")) {
+        Some(name) => Err(QueryError::location(
+            code,
+            format!("{name} is not allowed {place}"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// `stages` wrapped around `input`, one iterator each.
 fn chain<'a>(stages: &'a [Stage], input: Documents<'a>, foreign: &'a dyn Foreign) -> Documents<'a> {
     stages

@@ -37,8 +37,7 @@ pub(crate) fn parse(spec: RawBsonRef<'_>, vars: &Variables) -> Result<Redact, Qu
 impl Redact {
     /// The document as the expression leaves it, or `None` when it is pruned.
     pub(crate) fn apply(&self, doc: RawDocumentBuf) -> Result<Option<RawDocumentBuf>, QueryError> {
-        let tree =
-            Document::try_from(doc.as_ref()).map_err(|e| QueryError::bad_value(e.to_string()))?;
+        let tree = super::stages::to_tree(&doc)?;
         match self.object(&doc, tree)? {
             Some(kept) => super::stages::to_raw(&kept).map(Some),
             None => Ok(None),

@@ -88,11 +88,12 @@ const REFUSED_STAGES: &[&str] = &[
     "$setWindowFields",
 ];
 
-fn location(code: i32, message: impl Into<String>) -> QueryError {
+pub(super) fn location(code: i32, message: impl Into<String>) -> QueryError {
     QueryError::location(code, message)
 }
 
-fn type_name(value: RawBsonRef<'_>) -> &'static str {
+/// MongoDB's type name of `value`, for error messages.
+pub(super) fn type_name(value: RawBsonRef<'_>) -> &'static str {
     crate::filter::types::type_name(crate::filter::types::type_code(&value))
 }
 
@@ -598,7 +599,7 @@ impl Stage {
     }
 }
 
-fn to_tree(doc: &RawDocument) -> Result<Document, QueryError> {
+pub(super) fn to_tree(doc: &RawDocument) -> Result<Document, QueryError> {
     Document::try_from(doc).map_err(|e| QueryError::bad_value(e.to_string()))
 }
 

@@ -3,7 +3,8 @@
 //! `{$unionWith: {coll, pipeline}}`; without `coll` the sub-pipeline must start with
 //! `$documents`. The collection comes from the engine through [`Foreign`].
 
-use super::{Documents, Foreign, Pipeline, chain, fields};
+use super::stages::type_name;
+use super::{Documents, Foreign, Pipeline, chain, fields, refuse_output_stages};
 use crate::error::QueryError;
 use crate::variables::Variables;
 use bson::RawBsonRef;
@@ -34,7 +35,7 @@ pub(crate) fn parse(spec: RawBsonRef<'_>, vars: &Variables) -> Result<UnionWith,
         other => {
             return Err(failed(format!(
                 "the $unionWith stage specification must be an object or string, but found {}",
-                crate::filter::types::type_name(crate::filter::types::type_code(&other))
+                type_name(other)
             )));
         }
     };
@@ -52,7 +53,7 @@ pub(crate) fn parse(spec: RawBsonRef<'_>, vars: &Variables) -> Result<UnionWith,
                 return Err(QueryError::TypeMismatch(format!(
                     "BSON field '$unionWith.pipeline' is the wrong type '{}', expected type \
                      'array'",
-                    crate::filter::types::type_name(crate::filter::types::type_code(&other))
+                    type_name(other)
                 )));
             }
             _ => {
@@ -65,18 +66,7 @@ pub(crate) fn parse(spec: RawBsonRef<'_>, vars: &Variables) -> Result<UnionWith,
     }
     let pipeline = match stages {
         Some(stages) => {
-            for stage in stages.into_iter().filter_map(Result::ok) {
-                let name = stage
-                    .as_document()
-                    .and_then(|s| elements(s).next())
-                    .map(|(name, _)| name);
-                if let Some(name @ ("$out" | "$merge")) = name {
-                    return Err(QueryError::location(
-                        31441,
-                        format!("{name} is not allowed within a $unionWith's sub-pipeline"),
-                    ));
-                }
-            }
+            refuse_output_stages(stages, 31441, "within a $unionWith's sub-pipeline")?;
             Some(Pipeline::parse_with(stages, vars)?)
         }
         None => None,

@@ -21,8 +21,7 @@ use parking_lot::Mutex;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How a round is led (see the module docs).
@@ -99,7 +98,7 @@ impl Skeleton {
     /// Blocks until a sync covers a new ticket; `threads` committers are running. In a
     /// gathered round the committer whose ticket completes the gather leads it (as the
     /// log's does), so a round costs one wake-up per follower and no more.
-    fn commit(&self, threads: u64) {
+    pub fn commit(&self, threads: u64) {
         let mut state = self.state.lock();
         let ticket = state.next;
         state.next += 1;
@@ -155,30 +154,5 @@ impl Skeleton {
             }
             state = self.state.lock();
         }
-    }
-
-    /// Commits from `threads` threads for `duration`; returns commits per second.
-    pub fn window(self: &Arc<Self>, threads: usize, duration: Duration) -> f64 {
-        let stop = Arc::new(AtomicBool::new(false));
-        let commits = Arc::new(AtomicU64::new(0));
-        let start = Instant::now();
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let (skeleton, stop, commits) =
-                    (Arc::clone(self), Arc::clone(&stop), Arc::clone(&commits));
-                std::thread::spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
-                        skeleton.commit(threads as u64);
-                        commits.fetch_add(1, Ordering::Relaxed);
-                    }
-                })
-            })
-            .collect();
-        std::thread::sleep(duration);
-        stop.store(true, Ordering::Relaxed);
-        for handle in handles {
-            handle.join().expect("committer");
-        }
-        commits.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
     }
 }
