@@ -7,11 +7,7 @@ use engine::{Database, DbError};
 
 fn main() -> Result<(), DbError> {
     let dir = std::env::temp_dir().join(format!("mfdb-example-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| DbError {
-        code: 1,
-        code_name: "InternalError".into(),
-        message: e.to_string(),
-    })?;
+    std::fs::create_dir_all(&dir).map_err(|e| DbError::new(1, "InternalError", e.to_string()))?;
     let path = dir.join("example.mfdb");
 
     let db = Database::open(&path)?;

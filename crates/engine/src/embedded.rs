@@ -33,8 +33,9 @@ use std::time::Instant;
 /// The database every [`Database::collection`] call uses.
 pub const DEFAULT_DATABASE: &str = "test";
 
-/// A failed embedded call: MongoDB's code, code name and message.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// A failed embedded call: MongoDB's code, code name and message, and for a write error
+/// the failing statement and the fields mongod adds to it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message} (code {code}, {code_name})")]
 pub struct DbError {
     /// MongoDB's numeric code (11000 for a duplicate key).
@@ -43,46 +44,98 @@ pub struct DbError {
     pub code_name: String,
     /// The message a driver would show.
     pub message: String,
+    /// For a write error: the position of the failing statement in its batch.
+    pub index: Option<usize>,
+    /// For a write error: the fields besides `index`, `code` and `errmsg` (a duplicate
+    /// key's `keyPattern` and `keyValue`, a validation failure's `errInfo`); boxed so
+    /// results stay small.
+    pub details: Option<Box<Document>>,
+}
+
+impl DbError {
+    /// An error with a code, its name and a message, and no write details.
+    pub fn new(code: i32, code_name: &str, message: impl Into<String>) -> DbError {
+        DbError {
+            code,
+            code_name: code_name.into(),
+            message: message.into(),
+            index: None,
+            details: None,
+        }
+    }
 }
 
 impl From<crate::Error> for DbError {
     fn from(error: crate::Error) -> DbError {
         let code = error.code();
         DbError {
-            code: code.code(),
-            code_name: code.name().into_owned(),
-            message: error.to_string(),
+            details: error.info().cloned().map(Box::new),
+            ..DbError::new(code.code(), &code.name(), error.to_string())
         }
     }
 }
 
 fn encode(document: &Document) -> Result<RawDocumentBuf, DbError> {
-    RawDocumentBuf::try_from(document).map_err(|e| DbError {
-        code: 22,
-        code_name: "InvalidBSON".into(),
-        message: e.to_string(),
-    })
+    RawDocumentBuf::try_from(document).map_err(|e| DbError::new(22, "InvalidBSON", e.to_string()))
+}
+
+/// A call the official drivers refuse before sending anything, with their message.
+/// The drivers' error has no server code; BadValue (2) is the server's for the same.
+fn invalid_argument(message: &str) -> DbError {
+    DbError::new(2, "BadValue", message)
+}
+
+/// An update must be operators (its first key starts with `$`, as the drivers check)
+/// or a pipeline: a plain document would silently replace the match.
+fn operators_only(update: Bson) -> Result<Bson, DbError> {
+    if let Bson::Document(document) = &update {
+        match document.keys().next() {
+            None => return Err(invalid_argument("update document must not be empty")),
+            Some(key) if !key.starts_with('$') => {
+                return Err(invalid_argument(
+                    "update document must only contain update modifiers",
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(update)
 }
 
 fn internal(error: impl std::fmt::Display) -> DbError {
-    DbError {
-        code: 1,
-        code_name: "InternalError".into(),
-        message: error.to_string(),
-    }
+    DbError::new(1, "InternalError", error.to_string())
 }
 
+/// The error of an `ok: 0` reply or of one `writeErrors` entry. Write errors carry no
+/// `codeName` on the wire (as mongod sends them), so the name comes from the code.
 fn reply_error(reply: &Document) -> DbError {
+    let code = reply.get_i32("code").unwrap_or(8);
+    let code_name = match reply.get_str("codeName") {
+        Ok(name) => name.to_owned(),
+        Err(_) => crate::error::code_name(code).into_owned(),
+    };
+    let index = reply
+        .get_i32("index")
+        .ok()
+        .and_then(|i| usize::try_from(i).ok());
+    let details: Document = reply
+        .iter()
+        .filter(|(key, _)| {
+            !matches!(
+                key.as_str(),
+                "ok" | "code" | "codeName" | "errmsg" | "index" | "$clusterTime" | "operationTime"
+            )
+        })
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
     DbError {
-        code: reply.get_i32("code").unwrap_or(8),
-        code_name: reply
-            .get_str("codeName")
-            .unwrap_or("UnknownError")
-            .to_owned(),
-        message: reply
-            .get_str("errmsg")
-            .unwrap_or("command failed")
-            .to_owned(),
+        index,
+        details: (!details.is_empty()).then(|| Box::new(details)),
+        ..DbError::new(
+            code,
+            &code_name,
+            reply.get_str("errmsg").unwrap_or("command failed"),
+        )
     }
 }
 
@@ -315,21 +368,25 @@ impl<'d> Collection<'d> {
     }
 
     /// Applies update operators (or a pipeline as `Bson::Array`) to the first match.
+    /// A document without operators is refused, as the drivers refuse it (use
+    /// [`Collection::replace_one`] to replace).
     pub fn update_one(
         &self,
         filter: Document,
         update: impl Into<Bson>,
     ) -> Result<UpdateResult, DbError> {
-        self.update(filter, update.into(), false, false)
+        let update = operators_only(update.into())?;
+        self.update(filter, update, false, false)
     }
 
-    /// Applies update operators to every match.
+    /// Applies update operators (or a pipeline) to every match.
     pub fn update_many(
         &self,
         filter: Document,
         update: impl Into<Bson>,
     ) -> Result<UpdateResult, DbError> {
-        self.update(filter, update.into(), true, false)
+        let update = operators_only(update.into())?;
+        self.update(filter, update, true, false)
     }
 
     /// Updates the first match, or inserts the document the filter and update describe.
@@ -338,15 +395,25 @@ impl<'d> Collection<'d> {
         filter: Document,
         update: impl Into<Bson>,
     ) -> Result<UpdateResult, DbError> {
-        self.update(filter, update.into(), false, true)
+        let update = operators_only(update.into())?;
+        self.update(filter, update, false, true)
     }
 
-    /// Replaces the first match with `replacement`.
+    /// Replaces the first match with `replacement`, which may not hold update operators.
     pub fn replace_one(
         &self,
         filter: Document,
         replacement: Document,
     ) -> Result<UpdateResult, DbError> {
+        if replacement
+            .keys()
+            .next()
+            .is_some_and(|key| key.starts_with('$'))
+        {
+            return Err(invalid_argument(
+                "replacement document must not contain update modifiers",
+            ));
+        }
         self.update(filter, Bson::Document(replacement), false, false)
     }
 

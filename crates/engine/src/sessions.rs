@@ -99,6 +99,75 @@ impl Sessions {
     }
 }
 
+/// Commands mongod runs without authentication (`requiresAuth() == false`): they may
+/// carry an `lsid` but never transaction fields.
+const NO_AUTH_COMMANDS: &[&str] = &[
+    "hello",
+    "isMaster",
+    "ismaster",
+    "ping",
+    "buildInfo",
+    "buildinfo",
+    "whatsmyuri",
+    "connectionStatus",
+];
+
+/// The operation session fields of a command, checked as mongod's
+/// `initializeOperationSessionInfo` checks them on a standalone server.
+///
+/// This server is a standalone: it has no transactions and no retryable writes, so a
+/// command carrying `txnNumber` is refused (IllegalOperation, as mongod refuses it) and
+/// never applied as if the field were absent. `autocommit` and `startTransaction` cannot
+/// be valid without a `txnNumber`, so they are refused with mongod's own messages.
+pub(crate) fn check_operation_session_info(
+    command: &str,
+    lsid: bool,
+    txn_number: Option<RawBsonRef<'_>>,
+    autocommit: Option<RawBsonRef<'_>>,
+    start_transaction: Option<RawBsonRef<'_>>,
+) -> Result<(), crate::Error> {
+    use crate::error::{Error, ErrorCode};
+    if NO_AUTH_COMMANDS.contains(&command) {
+        if autocommit.is_some() {
+            return Err(Error::new(
+                ErrorCode::Other(263, "OperationNotSupportedInTransaction"),
+                "This command is not supported in transactions",
+            ));
+        }
+        if txn_number.is_some() {
+            return Err(Error::new(
+                ErrorCode::Location(50889),
+                "It is illegal to provide a txnNumber for this command",
+            ));
+        }
+    }
+    if txn_number.is_some() {
+        if !lsid {
+            return Err(Error::new(
+                ErrorCode::InvalidOptions,
+                "Transaction number requires a session ID to also be specified",
+            ));
+        }
+        return Err(Error::new(
+            ErrorCode::IllegalOperation,
+            "Transaction numbers are only allowed on a replica set member or mongos",
+        ));
+    }
+    if autocommit.is_some() {
+        return Err(Error::new(
+            ErrorCode::InvalidOptions,
+            "'autocommit' field requires a transaction number to also be specified",
+        ));
+    }
+    if start_transaction.is_some() {
+        return Err(Error::new(
+            ErrorCode::InvalidOptions,
+            "'startTransaction' field requires 'autocommit' field to also be specified",
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

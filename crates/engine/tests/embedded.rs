@@ -180,3 +180,122 @@ fn find_one_by_id_agrees_with_the_find_command() {
         assert_eq!(fast.map(|_| ()), slow, "{db_name}.{coll_name}");
     }
 }
+
+#[test]
+fn a_second_open_of_an_open_file_in_one_process_is_refused_until_the_first_is_dropped() {
+    let path = temp_path("lock");
+    let first = Database::open(&path).expect("open");
+    first
+        .collection("c")
+        .insert_one(doc! {"a": 1})
+        .expect("insert");
+    let error = match Database::open(&path) {
+        Err(error) => error,
+        Ok(_) => panic!("a second Database::open of an open file succeeded"),
+    };
+    assert_eq!((error.code, error.code_name.as_str()), (98, "DBPathInUse"));
+    assert!(
+        error.message.contains(&path.display().to_string()),
+        "{error}"
+    );
+    assert!(error.message.contains("this process"), "{error}");
+    // The refused opener changed nothing: the first goes on writing.
+    first
+        .collection("c")
+        .insert_one(doc! {"a": 2})
+        .expect("insert");
+    drop(first);
+    let again = Database::open(&path).expect("opens once the first handle is gone");
+    assert_eq!(
+        again
+            .collection("c")
+            .count_documents(doc! {})
+            .expect("count"),
+        2
+    );
+    again.engine().close().expect("close");
+    // A closed engine keeps its claim until it is dropped.
+    assert!(Database::open(&path).is_err());
+    drop(again);
+    Database::open(&path).expect("opens after the closed one is dropped");
+}
+
+#[test]
+fn updates_need_operators_and_replacements_may_not_have_them() {
+    let db = Database::memory();
+    let people = db.collection("people");
+    people
+        .insert_one(doc! {"_id": 2, "name": "Ann", "age": 36})
+        .expect("insert");
+    let cases = [
+        (
+            people.update_one(doc! {"_id": 2}, doc! {"age": 37}),
+            "update document must only contain update modifiers",
+        ),
+        (
+            people.update_many(doc! {}, doc! {}),
+            "update document must not be empty",
+        ),
+        (
+            people.upsert_one(doc! {"_id": 3}, doc! {"age": 1}),
+            "update document must only contain update modifiers",
+        ),
+        (
+            people.replace_one(doc! {"_id": 2}, doc! {"$set": {"age": 40}}),
+            "replacement document must not contain update modifiers",
+        ),
+    ];
+    for (result, message) in cases {
+        let error = result.expect_err(message);
+        assert_eq!((error.code, error.message.as_str()), (2, message));
+    }
+    // Nothing changed, nothing was inserted.
+    let all: Vec<_> = people
+        .find(doc! {})
+        .run()
+        .expect("find")
+        .collect::<Result<_, _>>()
+        .expect("docs");
+    assert_eq!(all, vec![doc! {"_id": 2, "name": "Ann", "age": 36}]);
+    // A pipeline is an update.
+    people
+        .update_one(doc! {"_id": 2}, vec![doc! {"$set": {"age": 37}}])
+        .expect("pipeline update");
+}
+
+#[test]
+fn write_errors_keep_their_name_index_and_key_details() {
+    let db = Database::memory();
+    let people = db.collection("people");
+    people.insert_one(doc! {"_id": 1}).expect("insert");
+    let error = people
+        .insert_many([doc! {"_id": 0}, doc! {"_id": 1}])
+        .expect_err("duplicate in the batch");
+    assert_eq!(
+        (error.code, error.code_name.as_str()),
+        (11000, "DuplicateKey")
+    );
+    assert_eq!(error.index, Some(1), "the second statement failed");
+    assert_eq!(
+        error.details.as_deref(),
+        Some(&doc! {"keyPattern": {"_id": 1}, "keyValue": {"_id": 1}})
+    );
+    // A write error with a named code other than the duplicate key.
+    let error = people
+        .update_one(doc! {"_id": 1}, doc! {"$inc": {"_id": 1}})
+        .expect_err("immutable _id");
+    assert_eq!(
+        (error.code, error.code_name.as_str()),
+        (66, "ImmutableField")
+    );
+    assert_eq!(error.index, Some(0));
+    // Command errors keep their name too.
+    let error = db
+        .run_command("test", doc! {"noSuchCommand": 1})
+        .expect_err("unknown command");
+    assert_eq!(
+        (error.code, error.code_name.as_str()),
+        (59, "CommandNotFound")
+    );
+    assert_eq!(error.index, None);
+}

@@ -9,6 +9,7 @@ mod restart;
 mod store;
 mod store_concurrency;
 mod support;
+mod transactions;
 mod updates;
 mod variables;
 mod writes;

@@ -29,7 +29,11 @@ pub fn run_cli() -> Result<(), Error> {
     log::set_level(config.log_level);
     let argv: Vec<String> = std::env::args().collect();
     let engine = config.engine(argv).map_err(|error| {
-        Error::Database(format!("cannot open {}: {error}", config.db.display()))
+        Error::Database(format!(
+            "cannot open {}: {}: {error}",
+            config.db.display(),
+            error.code().name()
+        ))
     })?;
     let engine = Arc::new(engine);
     let server = Server::bind(&config, Arc::clone(&engine))?;

@@ -63,8 +63,8 @@ pub use error::{Result, WalError};
 pub use format::Codec;
 pub use recovery::TornTail;
 pub use storage::{
-    CrashStorage, Dir, Fault, FaultKind, FaultyStorage, MemDir, MemStorage, Op, OsDir, OsStorage,
-    Storage,
+    CrashStorage, Dir, Fault, FaultKind, FaultyStorage, LockError, MemDir, MemStorage, Op, OsDir,
+    OsStorage, Storage,
 };
 pub use wal::{Recovery, Wal, WalOptions};
 

@@ -13,10 +13,12 @@
 mod crash;
 mod dir;
 mod faulty;
+mod lock;
 
 pub use crash::CrashStorage;
 pub use dir::{Dir, MemDir, OsDir};
 pub use faulty::{Fault, FaultKind, FaultyStorage, Op};
+pub use lock::LockError;
 
 use parking_lot::Mutex;
 use std::fs::File;
@@ -55,6 +57,13 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     /// plain reads.
     fn os_file(&self) -> Option<&File> {
         None
+    }
+
+    /// Claims the file for this handle alone until it is dropped: an exclusive advisory
+    /// lock that the kernel also releases when the process dies (`storage/lock.rs`).
+    /// Files no other opener can reach (memory, the test models) have nothing to claim.
+    fn try_lock(&self) -> Result<(), LockError> {
+        Ok(())
     }
 
     /// Reads exactly `buf.len()` bytes at `offset`, or fails with
@@ -134,6 +143,10 @@ impl Storage for OsStorage {
 
     fn os_file(&self) -> Option<&File> {
         Some(&self.file)
+    }
+
+    fn try_lock(&self) -> Result<(), LockError> {
+        lock::try_lock(&self.file)
     }
 }
 

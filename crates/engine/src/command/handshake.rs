@@ -1,5 +1,5 @@
 //! Commands every driver and mongosh send when a connection opens: hello, ping, buildInfo,
-//! whatsmyuri, connectionStatus, endSessions.
+//! whatsmyuri, connectionStatus, endSessions (and the transaction commands' standalone answer).
 
 use super::{Request, flag};
 use crate::engine::Engine;
@@ -97,6 +97,19 @@ pub(super) fn connection_status(
         auth_info.insert("authenticatedUserPrivileges", Bson::Array(Vec::new()));
     }
     Ok(doc! { "authInfo": auth_info })
+}
+
+/// commitTransaction / abortTransaction on a standalone: no transaction can be open (a
+/// command carrying `txnNumber` was refused before it ran), so mongod's answer for a
+/// session outside a transaction.
+pub(super) fn outside_transaction(
+    _engine: &Engine,
+    request: &Request<'_>,
+) -> Result<Document, Error> {
+    Err(Error::new(
+        crate::error::ErrorCode::Other(125, "CommandFailed"),
+        format!("{} must be run within a transaction", request.name),
+    ))
 }
 
 /// endSessions / killAllSessions: the named sessions leave the session cache (they

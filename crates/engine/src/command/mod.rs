@@ -144,6 +144,18 @@ const COMMANDS: &[Spec] = &[
     ),
     spec("endSessions", tree!(handshake::end_sessions), true, false),
     spec(
+        "commitTransaction",
+        tree!(handshake::outside_transaction),
+        true,
+        true,
+    ),
+    spec(
+        "abortTransaction",
+        tree!(handshake::outside_transaction),
+        true,
+        true,
+    ),
+    spec(
         "killAllSessions",
         tree!(handshake::end_sessions),
         true,
@@ -236,6 +248,13 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
         let message = format!("{} may only be run against the admin database.", spec.name);
         return Err(Error::new(ErrorCode::Unauthorized, message));
     }
+    crate::sessions::check_operation_session_info(
+        request.name,
+        request.field("lsid")?.is_some(),
+        request.field("txnNumber")?,
+        request.field("autocommit")?,
+        request.field("startTransaction")?,
+    )?;
     match (spec.handler)(engine, request)? {
         Reply::Doc(mut reply) => {
             reply.insert("ok", 1.0);

@@ -78,9 +78,36 @@ pub enum StoreError {
     /// The store was closed.
     #[error("the database is closed")]
     Closed,
+    /// Another opener holds the database file (`wal::LockError`): a second opener
+    /// would corrupt it, so it is refused. Worded as mongod's DBPathInUse.
+    #[error(
+        "Unable to lock the database file {path} ({reason}). Another multiforadb server or \
+         program already has it open; stop that one first"
+    )]
+    InUse {
+        /// The data file.
+        path: String,
+        /// Who holds it, or why the lock could not be taken.
+        reason: String,
+    },
 }
 
 impl StoreError {
+    fn in_use(path: &str, error: &wal::LockError) -> StoreError {
+        let reason = match error {
+            wal::LockError::Held { .. } => error.to_string(),
+            wal::LockError::Unsupported(_) => format!(
+                "{error}; a file system without working locks (some network and FUSE \
+                 mounts) cannot keep a second opener out, so MultiforaDB does not open \
+                 databases there"
+            ),
+        };
+        StoreError::InUse {
+            path: path.to_owned(),
+            reason,
+        }
+    }
+
     fn duplicate(ns: &Namespace, doc: &bson::RawDocument) -> StoreError {
         let id = match doc.get("_id") {
             Ok(Some(bson::raw::RawBsonRef::Double(x))) if x.is_finite() && x.fract() == 0.0 => {
@@ -172,6 +199,15 @@ struct Signal {
     sync: bool,
 }
 
+/// What wakes the checkpointer thread. It lives outside the `Store` so that the thread
+/// can sleep on it holding only a weak reference: a dropped `Store` is freed (and its
+/// file lock released) at once, not when the thread's interval next ends.
+#[derive(Default)]
+struct Wakeup {
+    signal: Mutex<Signal>,
+    cv: Condvar,
+}
+
 /// The database's storage: one data file and its log.
 pub struct Store {
     pager: pager::Pager,
@@ -184,8 +220,7 @@ pub struct Store {
     log_bytes: AtomicU64,
     uuid_seq: AtomicU64,
     options: StoreOptions,
-    signal: Mutex<Signal>,
-    signal_cv: Condvar,
+    wakeup: Arc<Wakeup>,
     checkpointer: Mutex<Option<JoinHandle<()>>>,
     report: OpenReport,
     /// Decoded catalog entries of the newest snapshot read.
@@ -221,6 +256,9 @@ impl Store {
         options: StoreOptions,
     ) -> Result<Arc<Store>, StoreError> {
         let file = dir.open(name).map_err(|e| StoreError::Io(e.to_string()))?;
+        // Claimed before anything is read: recovery writes (it zeroes a torn log tail).
+        file.try_lock()
+            .map_err(|error| StoreError::in_use(&dir.display(name), &error))?;
         let pager = pager::Pager::open(file, options.pager.clone())?;
         let covered = pager.checkpoint_lsn();
         let wal_name = format!("{name}-wal");
@@ -260,8 +298,7 @@ impl Store {
             log_bytes: AtomicU64::new(0),
             uuid_seq: AtomicU64::new(0),
             options,
-            signal: Mutex::new(Signal::default()),
-            signal_cv: Condvar::new(),
+            wakeup: Arc::default(),
             checkpointer: Mutex::new(None),
             report,
             metas: meta_cache::MetaCache::default(),
@@ -420,13 +457,13 @@ impl Store {
     fn after_commit(&self) {
         let due = self.log_bytes.load(Ordering::Relaxed) >= self.options.checkpoint_log_bytes;
         if due || self.space_due() {
-            self.signal.lock().wake = true;
-            self.signal_cv.notify_all();
+            self.wakeup.signal.lock().wake = true;
+            self.wakeup.cv.notify_all();
         } else if self.pager.unsynced_bytes() >= SYNC_AHEAD_BYTES {
-            let mut signal = self.signal.lock();
+            let mut signal = self.wakeup.signal.lock();
             if !signal.sync {
                 signal.sync = true;
-                self.signal_cv.notify_all();
+                self.wakeup.cv.notify_all();
             }
         }
     }
@@ -545,17 +582,18 @@ impl Store {
             return;
         };
         let weak: Weak<Store> = Arc::downgrade(self);
+        let wakeup = Arc::clone(&self.wakeup);
         let handle = std::thread::Builder::new()
             .name("mfdb-checkpoint".into())
-            .spawn(move || checkpoint_loop(&weak, interval));
+            .spawn(move || checkpoint_loop(&wakeup, &weak, interval));
         if let Ok(handle) = handle {
             *self.checkpointer.lock() = Some(handle);
         }
     }
 
     fn stop_checkpointer(&self) {
-        self.signal.lock().stop = true;
-        self.signal_cv.notify_all();
+        self.wakeup.signal.lock().stop = true;
+        self.wakeup.cv.notify_all();
         let handle = self.checkpointer.lock().take();
         if let Some(handle) = handle
             && handle.thread().id() != std::thread::current().id()
@@ -565,15 +603,12 @@ impl Store {
     }
 }
 
-fn checkpoint_loop(weak: &Weak<Store>, interval: Duration) {
+fn checkpoint_loop(wakeup: &Wakeup, weak: &Weak<Store>, interval: Duration) {
     loop {
-        let Some(store) = weak.upgrade() else {
-            return;
-        };
         let (checkpoint, sync) = {
-            let mut signal = store.signal.lock();
+            let mut signal = wakeup.signal.lock();
             if !signal.stop && !signal.wake && !signal.sync {
-                store.signal_cv.wait_for(&mut signal, interval);
+                wakeup.cv.wait_for(&mut signal, interval);
             }
             if signal.stop {
                 return;
@@ -581,6 +616,10 @@ fn checkpoint_loop(weak: &Weak<Store>, interval: Duration) {
             let sync = std::mem::take(&mut signal.sync);
             // Woken by neither flag: the interval passed.
             (std::mem::take(&mut signal.wake) || !sync, sync)
+        };
+        // Held only while working, never while asleep.
+        let Some(store) = weak.upgrade() else {
+            return;
         };
         if checkpoint {
             let dirty = store.log_bytes.load(Ordering::Relaxed) > 0 || store.space_due();

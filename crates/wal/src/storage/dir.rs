@@ -33,6 +33,11 @@ pub trait Dir: Send + Sync + std::fmt::Debug {
 
     /// Makes entry changes (create, rename, remove) durable.
     fn sync(&self) -> io::Result<()>;
+
+    /// How messages name the file `name` (its full path, for a directory on disk).
+    fn display(&self, name: &str) -> String {
+        name.to_owned()
+    }
 }
 
 /// A directory of the operating system.
@@ -56,6 +61,10 @@ impl OsDir {
 impl Dir for OsDir {
     fn open(&self, name: &str) -> io::Result<Arc<dyn Storage>> {
         Ok(Arc::new(OsStorage::open(&self.path.join(name))?))
+    }
+
+    fn display(&self, name: &str) -> String {
+        self.path.join(name).display().to_string()
     }
 
     fn exists(&self, name: &str) -> io::Result<bool> {

@@ -69,6 +69,44 @@ impl TestServer {
         }
     }
 
+    /// Runs the server on `db` expecting it to refuse to start: waits (up to 10 s) for it
+    /// to exit and returns its status and everything it wrote to stderr.
+    pub fn refused_at(db: &std::path::Path) -> (ExitStatus, String) {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mfdb-server"))
+            .args(["--port", "0", "--db"])
+            .arg(db)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("server starts");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("try_wait") {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the server on an already open file kept running");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .expect("stderr piped")
+            .read_to_string(&mut stderr)
+            .expect("stderr");
+        (status, stderr)
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn uri(&self) -> String {
         format!(
             "mongodb://{}/?directConnection=true&serverSelectionTimeoutMS=5000",

@@ -5,6 +5,7 @@ mod bad_input;
 mod crash;
 mod drivers;
 mod harness;
+mod lock;
 mod protocol;
 mod reads;
 mod writes;
