@@ -46,7 +46,10 @@ pub struct Engine {
     pub(crate) host: Arc<dyn Host>,
     pub(crate) startup: StartupOptions,
     pub(crate) connections_max: u64,
-    pub(crate) store: Arc<Store>,
+    /// The storage, replaced by a recovered one after an I/O failure (`Engine::store`).
+    store: parking_lot::RwLock<Arc<Store>>,
+    /// Held while a failed store is recovered (one recovery at a time).
+    recovering: parking_lot::Mutex<()>,
     pub(crate) cursors: Registry,
     /// ObjectIds for documents inserted without an `_id`.
     pub(crate) ids: IdSource,
@@ -91,6 +94,19 @@ impl Engine {
         Ok(Engine::with_store(options, store))
     }
 
+    /// Opens (or creates) database file `name` in `dir`, any implementation of the storage
+    /// seam (the fault and disk models of the tests among them).
+    pub fn open_in(
+        dir: Arc<dyn wal::Dir>,
+        name: &str,
+        options: EngineOptions,
+        store_options: StoreOptions,
+    ) -> Result<Engine, Error> {
+        let store = Store::open(dir, name, store_options).map_err(Error::from)?;
+        drop_leftover_temporaries(&store).map_err(Error::from)?;
+        Ok(Engine::with_store(options, store))
+    }
+
     fn with_store(options: EngineOptions, store: Arc<Store>) -> Engine {
         Engine {
             cursors: Registry::new(options.host.now_millis()),
@@ -98,22 +114,49 @@ impl Engine {
             host: options.host,
             startup: options.startup,
             connections_max: options.connections_max,
-            store,
+            store: parking_lot::RwLock::new(store),
+            recovering: parking_lot::Mutex::new(()),
             sessions: Sessions::default(),
             stats: Stats::default(),
         }
     }
 
-    /// The storage layer.
+    /// The storage layer. After an I/O failure the failed store refuses every command
+    /// (reads too: it may hold writes whose outcome is unknown) and this recovers in
+    /// place of a restart: the files are reopened and the log replayed, as after a
+    /// crash, so reads of durable data go on and writes resume once the disk allows
+    /// (a full disk refuses them with OutOfDiskSpace, each try costing one recovery).
+    /// While recovery fails (the device is gone, the file system read-only), commands are
+    /// refused, and each tries it again. The handle keeps the database file (and its lock)
+    /// open while it is held: drop it with the engine.
     #[must_use]
-    pub fn store(&self) -> &Store {
-        &self.store
+    pub fn store(&self) -> Arc<Store> {
+        let store = Arc::clone(&self.store.read());
+        if !store.is_failed() || store.is_closed() {
+            return store;
+        }
+        let _recovering = self.recovering.lock();
+        let current = Arc::clone(&self.store.read());
+        if !Arc::ptr_eq(&current, &store) {
+            return current; // another thread recovered it meanwhile
+        }
+        match store.recover() {
+            Ok(recovered) => {
+                eprintln!("multiforadb: recovered the durable state after the storage failure");
+                *self.store.write() = Arc::clone(&recovered);
+                recovered
+            }
+            Err(error) => {
+                eprintln!("multiforadb: recovery after the storage failure failed: {error}");
+                store
+            }
+        }
     }
 
     /// Checkpoints and closes the database: afterwards it is a single file. Commands run
     /// after this fail.
     pub fn close(&self) -> Result<(), Error> {
-        self.store.close().map_err(Error::from)
+        self.store.read().close().map_err(Error::from)
     }
 
     /// The live counters (the server records connections here).
@@ -166,6 +209,18 @@ impl Engine {
     #[must_use]
     pub fn protocol_error_reply(&self, error: &wire::Error) -> RawDocumentBuf {
         Error::from(error.clone()).to_reply()
+    }
+
+    /// Whether `reply` reports a write whose outcome is unknown: a server must not send
+    /// it as a definite failure, but close the connection (drivers then treat the
+    /// outcome as unknown, as when mongod fail-stops on a failed journal write).
+    #[must_use]
+    pub fn is_outcome_unknown(reply: &RawDocument) -> bool {
+        reply.get_array("errorLabels").ok().is_some_and(|labels| {
+            labels.into_iter().any(|label| {
+                label.ok().and_then(|l| l.as_str()) == Some(crate::error::OUTCOME_UNKNOWN_LABEL)
+            })
+        })
     }
 
     /// Whether `cmd` is bounded, cheap work (no I/O, no waiting) that a server may run

@@ -53,7 +53,17 @@ pub enum ErrorCode {
     BsonObjectTooLarge,
     /// 98: the database file is open elsewhere (mongod: its lock file is taken).
     DbPathInUse,
+    /// 14031: the disk is full; the write was not applied.
+    OutOfDiskSpace,
+    /// A write whose outcome is unknown (the log failed after its record may have reached
+    /// the file). The server never answers it: it closes the connection, which drivers
+    /// treat as an unknown outcome, as when mongod fail-stops. Reported as code 1.
+    OutcomeUnknown,
 }
+
+/// The error label an `OutcomeUnknown` reply carries (the embedded API shows it; the
+/// server closes the connection instead of sending it).
+pub const OUTCOME_UNKNOWN_LABEL: &str = "MultiforaDBOutcomeUnknown";
 
 impl ErrorCode {
     /// The numeric code.
@@ -82,6 +92,8 @@ impl ErrorCode {
             ErrorCode::UnsupportedOpQueryCommand => 352,
             ErrorCode::BsonObjectTooLarge => 10334,
             ErrorCode::DbPathInUse => 98,
+            ErrorCode::OutOfDiskSpace => 14031,
+            ErrorCode::OutcomeUnknown => 1,
         }
     }
 
@@ -119,6 +131,8 @@ impl ErrorCode {
             ErrorCode::UnsupportedOpQueryCommand => "UnsupportedOpQueryCommand",
             ErrorCode::BsonObjectTooLarge => "BSONObjectTooLarge",
             ErrorCode::DbPathInUse => "DBPathInUse",
+            ErrorCode::OutOfDiskSpace => "OutOfDiskSpace",
+            ErrorCode::OutcomeUnknown => "InternalError",
         }
     }
 }
@@ -160,6 +174,14 @@ impl From<crate::store::StoreError> for Error {
             StoreError::NamespaceExists(_) => ErrorCode::NamespaceExists,
             StoreError::Corrupt(_) => ErrorCode::DataCorruptionDetected,
             StoreError::InUse { .. } => ErrorCode::DbPathInUse,
+            StoreError::OutOfDiskSpace(_) => ErrorCode::OutOfDiskSpace,
+            StoreError::OutcomeUnknown(_) => {
+                return Error::WithInfo {
+                    code: ErrorCode::OutcomeUnknown,
+                    message: error.to_string(),
+                    info: Box::new(bson::doc! { "errorLabels": [OUTCOME_UNKNOWN_LABEL] }),
+                };
+            }
             _ => ErrorCode::InternalError,
         };
         Error::new(code, error.to_string())

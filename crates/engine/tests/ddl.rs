@@ -15,7 +15,8 @@ fn insert(engine: &Engine, db: &str, coll: &str, count: i32) {
 }
 
 fn options_of(engine: &Engine, db: &str, coll: &str) -> Option<Document> {
-    let reader = engine.store().read().expect("read");
+    let store = engine.store();
+    let reader = store.read().expect("read");
     let meta = reader
         .collection(&Namespace::new(db, coll))
         .expect("catalog")?;

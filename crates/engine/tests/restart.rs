@@ -116,7 +116,8 @@ fn acknowledged_writes_survive_a_restart_without_close() {
         vec!["new".to_owned(), "users".to_owned()]
     );
     assert!(collections(&engine, "gone").is_empty());
-    let reader = engine.store().read().expect("read");
+    let store = engine.store();
+    let reader = store.read().expect("read");
     let meta = reader
         .collection(&Namespace::new("app", "users"))
         .expect("catalog")
@@ -126,6 +127,7 @@ fn acknowledged_writes_survive_a_restart_without_close() {
         doc! { "validationLevel": "moderate" }
     );
     drop(reader);
+    drop(store); // a held store keeps the file (and its lock) open
     engine.store().verify().expect("verify after replay");
     let valid = ok(&engine, "app", rawdoc! { "validate": "users" });
     assert_eq!(valid.get_bool("valid").ok(), Some(true));
@@ -149,7 +151,8 @@ fn leftover_out_temporaries_are_dropped_at_open() {
     let temp = TempDb::new("temporaries");
     {
         let engine = Engine::open(&temp.path(), options()).expect("open");
-        let mut writer = engine.store().write().expect("write");
+        let store = engine.store();
+        let mut writer = store.write().expect("write");
         for coll in [
             "tmp.agg_out.65a1b2c3d4e5f60718293a4b",
             "tmp.agg_outx",

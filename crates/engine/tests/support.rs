@@ -53,7 +53,8 @@ pub fn fails(engine: &Engine, db: &str, cmd: RawDocumentBuf, code: i32) -> Docum
 
 /// The documents of `db.coll` in natural (record id) order, read through a store snapshot.
 pub fn contents(engine: &Engine, db: &str, coll: &str) -> Vec<Document> {
-    let reader = engine.store().read().expect("read");
+    let store = engine.store();
+    let reader = store.read().expect("read");
     let Some(meta) = reader
         .collection(&Namespace::new(db, coll))
         .expect("catalog")
@@ -73,7 +74,8 @@ pub fn contents(engine: &Engine, db: &str, coll: &str) -> Vec<Document> {
 
 /// The names of the collections of `db`, in order.
 pub fn collections(engine: &Engine, db: &str) -> Vec<String> {
-    let reader = engine.store().read().expect("read");
+    let store = engine.store();
+    let reader = store.read().expect("read");
     reader
         .collections(Some(db))
         .expect("catalog")

@@ -2,6 +2,7 @@
 
 mod aggregate_output;
 mod ddl;
+mod disk_failures;
 mod embedded;
 mod find_and_modify;
 mod model;

@@ -490,7 +490,8 @@ fn raw_bytes_of_an_insert_are_stored_unchanged() {
         "db",
         rawdoc! { "insert": "c", "documents": [document.clone()] },
     );
-    let reader = engine.store().read().expect("read");
+    let store = engine.store();
+    let reader = store.read().expect("read");
     let meta = reader
         .collection(&engine::store::Namespace::new("db", "c"))
         .expect("catalog")

@@ -169,6 +169,16 @@ impl Pager {
         })
     }
 
+    /// The data file (its handle holds the database's lock, `wal::LockError`).
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
+
+    /// Whether a failed write or sync has failed the pager (every later call fails).
+    pub fn is_failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
+    }
+
     pub(crate) fn check_failed(&self) -> Result<()> {
         if self.failed.load(Ordering::Acquire) {
             return Err(Error::PreviousIo);

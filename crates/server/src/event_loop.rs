@@ -383,8 +383,13 @@ impl LoopState {
                             if quick {
                                 let outcome =
                                     worker::execute(&engine, &header, &message, &connection.ctx);
-                                if let Outcome::Reply(bytes) = outcome {
-                                    connection.queue(&bytes);
+                                match outcome {
+                                    Outcome::Reply(bytes) => connection.queue(&bytes),
+                                    Outcome::Silent => {}
+                                    Outcome::Close => {
+                                        close_reason = Some("outcome unknown".into());
+                                        break;
+                                    }
                                 }
                             } else if let Some(jobs) = &self.jobs {
                                 connection.in_flight = true;
@@ -446,8 +451,13 @@ impl LoopState {
                 continue;
             }
             connection.in_flight = false;
-            if let Outcome::Reply(bytes) = done.outcome {
-                connection.queue(&bytes);
+            match done.outcome {
+                Outcome::Reply(bytes) => connection.queue(&bytes),
+                Outcome::Silent => {}
+                Outcome::Close => {
+                    self.close(done.token, "outcome unknown");
+                    continue;
+                }
             }
             self.drive(done.token);
         }

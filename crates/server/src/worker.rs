@@ -18,6 +18,9 @@ pub(crate) enum Outcome {
     Reply(Vec<u8>),
     /// Send nothing (the client set moreToCome).
     Silent,
+    /// Send nothing and close the connection: the command's outcome is unknown (the
+    /// log failed mid-commit), and a closed connection is how drivers learn that.
+    Close,
 }
 
 /// A request handed to a worker.
@@ -89,7 +92,13 @@ pub(crate) fn execute(
                 }
                 Err(error) => engine.protocol_error_reply(&error),
             };
-            if msg.flags.more_to_come() {
+            if Engine::is_outcome_unknown(&reply) {
+                log_error!(
+                    "conn{} closed without a reply: the outcome of its write is unknown",
+                    ctx.connection_id
+                );
+                Outcome::Close
+            } else if msg.flags.more_to_come() {
                 Outcome::Silent
             } else {
                 msg_reply(engine, header, &reply)

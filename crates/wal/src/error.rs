@@ -18,9 +18,16 @@ pub enum WalError {
     Io(#[from] io::Error),
 
     /// A previous write or sync failed; nothing more is accepted until the log is reopened
-    /// and recovered. A failed fsync is never retried.
+    /// and recovered. A failed fsync is never retried. For a committer this means the
+    /// outcome is unknown: its record may or may not have reached the file.
     #[error("wal is poisoned by an earlier i/o failure; reopen to recover")]
     Poisoned,
+
+    /// The log failed before any byte of this record reached the file (the failure was
+    /// in growing the log ahead of the write, or in an earlier write): the record is not
+    /// in the log and will never be replayed. The log is poisoned.
+    #[error("wal i/o error before the record was written: {0}")]
+    NotWritten(io::Error),
 
     /// Durable bytes of the log are damaged (not a torn tail).
     #[error("wal corrupt at offset {offset} (expected lsn {lsn:?}): {reason}")]

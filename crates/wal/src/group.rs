@@ -37,6 +37,11 @@ pub(crate) struct Gather {
 pub(crate) struct Published {
     pub(crate) lsn_durable_end: AtomicU64,
     pub(crate) poisoned: AtomicBool,
+    /// Once poisoned: the first LSN none of whose bytes reached the file (records from
+    /// here on are certainly not in the log; those before it may or may not be).
+    pub(crate) lsn_unwritten_from: AtomicU64,
+    /// Once poisoned: the OS error number of the failure (0 when it had none).
+    pub(crate) errno: std::sync::atomic::AtomicI32,
 }
 
 /// Where committers sleep: round `r` on `rounds[r % 2]` (a round's waiters are all

@@ -261,6 +261,8 @@ impl Wal {
             published: Published {
                 lsn_durable_end: AtomicU64::new(scan.lsn_next.0),
                 poisoned: AtomicBool::new(false),
+                lsn_unwritten_from: AtomicU64::new(u64::MAX),
+                errno: std::sync::atomic::AtomicI32::new(0),
             },
             bells: Bells::default(),
             io: Mutex::new(io),
@@ -332,7 +334,7 @@ impl Wal {
         }
         loop {
             if state.poisoned {
-                return Err(WalError::Poisoned);
+                return Err(self.poisoned_outcome(lsn, WalError::Poisoned));
             }
             if lsn < state.lsn_durable_end {
                 return Ok(());
@@ -346,7 +348,9 @@ impl Wal {
                 let gathered = state.waiting[parity(round)] + 1 >= state.gather.expected;
                 let deadline = state.gather.start + state.gather.wait_max;
                 if gathered || Instant::now() >= deadline {
-                    self.write_out(state, true, true)?;
+                    if let Err(error) = self.write_out(state, true, true) {
+                        return Err(self.poisoned_outcome(lsn, error));
+                    }
                     debug_assert!(
                         lsn.0 < self.published.lsn_durable_end.load(Ordering::Acquire),
                         "the leader's own lsn {lsn:?} is durable"
@@ -382,12 +386,31 @@ impl Wal {
     /// The outcome of `commit(lsn)` as published, when there is one.
     fn outcome(&self, lsn: Lsn) -> Option<Result<()>> {
         if self.published.poisoned.load(Ordering::Acquire) {
-            return Some(Err(WalError::Poisoned));
+            return Some(Err(self.poisoned_outcome(lsn, WalError::Poisoned)));
         }
         if lsn.0 < self.published.lsn_durable_end.load(Ordering::Acquire) {
             return Some(Ok(()));
         }
         None
+    }
+
+    /// What a committer of `lsn` is told once the log is poisoned: `NotWritten` when no
+    /// byte of its record reached the file (a definite "not in the log"), else `unknown`
+    /// (the failure itself, or `Poisoned`: the record may or may not be in the log).
+    fn poisoned_outcome(&self, lsn: Lsn, unknown: WalError) -> WalError {
+        if lsn.0 >= self.published.lsn_unwritten_from.load(Ordering::Acquire) {
+            let errno = self.published.errno.load(Ordering::Acquire);
+            let error = if errno > 0 {
+                std::io::Error::from_raw_os_error(errno)
+            } else {
+                std::io::Error::other("the log failed before this record was written")
+            };
+            return WalError::NotWritten(error);
+        }
+        match unknown {
+            WalError::NotWritten(error) => WalError::Io(error),
+            other => other,
+        }
     }
 
     /// Makes every record appended so far durable.
@@ -415,7 +438,7 @@ impl Wal {
 
     /// Whether an earlier I/O failure poisoned the log.
     pub fn is_poisoned(&self) -> bool {
-        self.state.lock().poisoned
+        self.published.poisoned.load(Ordering::Acquire)
     }
 
     /// Drops every record with an LSN below `lsn` (the engine calls this after a
@@ -496,8 +519,23 @@ impl Wal {
         let round_done = state.lsn_sync_end.take().map(|_| state.round_next - 1);
         self.changed.notify_all();
         if let Err(error) = result {
+            // Records of this write are unknown (partly written, or written and not
+            // synced) unless the failure came before its first byte; later ones were
+            // never written.
+            let unwritten_from = match &error {
+                WalError::NotWritten(_) => state.lsn_written_end,
+                _ => lsn_end,
+            };
+            let errno = match &error {
+                WalError::NotWritten(e) | WalError::Io(e) => e.raw_os_error().unwrap_or(0),
+                _ => 0,
+            };
             state.poisoned = true;
             state.gather.timer = None;
+            self.published
+                .lsn_unwritten_from
+                .store(unwritten_from.0, Ordering::Release);
+            self.published.errno.store(errno, Ordering::Release);
             self.published.poisoned.store(true, Ordering::Release);
             drop(guard);
             self.bells.ring(0, true);
@@ -574,7 +612,10 @@ impl Wal {
                 // commits overwrite allocated space and their fdatasync needs no journal
                 // commit for a size change.
                 let target = end.next_multiple_of(self.options.preallocate_chunk);
-                write_zeros(io.storage.as_ref(), io.allocated_len, target)?;
+                // Zeros past the log's end are its end: a failure here leaves every
+                // record of this write out of the file (ENOSPC lands here, as a rule).
+                write_zeros(io.storage.as_ref(), io.allocated_len, target)
+                    .map_err(WalError::NotWritten)?;
                 io.allocated_len = target;
             } else {
                 // A bulk write without a sync: the data itself grows the file; zeros

@@ -86,7 +86,8 @@ pub(crate) fn aggregate(engine: &Engine, request: &Request<'_>) -> Result<Reply,
     };
     if let Some(output) = pipeline.output() {
         let concern = WriteConcern::parse(request)?;
-        let mut writer = engine.store.write()?;
+        let store = engine.store();
+        let mut writer = store.write()?;
         let mut sink = Sink::begin(engine, &mut writer, request.db, output, &vars, now)?;
         run.each(|doc| sink.write(doc))?;
         sink.finish()?;
@@ -242,7 +243,8 @@ impl Run<'_> {
     /// names, when there is one, and only the documents that `$match` keeps) and hands
     /// each output document to `sink`.
     fn each(&self, mut sink: impl FnMut(RawDocumentBuf) -> Result<(), Error>) -> Result<(), Error> {
-        let reader = self.engine.store.read()?;
+        let store = self.engine.store();
+        let reader = store.read()?;
         let failure = RefCell::new(None);
         let (Input::Database(ns) | Input::Collection(ns)) = self.input;
         let foreign = Collections::resolve(

@@ -58,7 +58,8 @@ pub(crate) fn list_collections(engine: &Engine, request: &Request<'_>) -> Result
     args::opt_bool(request, "authorizedCollections")?;
     args::opt_bool(request, "includePendingDrops")?;
     let batch_size = read_args::cursor_option(request)?.flatten();
-    let reader = engine.store.read()?;
+    let store = engine.store();
+    let reader = store.read()?;
     let mut entries = VecDeque::new();
     for (ns, meta) in reader.collections(Some(request.db))? {
         let entry = to_raw(&collection_entry(&ns.coll, &meta)?)?;
@@ -92,7 +93,7 @@ pub(crate) fn list_indexes(engine: &Engine, request: &Request<'_>) -> Result<Rep
     )?;
     let ns = args::collection(request)?;
     let batch_size = read_args::cursor_option(request)?.flatten();
-    if engine.store.read()?.collection(&ns)?.is_none() {
+    if engine.store().read()?.collection(&ns)?.is_none() {
         let message = format!("ns does not exist: {ns}");
         return Err(Error::new(ErrorCode::NamespaceNotFound, message));
     }

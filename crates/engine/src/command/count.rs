@@ -46,7 +46,8 @@ pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, 
     let time_ms = read_args::max_time_ms(request)?;
     let hint = read_args::hint(request)?;
     let deadline = Deadline::start(engine.host.as_ref(), time_ms);
-    let reader = engine.store.read()?;
+    let store = engine.store();
+    let reader = store.read()?;
     let meta = reader.collection(&ns)?;
     if meta.is_some() {
         hint.check(&ns)?;
@@ -120,7 +121,8 @@ pub(crate) fn distinct(engine: &Engine, request: &Request<'_>) -> Result<Documen
     let time_ms = read_args::max_time_ms(request)?;
     let hint = read_args::hint(request)?;
     let deadline = Deadline::start(engine.host.as_ref(), time_ms);
-    let reader = engine.store.read()?;
+    let store = engine.store();
+    let reader = store.read()?;
     let Some(meta) = reader.collection(&ns)? else {
         return Ok(doc! { "values": [] });
     };

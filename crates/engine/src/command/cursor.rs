@@ -163,7 +163,8 @@ impl Scan {
         if self.limit == Some(0) {
             return Ok(None);
         }
-        let reader = engine.store.read()?;
+        let store = engine.store();
+        let reader = store.read()?;
         let meta = match reader.collection(ns)? {
             Some(meta) if meta.uuid == self.uuid => meta,
             _ => {

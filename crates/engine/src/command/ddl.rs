@@ -66,7 +66,8 @@ pub(super) fn create(engine: &Engine, request: &Request<'_>) -> Result<Document,
     let concern = WriteConcern::parse(request)?;
     check_create_options(request)?;
     let options = collection_options(request)?;
-    let mut writer = engine.store.write()?;
+    let store = engine.store();
+    let mut writer = store.write()?;
     if let Some(meta) = writer.collection(&ns)? {
         if meta.options == options {
             return Ok(Document::new());
@@ -142,7 +143,8 @@ pub(super) fn drop(engine: &Engine, request: &Request<'_>) -> Result<Document, E
     let ns = args::collection(request)?;
     args::check_writable(&ns)?;
     let concern = WriteConcern::parse(request)?;
-    let mut writer = engine.store.write()?;
+    let store = engine.store();
+    let mut writer = store.write()?;
     if !writer.drop_collection(&ns)? {
         return Ok(Document::new());
     }
@@ -161,7 +163,8 @@ pub(super) fn drop_database(engine: &Engine, request: &Request<'_>) -> Result<Do
         ));
     }
     let concern = WriteConcern::parse(request)?;
-    let mut writer = engine.store.write()?;
+    let store = engine.store();
+    let mut writer = store.write()?;
     for (i, (ns, _)) in writer
         .collections(Some(request.db))?
         .into_iter()
@@ -225,7 +228,8 @@ pub(super) fn rename_collection(engine: &Engine, request: &Request<'_>) -> Resul
             "Can't rename a collection to itself",
         ));
     }
-    let mut writer = engine.store.write()?;
+    let store = engine.store();
+    let mut writer = store.write()?;
     if writer.collection(&from)?.is_none() {
         return Err(Error::new(
             ErrorCode::NamespaceNotFound,
@@ -328,7 +332,8 @@ pub(super) fn create_indexes(engine: &Engine, request: &Request<'_>) -> Result<D
             ));
         }
     }
-    let mut writer = engine.store.write()?;
+    let store = engine.store();
+    let mut writer = store.write()?;
     let created = writer.collection(&ns)?.is_none();
     if created {
         writer.ensure_collection(&ns)?;
@@ -352,7 +357,8 @@ pub(super) fn drop_indexes(engine: &Engine, request: &Request<'_>) -> Result<Doc
         Ok(Some(index)) => index,
         _ => return Err(missing(&format!("{}.index", request.name))),
     };
-    let reader = engine.store.read()?;
+    let store = engine.store();
+    let reader = store.read()?;
     if reader.collection(&ns)?.is_none() {
         return Err(Error::new(
             ErrorCode::NamespaceNotFound,

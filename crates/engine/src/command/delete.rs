@@ -48,7 +48,8 @@ pub(super) fn delete(engine: &Engine, request: &Request<'_>) -> Result<Document,
         .into_iter()
         .map(parse_statement)
         .collect::<Result<Vec<_>, Error>>()?;
-    let mut writer = engine.store.write()?;
+    let store = engine.store();
+    let mut writer = store.write()?;
     let mut deleted = 0;
     let mut errors = BatchErrors::default();
     for (index, statement) in parsed.iter().enumerate() {

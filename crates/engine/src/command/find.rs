@@ -81,7 +81,8 @@ pub(crate) fn find(engine: &Engine, request: &Request<'_>) -> Result<Reply, Erro
     let ns = args::collection(request)?;
     let query = parse_find(request, engine.host.now_millis())?;
     let deadline = Deadline::start(engine.host.as_ref(), query.time_ms);
-    let reader = engine.store.read()?;
+    let store = engine.store();
+    let reader = store.read()?;
     let Some(meta) = reader.collection(&ns)? else {
         return Ok(cursor::reply(&ns, 0, &[], bson::raw::cstr!("firstBatch")));
     };

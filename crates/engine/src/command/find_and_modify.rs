@@ -55,7 +55,8 @@ pub(super) fn find_and_modify(engine: &Engine, request: &Request<'_>) -> Result<
     let concern = WriteConcern::parse(request)?;
     let now = engine.host.now_millis();
     let plan = parse(request, now)?;
-    let mut writer = engine.store.write()?;
+    let store = engine.store();
+    let mut writer = store.write()?;
     let result = run(engine, &mut writer, &ns, &plan, now).map_err(|failure| match failure {
         Failure::Statement(error) | Failure::Fatal(error) => error,
     })?;

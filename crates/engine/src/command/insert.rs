@@ -34,7 +34,8 @@ pub(super) fn insert(engine: &Engine, request: &Request<'_>) -> Result<Document,
     args::opt_bool(request, "bypassDocumentValidation")?;
     let documents = statements(request, "documents")?;
     let now = engine.host.now_millis();
-    let mut writer = engine.store.write()?;
+    let store = engine.store();
+    let mut writer = store.write()?;
     let mut inserted = 0;
     let mut errors = BatchErrors::default();
     for (index, doc) in documents.into_iter().enumerate() {

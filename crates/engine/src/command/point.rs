@@ -30,7 +30,8 @@ pub(crate) fn find_by_id(
     let ns = Namespace::new(db, coll);
     args::check_namespace(&ns)?;
     let compiled = Filter::parse(filter)?;
-    let reader = engine.store.read()?;
+    let store = engine.store();
+    let reader = store.read()?;
     let Some(meta) = reader.collection(&ns)? else {
         return Ok(Some(None));
     };

@@ -72,7 +72,8 @@ pub(super) fn list_databases(engine: &Engine, request: &Request<'_>) -> Result<D
         .transpose()?;
     let name_only = args::opt_bool(request, "nameOnly")?.unwrap_or(false);
     args::opt_bool(request, "authorizedDatabases")?;
-    let reader = engine.store.read()?;
+    let store = engine.store();
+    let reader = store.read()?;
     let mut databases: BTreeMap<String, u64> = BTreeMap::new();
     for (ns, meta) in reader.collections(None)? {
         let sizes = Sizes::of(&meta);
@@ -124,7 +125,8 @@ pub(super) fn coll_stats(engine: &Engine, request: &Request<'_>) -> Result<Docum
     args::check_fields(request, &["scale", "verbose", "waitForLock"])?;
     let ns = args::collection(request)?;
     let scale = scale(request)?;
-    let reader = engine.store.read()?;
+    let store = engine.store();
+    let reader = store.read()?;
     let meta = reader.collection(&ns)?;
     let sizes = meta.as_ref().map(Sizes::of).unwrap_or_default();
     let mut reply = doc! {
@@ -160,7 +162,8 @@ pub(super) fn coll_stats(engine: &Engine, request: &Request<'_>) -> Result<Docum
 pub(super) fn db_stats(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
     args::check_fields(request, &["scale", "freeStorage"])?;
     let scale = scale(request)?;
-    let reader = engine.store.read()?;
+    let store = engine.store();
+    let reader = store.read()?;
     let collections = reader.collections(Some(request.db))?;
     let mut total = Sizes::default();
     for (_, meta) in &collections {
@@ -216,10 +219,11 @@ pub(super) fn validate(engine: &Engine, request: &Request<'_>) -> Result<Documen
         ));
     }
     let mut errors: Vec<String> = Vec::new();
-    if let Err(error) = engine.store.verify() {
+    if let Err(error) = engine.store().verify() {
         errors.push(error.to_string());
     }
-    let reader = engine.store.read()?;
+    let store = engine.store();
+    let reader = store.read()?;
     let Some(meta) = reader.collection(&ns)? else {
         return Err(Error::new(
             ErrorCode::NamespaceNotFound,

@@ -121,7 +121,8 @@ pub(super) fn update(engine: &Engine, request: &Request<'_>) -> Result<Document,
         .into_iter()
         .map(parse_statement)
         .collect::<Result<Vec<_>, Error>>()?;
-    let mut writer = engine.store.write()?;
+    let store = engine.store();
+    let mut writer = store.write()?;
     let (mut matched, mut modified) = (0, 0);
     let mut upserted = Vec::new();
     let mut errors = BatchErrors::default();

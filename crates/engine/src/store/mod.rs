@@ -72,9 +72,23 @@ pub enum StoreError {
     /// A read, write or sync failed.
     #[error("storage i/o failure: {0}")]
     Io(String),
-    /// An earlier write or sync failed; the database refuses writes until reopened.
-    #[error("the database refuses writes after an earlier i/o failure; restart to recover")]
+    /// An earlier write or sync failed: the database refuses every command, reads
+    /// included (what it holds in memory may include writes whose outcome is unknown),
+    /// until it is reopened and recovers its durable state.
+    #[error(
+        "the database stopped after an i/o failure and refuses reads and writes until it \
+         has recovered its durable state (the server does so at the next command; an \
+         embedded database must be reopened)"
+    )]
     Failed,
+    /// The disk is full: the write was not applied (nothing of it reached the log).
+    #[error("{0}")]
+    OutOfDiskSpace(String),
+    /// A write or sync of the log failed after the write's record may have reached it:
+    /// whether it is applied is decided by recovery. Never sent as a definitive error:
+    /// the server closes the connection instead, as mongod's fail-stop does.
+    #[error("the outcome of this write is unknown: {0}")]
+    OutcomeUnknown(String),
     /// The store was closed.
     #[error("the database is closed")]
     Closed,
@@ -130,6 +144,11 @@ impl From<pager::Error> for StoreError {
                 StoreError::Corrupt(error.to_string())
             }
             pager::Error::PreviousIo => StoreError::Failed,
+            // Data-file writes happen before the log record is appended or inside the
+            // transaction's own commit: nothing of the write is logged yet.
+            pager::Error::Io(cause) if is_disk_full(&cause) => StoreError::OutOfDiskSpace(format!(
+                "the write was not applied: the disk is full ({cause})"
+            )),
             other => StoreError::Io(other.to_string()),
         }
     }
@@ -151,6 +170,28 @@ impl From<wal::WalError> for StoreError {
             wal::WalError::Poisoned => StoreError::Failed,
             other => StoreError::Io(other.to_string()),
         }
+    }
+}
+
+/// Whether an OS error means the disk (or the user's quota) is full.
+fn is_disk_full(error: &std::io::Error) -> bool {
+    const ENOSPC: i32 = 28;
+    const EDQUOT: i32 = 122;
+    matches!(error.raw_os_error(), Some(ENOSPC | EDQUOT))
+}
+
+/// What a committer is told when its log commit failed: a definite "not applied" only
+/// when no byte of its record reached the file, else "outcome unknown".
+fn commit_failure(error: wal::WalError) -> StoreError {
+    match error {
+        wal::WalError::NotWritten(cause) if is_disk_full(&cause) => StoreError::OutOfDiskSpace(
+            format!("the write was not applied: the disk is full ({cause})"),
+        ),
+        wal::WalError::NotWritten(cause) => {
+            StoreError::Io(format!("the write was not applied: {cause}"))
+        }
+        wal::WalError::Corrupt { .. } => StoreError::Corrupt(error.to_string()),
+        other => StoreError::OutcomeUnknown(other.to_string()),
     }
 }
 
@@ -259,6 +300,31 @@ impl Store {
         // Claimed before anything is read: recovery writes (it zeroes a torn log tail).
         file.try_lock()
             .map_err(|error| StoreError::in_use(&dir.display(name), &error))?;
+        Store::open_locked(dir, name, file, options)
+    }
+
+    /// Recovers a failed store in place of a restart: a new store over the same files,
+    /// reopened from what is durable (the data file's checkpoint and the log's records,
+    /// replayed), exactly as after a crash. The data file's handle, and with it the lock,
+    /// passes to the new store; the old one must not be used again.
+    pub fn recover(&self) -> Result<Arc<Store>, StoreError> {
+        self.stop_checkpointer();
+        self.failed.store(true, Ordering::Release);
+        let name = self
+            .wal_name
+            .strip_suffix("-wal")
+            .ok_or_else(|| StoreError::Io(format!("log name {} has no -wal", self.wal_name)))?;
+        let file = Arc::clone(self.pager.storage());
+        Store::open_locked(Arc::clone(&self.dir), name, file, self.options.clone())
+    }
+
+    /// [`Store::open`] on a data file this process has locked.
+    fn open_locked(
+        dir: Arc<dyn Dir>,
+        name: &str,
+        file: Arc<dyn wal::Storage>,
+        options: StoreOptions,
+    ) -> Result<Arc<Store>, StoreError> {
         let pager = pager::Pager::open(file, options.pager.clone())?;
         let covered = pager.checkpoint_lsn();
         let wal_name = format!("{name}-wal");
@@ -371,9 +437,9 @@ impl Store {
 
     /// A snapshot of the last committed state. Never waits for a writer.
     pub fn read(&self) -> Result<Reader<'_>, StoreError> {
-        if self.closed.load(Ordering::Acquire) {
-            return Err(StoreError::Closed);
-        }
+        // A failed store refuses reads too: its newest snapshot may hold writes that were
+        // reported failed (or whose outcome is unknown), and no reader may see those.
+        self.check_open()?;
         Ok(Reader {
             txn: self.pager.begin_read()?,
             metas: &self.metas,
@@ -397,18 +463,44 @@ impl Store {
         if self.closed.load(Ordering::Acquire) {
             return Err(StoreError::Closed);
         }
-        if self.failed.load(Ordering::Acquire) {
+        if self.is_failed() {
             return Err(StoreError::Failed);
         }
         Ok(())
     }
 
-    /// Marks the store failed on an I/O error.
-    fn check_io<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
-        if let Err(StoreError::Io(_) | StoreError::Failed) = &result {
-            self.failed.store(true, Ordering::Release);
+    /// Marks the store failed on an I/O error (the first failure is logged loudly).
+    pub(crate) fn fail(&self, error: StoreError) -> StoreError {
+        let stops = matches!(
+            error,
+            StoreError::Io(_)
+                | StoreError::Failed
+                | StoreError::OutOfDiskSpace(_)
+                | StoreError::OutcomeUnknown(_)
+        );
+        if stops && !self.failed.swap(true, Ordering::AcqRel) {
+            eprintln!(
+                "multiforadb: storage failure on {}: {error}; refusing commands until the \
+                 durable state is recovered",
+                self.dir.display(&self.wal_name)
+            );
         }
-        result
+        error
+    }
+
+    fn check_io<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
+        result.map_err(|error| self.fail(error))
+    }
+
+    /// Whether the store was closed.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Whether an I/O failure has stopped this store (it refuses every command; the
+    /// engine recovers by reopening, see `Engine::store`).
+    pub fn is_failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire) || self.pager.is_failed() || self.wal.is_poisoned()
     }
 
     /// Appends `ops` as log records (split below the record limit); the last LSN.
@@ -440,7 +532,7 @@ impl Store {
 
     /// Waits until the log is durable through `lsn` (shared fsyncs: group commit).
     pub fn wait_durable(&self, lsn: Lsn) -> Result<(), StoreError> {
-        self.check_io(self.wal.commit(lsn).map_err(StoreError::from))
+        self.check_io(self.wal.commit(lsn).map_err(commit_failure))
     }
 
     /// Whether freed-but-unreusable pages call for a checkpoint: the pager's 1/32 rule,

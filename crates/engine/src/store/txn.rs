@@ -551,15 +551,22 @@ impl<'s> Writer<'s> {
         // The snapshot this commit publishes: the next writer finds its entries here.
         let published = self.txn.base_seq() + 1;
         let store = self.store;
+        // Published before it is logged: if publishing fails, nothing of the transaction
+        // is in the log, so its error is a definite "not applied"; if logging fails after
+        // publishing, the store fails (no reader sees the unlogged pages) and recovers.
+        if let Err(error) = self.txn.commit() {
+            return Err(store.fail(StoreError::from(error)));
+        }
         if logged {
             crashpoint::hit("txn.commit.before_append");
         }
-        let lsn = store.log_ops(&self.ops)?;
+        let lsn = match store.log_ops(&self.ops) {
+            Ok(lsn) => lsn,
+            Err(error) => return Err(store.fail(error)),
+        };
         if logged {
             crashpoint::hit("txn.commit.after_append");
         }
-        let result = self.txn.commit();
-        store.check_io(result.map_err(StoreError::from))?;
         for (ns, meta) in &metas {
             if let Some(meta) = meta {
                 store.metas.put(published, ns, meta);

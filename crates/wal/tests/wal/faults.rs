@@ -65,7 +65,11 @@ fn op_counts() -> Vec<(Op, u64)> {
 fn assert_poisoned(wal: &Wal) {
     assert!(wal.is_poisoned());
     assert!(matches!(wal.append(b"x"), Err(WalError::Poisoned)));
-    assert!(matches!(wal.commit_all(), Err(WalError::Poisoned)));
+    // The last record is either of unknown outcome or certainly never written.
+    assert!(matches!(
+        wal.commit_all(),
+        Err(WalError::Poisoned | WalError::NotWritten(_))
+    ));
     assert!(matches!(
         wal.truncate_before(Lsn(1)),
         Err(WalError::Poisoned)
@@ -85,12 +89,15 @@ fn run_with_fault(op: Op, nth: u64, kind: FaultKind) {
     let mut model = vec![Vec::new()];
     let (committed, error) = workload(&wal, &mut model);
     let fired = file.fired() > 0 || dir.file(NAME).is_some_and(|f| f.fired() > 0);
+    // A commit told `NotWritten` (the workload's last record) must not be in the log.
+    let not_written =
+        matches!(error, Some(WalError::NotWritten(_))).then(|| Lsn(model.len() as u64 - 1));
     match error {
         None => assert!(
             kind == FaultKind::ShortWrite || !fired,
             "{op:?}#{nth} {kind:?} fired but nothing failed"
         ),
-        Some(WalError::Io(_)) => {
+        Some(WalError::Io(_) | WalError::NotWritten(_)) => {
             assert!(fired, "an i/o error without a fault");
             let syncs = dir.file(NAME).expect("file").count(Op::Sync);
             assert_poisoned(&wal);
@@ -108,6 +115,15 @@ fn run_with_fault(op: Op, nth: u64, kind: FaultKind) {
     }
     let (_, recovery) = open(&dir);
     check_prefix(&recovery, &model, committed);
+    if let Some(lsn) = not_written {
+        assert!(
+            recovery
+                .records
+                .iter()
+                .all(|(recovered, _)| *recovered < lsn),
+            "{op:?}#{nth} {kind:?}: a record reported not written was recovered"
+        );
+    }
 }
 
 #[test]
@@ -190,8 +206,9 @@ fn enospc_while_preallocating_poisons() {
     // 8 KiB chunks: this needs to grow the file.
     wal.append(&payload(1, 20_000)).expect("append");
     let error = wal.commit_all().expect_err("no space");
+    // The growth failed before the record's first byte: a definite "not in the log".
     match error {
-        WalError::Io(error) => assert_eq!(error.raw_os_error(), Some(28)),
+        WalError::NotWritten(error) => assert_eq!(error.raw_os_error(), Some(28)),
         other => panic!("unexpected {other}"),
     }
     assert_poisoned(&wal);

@@ -4,6 +4,7 @@
 mod bad_input;
 mod crash;
 mod drivers;
+mod full_disk;
 mod harness;
 mod lock;
 mod protocol;

@@ -280,7 +280,8 @@ fn dropping_the_collection_kills_a_scan_cursor() {
     insert(&engine, "c", numbered(0..10));
     let id = open(&engine, "c", 2);
     let ns = crate::store::Namespace::new(super::DB, "c");
-    let mut writer = engine.store().write().expect("write");
+    let store = engine.store();
+    let mut writer = store.write().expect("write");
     writer.drop_collection(&ns).expect("drop");
     writer.commit().expect("commit");
     insert(&engine, "c", numbered(0..10));

@@ -68,7 +68,8 @@ pub(super) fn engine() -> (Engine, Arc<Clock>) {
 /// Inserts `docs` into `test.<coll>` in one transaction.
 pub(super) fn insert(engine: &Engine, coll: &str, docs: impl IntoIterator<Item = RawDocumentBuf>) {
     let ns = Namespace::new(DB, coll);
-    let mut writer = engine.store().write().expect("write");
+    let store = engine.store();
+    let mut writer = store.write().expect("write");
     for doc in docs {
         writer.insert(&ns, &doc).expect("insert");
     }
@@ -78,7 +79,8 @@ pub(super) fn insert(engine: &Engine, coll: &str, docs: impl IntoIterator<Item =
 /// Deletes the document of `test.<coll>` whose `_id` is the integer `id`.
 pub(super) fn delete(engine: &Engine, coll: &str, id: i32) {
     let ns = Namespace::new(DB, coll);
-    let mut writer = engine.store().write().expect("write");
+    let store = engine.store();
+    let mut writer = store.write().expect("write");
     let (rid, _) = writer
         .find_id(&ns, bson::raw::RawBsonRef::Int32(id))
         .expect("find_id")

@@ -1,0 +1,319 @@
+//! When the disk fails (the failure model in docs/ARCHITECTURE.md): an error reply means
+//! "not applied", an unknown outcome is never a definite error, no reader sees a write
+//! whose reply was an error, every acknowledged write survives, and a full disk is
+//! survived: reads go on, writes are refused with OutOfDiskSpace (14031) and resume once
+//! space is free. Driven through a model disk under the storage seam.
+
+use crate::support::options;
+use bson::{Document, RawDocumentBuf, rawdoc};
+use engine::store::StoreOptions;
+use engine::{ConnectionContext, Engine};
+use parking_lot::Mutex;
+use std::collections::BTreeSet;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use wal::{MemDir, MemStorage, Storage};
+
+/// A device every file of a directory lives on: a capacity in bytes (growing a file
+/// past it fails with ENOSPC, writing nothing), and syncs that can be made to fail (EIO).
+#[derive(Default)]
+struct Device {
+    capacity: AtomicU64,
+    used: AtomicU64,
+    fail_syncs: AtomicBool,
+}
+
+impl Device {
+    fn grow(&self, by: u64) -> io::Result<()> {
+        let mut used = self.used.load(Ordering::SeqCst);
+        loop {
+            if used + by > self.capacity.load(Ordering::SeqCst) {
+                return Err(io::Error::from_raw_os_error(28));
+            }
+            match self
+                .used
+                .compare_exchange(used, used + by, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return Ok(()),
+                Err(now) => used = now,
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+struct DeviceFile {
+    inner: MemStorage,
+    device: Arc<DeviceRef>,
+    len: Mutex<u64>,
+}
+
+struct DeviceRef(Arc<Device>);
+
+impl std::fmt::Debug for DeviceRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Device")
+    }
+}
+
+impl DeviceFile {
+    fn resize(&self, new_len: u64) -> io::Result<()> {
+        let mut len = self.len.lock();
+        if new_len > *len {
+            self.device.0.grow(new_len - *len)?;
+        } else {
+            self.device
+                .0
+                .used
+                .fetch_sub(*len - new_len, Ordering::SeqCst);
+        }
+        *len = new_len;
+        Ok(())
+    }
+}
+
+impl Drop for DeviceFile {
+    fn drop(&mut self) {
+        let len = *self.len.lock();
+        self.device.0.used.fetch_sub(len, Ordering::SeqCst);
+    }
+}
+
+impl Storage for DeviceFile {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        self.inner.read_at(buf, offset)
+    }
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        let end = offset + buf.len() as u64;
+        if end > *self.len.lock() {
+            self.resize(end)?;
+        }
+        self.inner.write_at(buf, offset)
+    }
+    fn sync(&self) -> io::Result<()> {
+        if self.device.0.fail_syncs.load(Ordering::SeqCst) {
+            return Err(io::Error::from_raw_os_error(5));
+        }
+        self.inner.sync()
+    }
+    fn len(&self) -> io::Result<u64> {
+        self.inner.len()
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.resize(len)?;
+        self.inner.set_len(len)
+    }
+}
+
+fn device_dir(device: &Arc<Device>) -> Arc<MemDir<DeviceFile>> {
+    let device = Arc::clone(device);
+    Arc::new(MemDir::with_factory(move || DeviceFile {
+        inner: MemStorage::new(),
+        device: Arc::new(DeviceRef(Arc::clone(&device))),
+        len: Mutex::new(0),
+    }))
+}
+
+fn store_options() -> StoreOptions {
+    let mut options = StoreOptions {
+        checkpoint_interval: None,
+        ..StoreOptions::default()
+    };
+    options.pager.mmap = false;
+    options.wal.preallocate_chunk = 256 << 10;
+    options
+}
+
+fn open(dir: &Arc<MemDir<DeviceFile>>) -> Engine {
+    Engine::open_in(
+        Arc::clone(dir) as Arc<dyn wal::Dir>,
+        "db.mfdb",
+        options(),
+        store_options(),
+    )
+    .expect("open")
+}
+
+fn run(engine: &Engine, cmd: RawDocumentBuf) -> Document {
+    let reply = engine.run_command("test", &cmd, &ConnectionContext::default());
+    Document::try_from(&reply).expect("reply")
+}
+
+fn insert(engine: &Engine, id: i64) -> Document {
+    run(
+        engine,
+        rawdoc! { "insert": "c", "documents": [{ "_id": id, "pad": "x".repeat(3000) }] },
+    )
+}
+
+fn ids(engine: &Engine) -> Result<BTreeSet<i64>, Document> {
+    let reply = run(
+        engine,
+        rawdoc! { "find": "c", "batchSize": 100_000, "projection": { "_id": 1 } },
+    );
+    if reply.get_f64("ok").ok() != Some(1.0) {
+        return Err(reply);
+    }
+    let batch = reply
+        .get_document("cursor")
+        .and_then(|c| c.get_array("firstBatch"))
+        .expect("firstBatch");
+    Ok(batch
+        .iter()
+        .filter_map(|d| d.as_document().and_then(|d| d.get_i64("_id").ok()))
+        .collect())
+}
+
+/// What a writer was told.
+#[derive(Default)]
+struct Told {
+    acked: BTreeSet<i64>,
+    refused: BTreeSet<i64>,
+    unknown: BTreeSet<i64>,
+}
+
+fn classify(reply: &Document, id: i64, told: &mut Told) {
+    if reply.get_f64("ok").ok() == Some(1.0) && !reply.contains_key("writeErrors") {
+        told.acked.insert(id);
+    } else if Engine::is_outcome_unknown(&RawDocumentBuf::try_from(reply).expect("encode")) {
+        told.unknown.insert(id);
+    } else {
+        told.refused.insert(id);
+    }
+}
+
+#[test]
+fn a_full_disk_refuses_writes_keeps_reads_and_resumes_when_space_is_freed() {
+    let device = Arc::new(Device::default());
+    device.capacity.store(u64::MAX, Ordering::SeqCst);
+    let dir = device_dir(&device);
+    let engine = open(&dir);
+    let mut told = Told::default();
+    for id in 0..200 {
+        classify(&insert(&engine, id), id, &mut told);
+    }
+    assert_eq!(told.acked.len(), 200);
+    // The disk fills up 1 MiB from here: four writers insert until each is refused.
+    device.capacity.store(
+        device.used.load(Ordering::SeqCst) + (1 << 20),
+        Ordering::SeqCst,
+    );
+    let told = Mutex::new(told);
+    std::thread::scope(|scope| {
+        for writer in 0..4_i64 {
+            let (engine, told) = (&engine, &told);
+            scope.spawn(move || {
+                let mut refusals = 0;
+                for n in 0..2_000 {
+                    let id = 1_000 + writer * 10_000 + n;
+                    let reply = insert(engine, id);
+                    classify(&reply, id, &mut told.lock());
+                    if reply.get_f64("ok").ok() != Some(1.0) || reply.contains_key("writeErrors") {
+                        refusals += 1;
+                        if refusals == 3 {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let told = told.into_inner();
+    assert!(!told.refused.is_empty(), "the disk filled up");
+    // Reads of durable data go on, and never show a refused write.
+    let seen = ids(&engine).expect("reads go on when the disk is full");
+    assert!(
+        told.acked.is_subset(&seen),
+        "every acknowledged write is readable"
+    );
+    assert!(
+        seen.is_disjoint(&told.refused),
+        "no refused write is readable"
+    );
+    // Refusals are OutOfDiskSpace, with mongod's code.
+    let reply = insert(&engine, 99_999);
+    let code = reply
+        .get_array("writeErrors")
+        .ok()
+        .and_then(|e| e.first())
+        .and_then(|e| e.as_document())
+        .and_then(|e| e.get_i32("code").ok())
+        .or_else(|| reply.get_i32("code").ok());
+    assert_eq!(code, Some(14031), "{reply:?}");
+    // Free space: writes resume by themselves.
+    device.capacity.store(u64::MAX, Ordering::SeqCst);
+    let reply = insert(&engine, 100_000);
+    assert_eq!(reply.get_i32("n").ok(), Some(1), "{reply:?}");
+    engine.close().expect("close");
+    drop(engine);
+    let engine = open(&dir);
+    let after = ids(&engine).expect("reopen");
+    assert!(told.acked.is_subset(&after), "acknowledged writes survive");
+    assert!(
+        after.is_disjoint(&told.refused),
+        "refused writes never appear"
+    );
+    assert!(after.contains(&100_000));
+    assert!(!after.contains(&99_999));
+}
+
+#[test]
+fn a_failed_log_sync_is_an_unknown_outcome_and_no_reader_sees_it() {
+    let device = Arc::new(Device::default());
+    device.capacity.store(u64::MAX, Ordering::SeqCst);
+    let dir = device_dir(&device);
+    let engine = open(&dir);
+    for id in 0..10 {
+        assert_eq!(insert(&engine, id).get_i32("n").ok(), Some(1));
+    }
+    device.fail_syncs.store(true, Ordering::SeqCst);
+    let reply = insert(&engine, 10);
+    let raw = RawDocumentBuf::try_from(&reply).expect("encode");
+    assert!(
+        Engine::is_outcome_unknown(&raw),
+        "never a definite error: {reply:?}"
+    );
+    // While the device keeps failing, recovery cannot finish, and nothing is read from
+    // the failed state (which holds the write of unknown outcome).
+    match ids(&engine) {
+        Err(reply) => assert_eq!(reply.get_f64("ok").ok(), Some(0.0)),
+        Ok(seen) => assert!(!seen.contains(&10), "a recovered store shows only the log"),
+    }
+    device.fail_syncs.store(false, Ordering::SeqCst);
+    let seen = ids(&engine).expect("reads once the device works again");
+    assert!(
+        (0..10).all(|id| seen.contains(&id)),
+        "acknowledged writes are there"
+    );
+    // Recovery decided the unknown write's fate, once: later reads agree with it and
+    // with a reopen.
+    let decided = seen.contains(&10);
+    assert_eq!(
+        insert(&engine, 11).get_i32("n").ok(),
+        Some(1),
+        "writes resume"
+    );
+    engine.close().expect("close");
+    drop(engine);
+    let after = ids(&open(&dir)).expect("reopen");
+    assert_eq!(after.contains(&10), decided);
+    assert!(after.contains(&11));
+}
+
+#[test]
+fn a_refused_write_is_not_visible_even_before_recovery() {
+    // The first failure is reported to one writer while others may be mid-command:
+    // the failed store refuses reads at once (the engine then recovers it).
+    let device = Arc::new(Device::default());
+    device.capacity.store(u64::MAX, Ordering::SeqCst);
+    let dir = device_dir(&device);
+    let engine = open(&dir);
+    insert(&engine, 0);
+    let store = engine.store();
+    device.fail_syncs.store(true, Ordering::SeqCst);
+    let reply = insert(&engine, 1);
+    assert_eq!(reply.get_f64("ok").ok(), Some(0.0), "{reply:?}");
+    assert!(store.is_failed());
+    assert!(store.read().is_err(), "the failed store serves no reader");
+}
