@@ -5,8 +5,8 @@ use std::cmp::Ordering;
 
 use bson::{Bson, RawBson, RawBsonRef};
 
-use bson_canonical::decimal::{self, Decimal};
 use crate::error::UpdateError;
+use bson_canonical::decimal::{self, Decimal};
 
 /// A raw value as a tree value.
 pub(crate) fn to_bson(value: RawBsonRef<'_>) -> Result<Bson, UpdateError> {

@@ -261,7 +261,12 @@ impl Decimal {
             coefficient.checked_mul(scale)?
         } else {
             let drop = usize::try_from(-exponent).ok()?;
-            to_u128(&round_off(&digits_of(coefficient), drop, rounding, negative))
+            to_u128(&round_off(
+                &digits_of(coefficient),
+                drop,
+                rounding,
+                negative,
+            ))
         };
         let signed = i128::try_from(magnitude).ok()?;
         i64::try_from(if negative { -signed } else { signed }).ok()

@@ -188,9 +188,18 @@ fn division_prefers_the_exponent_difference_when_exact() {
     check(divide(parse("1E+2"), parse("1")), "1E+2");
     check(divide(parse("100"), parse("1E+2")), "1.00");
     check(divide(parse("1"), parse("8")), "0.125");
-    check(divide(parse("1"), parse("3")), "0.3333333333333333333333333333333333");
-    check(divide(parse("2"), parse("3")), "0.6666666666666666666666666666666667");
-    check(divide(parse("-1"), parse("3")), "-0.3333333333333333333333333333333333");
+    check(
+        divide(parse("1"), parse("3")),
+        "0.3333333333333333333333333333333333",
+    );
+    check(
+        divide(parse("2"), parse("3")),
+        "0.6666666666666666666666666666666667",
+    );
+    check(
+        divide(parse("-1"), parse("3")),
+        "-0.3333333333333333333333333333333333",
+    );
     check(divide(parse("0"), parse("5")), "0");
     check(divide(parse("0.00"), parse("5")), "0.00");
     check(divide(parse("1"), parse("0")), "Infinity");
@@ -200,7 +209,10 @@ fn division_prefers_the_exponent_difference_when_exact() {
     check(divide(parse("1"), parse("Infinity")), "0E-6176");
     check(divide(parse("Infinity"), parse("Infinity")), "NaN");
     check(
-        divide(parse("9.999999999999999999999999999999999E+6144"), parse("1E-10")),
+        divide(
+            parse("9.999999999999999999999999999999999E+6144"),
+            parse("1E-10"),
+        ),
         "Infinity",
     );
 }
@@ -252,12 +264,25 @@ fn quantize_follows_mongodb() {
         exponent: -p,
     };
     // The cases of MongoDB's jstests/aggregation/expressions/round_trunc.js.
-    check(quantize(parse("1.298"), place(1), Rounding::HalfEven), "1.3");
-    check(quantize(parse("1.298"), place(1), Rounding::TowardZero), "1.2");
-    check(quantize(parse("23.298"), place(-1), Rounding::HalfEven), "2E+1");
+    check(
+        quantize(parse("1.298"), place(1), Rounding::HalfEven),
+        "1.3",
+    );
+    check(
+        quantize(parse("1.298"), place(1), Rounding::TowardZero),
+        "1.2",
+    );
+    check(
+        quantize(parse("23.298"), place(-1), Rounding::HalfEven),
+        "2E+1",
+    );
     check(quantize(parse("-1.6"), place(0), Rounding::HalfEven), "-2");
     check(
-        quantize(parse("1.298912343250054252245154325"), place(20), Rounding::HalfEven),
+        quantize(
+            parse("1.298912343250054252245154325"),
+            place(20),
+            Rounding::HalfEven,
+        ),
         "1.29891234325005425225",
     );
     check(
@@ -267,11 +292,26 @@ fn quantize_follows_mongodb() {
     check(quantize(parse("2.5"), place(0), Rounding::HalfEven), "2");
     check(quantize(parse("3.5"), place(0), Rounding::HalfEven), "4");
     // $ceil and $floor quantize to 0E0, which takes the plain IEEE rule.
-    check(quantize(parse("-1.2"), Decimal::ZERO, Rounding::TowardPositive), "-1");
-    check(quantize(parse("-0.2"), Decimal::ZERO, Rounding::TowardPositive), "-0");
-    check(quantize(parse("1.2"), Decimal::ZERO, Rounding::TowardNegative), "1");
-    check(quantize(parse("1E+40"), Decimal::ZERO, Rounding::TowardNegative), "NaN");
-    check(quantize(parse("Infinity"), Decimal::ZERO, Rounding::TowardNegative), "NaN");
+    check(
+        quantize(parse("-1.2"), Decimal::ZERO, Rounding::TowardPositive),
+        "-1",
+    );
+    check(
+        quantize(parse("-0.2"), Decimal::ZERO, Rounding::TowardPositive),
+        "-0",
+    );
+    check(
+        quantize(parse("1.2"), Decimal::ZERO, Rounding::TowardNegative),
+        "1",
+    );
+    check(
+        quantize(parse("1E+40"), Decimal::ZERO, Rounding::TowardNegative),
+        "NaN",
+    );
+    check(
+        quantize(parse("Infinity"), Decimal::ZERO, Rounding::TowardNegative),
+        "NaN",
+    );
     check(quantize(parse("NaN"), place(2), Rounding::HalfEven), "NaN");
 }
 
@@ -282,18 +322,36 @@ fn conversions_to_integers_and_doubles() {
     assert_eq!(parse("-2.5").to_i64(Rounding::TowardZero), Some(-2));
     assert_eq!(parse("-2.1").to_i64(Rounding::TowardNegative), Some(-3));
     assert_eq!(parse("1E+3").to_i64(Rounding::HalfEven), Some(1000));
-    assert_eq!(parse("9223372036854775807").to_i64(Rounding::HalfEven), Some(i64::MAX));
-    assert_eq!(parse("-9223372036854775808").to_i64(Rounding::HalfEven), Some(i64::MIN));
-    assert_eq!(parse("9223372036854775808").to_i64(Rounding::HalfEven), None);
+    assert_eq!(
+        parse("9223372036854775807").to_i64(Rounding::HalfEven),
+        Some(i64::MAX)
+    );
+    assert_eq!(
+        parse("-9223372036854775808").to_i64(Rounding::HalfEven),
+        Some(i64::MIN)
+    );
+    assert_eq!(
+        parse("9223372036854775808").to_i64(Rounding::HalfEven),
+        None
+    );
     assert_eq!(parse("1E+30").to_i64(Rounding::HalfEven), None);
     assert_eq!(parse("NaN").to_i64(Rounding::HalfEven), None);
     assert_eq!(parse("20.99").to_f64(), 20.99);
     assert_eq!(parse("-0").to_f64().to_bits(), (-0.0f64).to_bits());
     assert_eq!(parse("1E+400").to_f64(), f64::INFINITY);
     assert!(parse("NaN").to_f64().is_nan());
-    check(Decimal::from_f64_exact(0.1), "0.1000000000000000055511151231257827");
-    check(Decimal::from_i128(i128::MAX), "1.701411834604692317316873037158841E+38");
-    check(parse("1.5").normalize(), "1.500000000000000000000000000000000");
+    check(
+        Decimal::from_f64_exact(0.1),
+        "0.1000000000000000055511151231257827",
+    );
+    check(
+        Decimal::from_i128(i128::MAX),
+        "1.701411834604692317316873037158841E+38",
+    );
+    check(
+        parse("1.5").normalize(),
+        "1.500000000000000000000000000000000",
+    );
 }
 
 /// Rounds an exact integer to 34 significant digits, half to even: the oracle.

@@ -6,6 +6,7 @@
 //! missing from null (`{$eq: ["$x", null]}` is false when `x` is missing, and
 //! missing sorts below every value).
 
+mod arith;
 mod array;
 mod array_named;
 mod civil;
@@ -21,6 +22,7 @@ mod ops_more;
 mod regex_ops;
 mod set;
 mod text;
+mod total;
 mod value;
 
 use crate::error::QueryError;
@@ -34,6 +36,7 @@ use std::sync::Arc;
 
 pub(crate) use math::Deviation;
 pub(crate) use ops_more::slice_items;
+pub(crate) use total::Total;
 pub(crate) use value::{
     compare_bson, to_raw as value_to_raw, truthy, type_name as value_type_name,
 };
