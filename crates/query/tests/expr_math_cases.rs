@@ -104,8 +104,28 @@ fn pow_keeps_integers_exact_and_widens_like_mongodb() {
     yields(&d(), doc! {"$pow": [2, "$nope"]}, Bson::Null);
     near_decimal(doc! {"$pow": [dec("2"), 10]}, 1024.0);
     // Exact decimal results come out as MongoDB's decimal arithmetic gives them.
-    yields(&d(), doc! {"$pow": [dec("2"), 10]}, dec("1024"));
-    yields(&d(), doc! {"$pow": [2, dec("-1")]}, dec("0.5"));
+    // MongoDB's `Decimal128::power` adds 0E-6176: the result at full precision.
+    yields(
+        &d(),
+        doc! {"$pow": [dec("2"), 10]},
+        dec("1024.000000000000000000000000000000"),
+    );
+    yields(
+        &d(),
+        doc! {"$pow": [2, dec("-1")]},
+        dec("0.5000000000000000000000000000000000"),
+    );
+    yields(
+        &d(),
+        doc! {"$pow": [dec("1.1"), 2]},
+        dec("1.210000000000000000000000000000000"),
+    );
+    yields(&d(), doc! {"$ln": dec("1E-400")}, dec("-921.0340371976183"));
+    yields(
+        &d(),
+        doc! {"$degreesToRadians": dec("180")},
+        dec("3.141592653589793238462643383279503"),
+    );
     yields(&d(), doc! {"$log10": dec("100")}, dec("2"));
     yields(&d(), doc! {"$ln": dec("1")}, dec("0"));
     yields(&d(), doc! {"$exp": dec("0")}, dec("1"));
