@@ -1,5 +1,6 @@
 //! The integration tests of `query`: one binary made of modules.
 
+mod dbref_paths;
 mod differential;
 mod expr_array_cases;
 mod expr_cases;

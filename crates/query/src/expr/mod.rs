@@ -379,6 +379,21 @@ fn split_path(path: &str) -> Result<Vec<String>, QueryError> {
             "FieldPath field names may not be empty strings.",
         ));
     }
+    // After the first component (a field or a variable name), a `$` name must be a
+    // DBRef field, as in MongoDB's FieldPath.
+    if let Some(bad) = parts
+        .iter()
+        .skip(1)
+        .find(|p| p.starts_with('$') && !crate::value::dollar_name_allowed(p))
+    {
+        return Err(QueryError::location(
+            16410,
+            format!(
+                "FieldPath field names may not start with '$'. Consider using $getField or \
+                 $setField. ({bad})"
+            ),
+        ));
+    }
     Ok(parts)
 }
 
@@ -433,7 +448,7 @@ fn parse_object(doc: &RawDocument, ctx: ParseCtx<'_>) -> Result<Expr, QueryError
         _ => {
             let mut out = Vec::new();
             for (key, value) in fields {
-                if key.starts_with('$') {
+                if key.starts_with('$') && !crate::value::dollar_name_allowed(key) {
                     return Err(QueryError::location(
                         16410,
                         format!("FieldPath field names may not start with '$'. Got: {key}"),
