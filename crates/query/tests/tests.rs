@@ -14,6 +14,7 @@ mod expr_set_cases;
 mod expr_sort_n_cases;
 mod expr_text_cases;
 mod expr_text_properties;
+mod feature_walk;
 mod filter_cases;
 mod group_accumulators;
 mod pipeline;
