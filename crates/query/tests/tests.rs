@@ -23,3 +23,4 @@ mod pipeline_more_stages;
 mod projection_cases;
 mod sort_cases;
 mod support;
+mod type_matrix;
