@@ -7,6 +7,8 @@
 //! - [`key`]: an order-preserving byte encoding of values, with compound keys and
 //!   descending fields, for B+tree indexes.
 //! - [`path`]: dotted field paths over raw documents with MongoDB's array semantics.
+//! - [`decimal`]: IEEE 754-2008 decimal128 arithmetic and conversions as MongoDB
+//!   computes them (Decimal128 `$sum`, `$inc`, `$round`, ...).
 //! - [`validate`]: the checks a document from a client must pass, each failure
 //!   carrying MongoDB's error code.
 //!
@@ -25,6 +27,7 @@
 #![forbid(unsafe_code)]
 
 pub mod compare;
+pub mod decimal;
 pub mod error;
 pub mod key;
 pub mod limits;

@@ -19,8 +19,8 @@ pub enum QueryError {
     /// An argument of the wrong BSON type (code 14).
     #[error("{0}")]
     TypeMismatch(String),
-    /// An error MongoDB reports with a numbered location code, such as 16554
-    /// for `$add` of a string or 51091 for an invalid regular expression.
+    /// An error MongoDB reports with a numbered location code, such as 16612
+    /// for `$add` of two dates or 51091 for an invalid regular expression.
     #[error("{message}")]
     Location {
         /// MongoDB's code.
@@ -55,6 +55,18 @@ pub enum QueryError {
     /// A document produced by a pipeline is larger than BSON allows (code 10334).
     #[error("{0}")]
     BsonObjectTooLarge(String),
+    /// Arithmetic that left its type's range, such as a date past the `i64`
+    /// milliseconds (code 45).
+    #[error("{0}")]
+    Overflow(String),
+    /// A query that needs an index which does not exist, such as `$text` without a
+    /// text index (code 27).
+    #[error("{0}")]
+    IndexNotFound(String),
+    /// A query no plan can answer, such as `$near` without a geospatial index
+    /// (code 291).
+    #[error("{0}")]
+    NoQueryExecutionPlans(String),
     /// An error with the context MongoDB adds in front of it, such as
     /// `Invalid $project :: caused by :: ...`; code and code name are the cause's.
     #[error("{context} :: caused by :: {cause}")]
@@ -100,6 +112,9 @@ impl QueryError {
             QueryError::NotImplemented(_) => 238,
             QueryError::ExceededMemoryLimit(_) => 146,
             QueryError::BsonObjectTooLarge(_) => 10334,
+            QueryError::Overflow(_) => 45,
+            QueryError::IndexNotFound(_) => 27,
+            QueryError::NoQueryExecutionPlans(_) => 291,
             QueryError::Context { cause, .. } => cause.code(),
         }
     }
@@ -117,6 +132,9 @@ impl QueryError {
             238 => "NotImplemented",
             146 => "ExceededMemoryLimit",
             10334 => "BSONObjectTooLarge",
+            45 => "Overflow",
+            27 => "IndexNotFound",
+            291 => "NoQueryExecutionPlans",
             _ => "Location",
         }
     }

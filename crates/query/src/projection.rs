@@ -197,7 +197,7 @@ impl Projection {
         state: &mut ParseState<'_>,
     ) -> Result<(), QueryError> {
         for (key, value) in elements(spec) {
-            if key.is_empty() || key.starts_with('$') {
+            if key.is_empty() || (key.starts_with('$') && !crate::value::dollar_name_allowed(key)) {
                 return Err(projection_error(
                     16410,
                     format!("FieldPath field names may not start with '$'. Got: {key}"),

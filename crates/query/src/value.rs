@@ -71,3 +71,10 @@ pub(crate) fn true_value(value: RawBsonRef<'_>) -> bool {
 pub(crate) fn owned(value: RawBsonRef<'_>) -> RawBson {
     RawBson::from(value)
 }
+
+/// Whether a `$`-prefixed field name may appear in a field path: the DBRef names
+/// `$id`, `$ref` and `$db` may, as in MongoDB's `FieldPath::uassertValidFieldName`
+/// (so `$lookup` joins on `author.$id` and `$group` keys on `$author.$id`).
+pub(crate) fn dollar_name_allowed(name: &str) -> bool {
+    matches!(name, "$id" | "$ref" | "$db")
+}

@@ -120,7 +120,7 @@ fn arithmetic_follows_mongodb_type_rules() {
         Bson::Document(doc! {"$add": ["$when", 500]}),
         Bson::DateTime(bson::DateTime::from_millis(1_500)),
     );
-    fails(d(), Bson::Document(doc! {"$add": ["$a", "$s"]}), 16554);
+    fails(d(), Bson::Document(doc! {"$add": ["$a", "$s"]}), 14);
     fails(
         d(),
         Bson::Document(doc! {"$add": ["$when", "$when"]}),
@@ -136,7 +136,7 @@ fn arithmetic_follows_mongodb_type_rules() {
         Bson::Document(doc! {"$subtract": ["$when", "$when"]}),
         Bson::Int64(0),
     );
-    fails(d(), Bson::Document(doc! {"$subtract": ["$a", "$s"]}), 16556);
+    fails(d(), Bson::Document(doc! {"$subtract": ["$a", "$s"]}), 14);
     fails(d(), Bson::Document(doc! {"$subtract": ["$a"]}), 16020);
     is(
         d(),
@@ -148,7 +148,7 @@ fn arithmetic_follows_mongodb_type_rules() {
         Bson::Document(doc! {"$multiply": ["$a", 2]}),
         Bson::Int32(10),
     );
-    fails(d(), Bson::Document(doc! {"$multiply": ["$s", 2]}), 16555);
+    fails(d(), Bson::Document(doc! {"$multiply": ["$s", 2]}), 14);
     // $divide always returns a double.
     is(
         d(),
@@ -160,8 +160,8 @@ fn arithmetic_follows_mongodb_type_rules() {
         Bson::Document(doc! {"$divide": [10, 5]}),
         Bson::Double(2.0),
     );
-    fails(d(), Bson::Document(doc! {"$divide": ["$a", 0]}), 16608);
-    fails(d(), Bson::Document(doc! {"$divide": ["$s", 1]}), 16609);
+    fails(d(), Bson::Document(doc! {"$divide": ["$a", 0]}), 2);
+    fails(d(), Bson::Document(doc! {"$divide": ["$s", 1]}), 14);
     is(d(), Bson::Document(doc! {"$mod": [7, 3]}), Bson::Int32(1));
     is(d(), Bson::Document(doc! {"$mod": [-7, 3]}), Bson::Int32(-1));
     is(

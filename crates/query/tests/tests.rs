@@ -1,5 +1,6 @@
 //! The integration tests of `query`: one binary made of modules.
 
+mod dbref_paths;
 mod differential;
 mod expr_array_cases;
 mod expr_cases;
@@ -13,6 +14,7 @@ mod expr_set_cases;
 mod expr_sort_n_cases;
 mod expr_text_cases;
 mod expr_text_properties;
+mod feature_walk;
 mod filter_cases;
 mod group_accumulators;
 mod pipeline;
@@ -21,3 +23,4 @@ mod pipeline_more_stages;
 mod projection_cases;
 mod sort_cases;
 mod support;
+mod type_matrix;

@@ -20,7 +20,6 @@
 
 mod apply;
 mod array_ops;
-mod decimal;
 pub mod error;
 mod fields;
 pub mod limits;

@@ -5,8 +5,8 @@ use std::cmp::Ordering;
 
 use bson::{Bson, RawBson, RawBsonRef};
 
-use crate::decimal::{self, Decimal};
 use crate::error::UpdateError;
+use bson_canonical::decimal::{self, Decimal};
 
 /// A raw value as a tree value.
 pub(crate) fn to_bson(value: RawBsonRef<'_>) -> Result<Bson, UpdateError> {
@@ -85,7 +85,7 @@ pub(crate) enum Arith {
 
 /// `a op b` with MongoDB's type promotion: int32 widens to int64 on overflow,
 /// int64 overflow is `None`, a Decimal128 on either side gives a Decimal128
-/// (see [`crate::decimal`]), otherwise a double operand gives a double.
+/// (see [`bson_canonical::decimal`]), otherwise a double operand gives a double.
 /// `a` is the stored value and `b` the operand; MongoDB computes `b op a`.
 pub(crate) fn arith(op: Arith, a: &Bson, b: &Bson) -> Result<Option<Bson>, UpdateError> {
     Ok(match (a, b) {

@@ -44,11 +44,8 @@ pub(super) fn shown(v: &Value) -> String {
 /// The value of `v` when it is a number that an int32 holds exactly (MongoDB's
 /// `Value::integral`).
 pub(super) fn int32_of(v: &Value) -> Option<i32> {
-    match Number::of(v.as_ref()?)? {
-        Number::Int(i) => Some(i),
-        Number::Long(l) => i32::try_from(l).ok(),
-        Number::Double(d) => crate::value::whole_f64_to_i64(d).and_then(|l| i32::try_from(l).ok()),
-    }
+    let whole = Number::of(v.as_ref()?)?.whole_i64()?;
+    i32::try_from(whole).ok()
 }
 
 fn array_to_object(input: &Value) -> Result<Value> {

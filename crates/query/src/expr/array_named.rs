@@ -518,10 +518,7 @@ fn n_value(n: &Value) -> Result<u64> {
             ),
         ));
     };
-    let whole = match number {
-        Number::Double(d) => crate::value::whole_f64_to_i64(d),
-        other => other.as_i64(),
-    };
+    let whole = number.whole_i64();
     let Some(whole) = whole else {
         return Err(QueryError::location(
             5_787_903,

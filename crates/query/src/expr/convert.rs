@@ -399,21 +399,7 @@ fn decimal_truncate(text: &str) -> Result<i64> {
 /// A double as a decimal with 15 significant digits, as MongoDB converts it
 /// (`$toDecimal: 2.5` is `NumberDecimal("2.50000000000000")`).
 pub(super) fn decimal_from_double(d: f64) -> Decimal128 {
-    let text = if d.is_nan() {
-        "NaN".to_owned()
-    } else if d.is_infinite() {
-        if d > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
-    } else if d == 0.0 {
-        if d.is_sign_negative() { "-0" } else { "0" }.to_owned()
-    } else {
-        // "d.dddddddddddddde±x": 15 significant digits.
-        let scientific = format!("{d:.14e}");
-        let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-        let exponent: i64 = exponent.parse().unwrap_or(0);
-        let digits = mantissa.replace('.', "");
-        format!("{digits}E{}", exponent - 14)
-    };
-    text.parse().unwrap_or_else(|_| decimal_of_int(0))
+    bson_canonical::decimal::Decimal::from_f64(d).encode()
 }
 
 fn decimal_of_int(n: i64) -> Decimal128 {

@@ -4,16 +4,22 @@
 //!
 //! Semantics and error codes follow MongoDB's `src/mongo/db/pipeline/expression.cpp`
 //! and `expression_trigonometric.{h,cpp}`. A Decimal128 argument gives a Decimal128
-//! result as in MongoDB, but it is computed in double precision (this crate has no
-//! decimal arithmetic): exact results agree with MongoDB's, inexact ones carry about
-//! 16 significant digits where MongoDB computes 34.
+//! result as in MongoDB. `$pow` with an integral exponent and `$degreesToRadians`/
+//! `$radiansToDegrees` are exact decimal arithmetic ([`bson_canonical::decimal`]);
+//! the transcendental functions (`$exp`, `$ln`, `$log`, `$log10`, `$pow` with a
+//! fractional exponent, the trigonometric ones) are computed in double precision
+//! and returned as a Decimal128 with the fewest digits that read back as that
+//! double: a known difference, as MongoDB's Intel library computes them to 34
+//! digits (ours agree to about 16). Logarithms split the decimal into coefficient
+//! and exponent first, so `$ln` of `1E-400` is finite as in MongoDB.
 
 use super::Value;
-use super::convert::decimal_from_double;
 use super::ops::nullish;
 use super::value::{Number, format_double, type_name};
 use crate::error::QueryError;
 use bson::Bson;
+use bson_canonical::decimal::{self, Decimal};
+use std::cmp::Ordering;
 
 type Result<T> = std::result::Result<T, QueryError>;
 
@@ -98,7 +104,40 @@ fn decimal_of_result(value: f64) -> bson::Decimal128 {
     {
         return d;
     }
-    decimal_from_double(value)
+    Decimal::from_f64(value).encode()
+}
+
+/// The natural logarithm of a positive decimal, through its coefficient and
+/// exponent so that values beyond the double range keep a finite logarithm.
+fn decimal_ln(d: Decimal) -> f64 {
+    match d {
+        Decimal::Finite {
+            coefficient,
+            exponent,
+            ..
+        } => (coefficient as f64).ln() + exponent as f64 * std::f64::consts::LN_10,
+        other => other.to_f64().ln(),
+    }
+}
+
+/// Whether a number is a decimal greater than zero (MongoDB's decimal path of the
+/// logarithms; anything else is checked as a double).
+fn positive_decimal(n: Number) -> Option<Decimal> {
+    match n {
+        Number::Decimal(d) if decimal::compare(d, Decimal::ZERO) == Some(Ordering::Greater) => {
+            Some(d)
+        }
+        _ => None,
+    }
+}
+
+/// π rounded to 34 digits, as MongoDB's `Decimal128::kPi` is.
+fn decimal_pi() -> Decimal {
+    Decimal::Finite {
+        negative: false,
+        coefficient: 3_141_592_653_589_793_238_462_643_383_279_503,
+        exponent: -33,
+    }
 }
 
 /// The one-number operators, after the null and type checks.
@@ -109,8 +148,14 @@ fn single(name: &str, v: &Value, n: Number, decimal: bool) -> Result<Bson> {
         // A positive decimal takes the decimal path; anything else is checked as a
         // double (so a decimal NaN gives a double NaN, as in MongoDB).
         "$ln" | "$log10" => {
-            if decimal && x > 0.0 {
-                return Ok(result(log_of(name, x), true));
+            if let Some(d) = positive_decimal(n) {
+                let ln = decimal_ln(d);
+                let value = if name == "$ln" {
+                    ln
+                } else {
+                    ln / std::f64::consts::LN_10
+                };
+                return Ok(result(value, true));
             }
             if !(x > 0.0 || x.is_nan()) {
                 let code = if name == "$ln" { 28766 } else { 28761 };
@@ -134,8 +179,19 @@ fn single(name: &str, v: &Value, n: Number, decimal: bool) -> Result<Bson> {
                 )));
             }
         },
-        "$degreesToRadians" => result(x * (std::f64::consts::PI / 180.0), decimal),
-        "$radiansToDegrees" => result(x * (180.0 / std::f64::consts::PI), decimal),
+        "$degreesToRadians" | "$radiansToDegrees" => match n {
+            // MongoDB multiplies by kPiOver180 or k180OverPi, both decimal quotients.
+            Number::Decimal(d) => {
+                let factor = if name == "$degreesToRadians" {
+                    decimal::divide(decimal_pi(), Decimal::from_i64(180))
+                } else {
+                    decimal::divide(Decimal::from_i64(180), decimal_pi())
+                };
+                Bson::Decimal128(decimal::multiply(d, factor).encode())
+            }
+            _ if name == "$degreesToRadians" => Bson::Double(x * (std::f64::consts::PI / 180.0)),
+            _ => Bson::Double(x * (180.0 / std::f64::consts::PI)),
+        },
         _ => trigonometric(name, v, x, decimal)?,
     })
 }
@@ -222,21 +278,26 @@ fn pow(base: &Value, exponent: &Value) -> Result<Value> {
             ),
         ));
     };
-    let (x, y) = (b.to_f64(), e.to_f64());
-    if x == 0.0 && y < 0.0 {
-        return Err(QueryError::location(
+    let zero_to_negative = || {
+        QueryError::location(
             28764,
             "$pow cannot take a base of 0 and a negative exponent",
-        ));
-    }
-    let decimal =
-        matches!(base, Some(Bson::Decimal128(_))) || matches!(exponent, Some(Bson::Decimal128(_)));
-    let (Some(b), Some(e)) = (b.as_i64(), e.as_i64()) else {
-        return Ok(Some(result(x.powf(y), decimal)));
+        )
     };
-    if decimal {
-        return Ok(Some(result(x.powf(y), true)));
+    if matches!(b, Number::Decimal(_)) || matches!(e, Number::Decimal(_)) {
+        let (x, y) = (b.to_decimal(), e.to_decimal());
+        if x.is_zero() && y.is_negative() && !y.is_nan() {
+            return Err(zero_to_negative());
+        }
+        return Ok(Some(Bson::Decimal128(decimal_pow(x, y).encode())));
     }
+    let (x, y) = (b.to_f64(), e.to_f64());
+    if x == 0.0 && y < 0.0 {
+        return Err(zero_to_negative());
+    }
+    let (Some(b), Some(e)) = (b.as_i64(), e.as_i64()) else {
+        return Ok(Some(Bson::Double(x.powf(y))));
+    };
     let long = matches!(base, Some(Bson::Int64(_))) || matches!(exponent, Some(Bson::Int64(_)));
     let integer = |r: i64| {
         if long {
@@ -261,6 +322,33 @@ fn pow(base: &Value, exponent: &Value) -> Result<Value> {
     }))
 }
 
+/// `x^y` for decimals: by repeated squaring when `y` is a whole number (each step
+/// rounded to 34 digits, exact while the result fits), else through doubles; the
+/// result at full precision, as MongoDB's `Decimal128::power` normalizes it.
+fn decimal_pow(x: Decimal, y: Decimal) -> Decimal {
+    let whole = Number::Decimal(y).whole_i64();
+    let Some(n) = whole else {
+        let value = x.to_f64().powf(y.to_f64());
+        return Decimal::decode(decimal_of_result(value)).normalize();
+    };
+    let mut result = Decimal::from_i64(1);
+    let mut square = x;
+    let mut left = n.unsigned_abs();
+    while left > 0 {
+        if left & 1 == 1 {
+            result = decimal::multiply(result, square);
+        }
+        left >>= 1;
+        if left > 0 {
+            square = decimal::multiply(square, square);
+        }
+    }
+    if n < 0 {
+        result = decimal::divide(Decimal::from_i64(1), result);
+    }
+    result.normalize()
+}
+
 fn log(arg: &Value, base: &Value) -> Result<Value> {
     if nullish(arg) || nullish(base) {
         return Ok(Some(Bson::Null));
@@ -277,12 +365,18 @@ fn log(arg: &Value, base: &Value) -> Result<Value> {
             format!("$log's base must be numeric, not {}", type_name(base)),
         ));
     };
-    let (x, y) = (a.to_f64(), b.to_f64());
-    let decimal =
-        matches!(arg, Some(Bson::Decimal128(_))) || matches!(base, Some(Bson::Decimal128(_)));
-    if decimal && x > 0.0 && y > 0.0 && y != 1.0 {
-        return Ok(Some(result(x.ln() / y.ln(), true)));
+    if matches!(a, Number::Decimal(_)) || matches!(b, Number::Decimal(_)) {
+        let (x, y) = (a.to_decimal(), b.to_decimal());
+        let one = decimal::compare(y, Decimal::from_i64(1)) == Some(Ordering::Equal);
+        if let (Some(x), Some(y)) = (
+            positive_decimal(Number::Decimal(x)),
+            positive_decimal(Number::Decimal(y)),
+        ) && !one
+        {
+            return Ok(Some(result(decimal_ln(x) / decimal_ln(y), true)));
+        }
     }
+    let (x, y) = (a.to_f64(), b.to_f64());
     if !(x > 0.0 || x.is_nan()) {
         return Err(QueryError::location(
             28758,

@@ -6,6 +6,7 @@
 //! missing from null (`{$eq: ["$x", null]}` is false when `x` is missing, and
 //! missing sorts below every value).
 
+mod arith;
 mod array;
 mod array_named;
 mod civil;
@@ -21,6 +22,7 @@ mod ops_more;
 mod regex_ops;
 mod set;
 mod text;
+mod total;
 mod value;
 
 use crate::error::QueryError;
@@ -34,6 +36,7 @@ use std::sync::Arc;
 
 pub(crate) use math::Deviation;
 pub(crate) use ops_more::slice_items;
+pub(crate) use total::Total;
 pub(crate) use value::{
     compare_bson, to_raw as value_to_raw, truthy, type_name as value_type_name,
 };
@@ -376,6 +379,21 @@ fn split_path(path: &str) -> Result<Vec<String>, QueryError> {
             "FieldPath field names may not be empty strings.",
         ));
     }
+    // After the first component (a field or a variable name), a `$` name must be a
+    // DBRef field, as in MongoDB's FieldPath.
+    if let Some(bad) = parts
+        .iter()
+        .skip(1)
+        .find(|p| p.starts_with('$') && !crate::value::dollar_name_allowed(p))
+    {
+        return Err(QueryError::location(
+            16410,
+            format!(
+                "FieldPath field names may not start with '$'. Consider using $getField or \
+                 $setField. ({bad})"
+            ),
+        ));
+    }
     Ok(parts)
 }
 
@@ -430,7 +448,7 @@ fn parse_object(doc: &RawDocument, ctx: ParseCtx<'_>) -> Result<Expr, QueryError
         _ => {
             let mut out = Vec::new();
             for (key, value) in fields {
-                if key.starts_with('$') {
+                if key.starts_with('$') && !crate::value::dollar_name_allowed(key) {
                     return Err(QueryError::location(
                         16410,
                         format!("FieldPath field names may not start with '$'. Got: {key}"),

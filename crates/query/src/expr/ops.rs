@@ -401,16 +401,25 @@ pub(super) fn call(name: &str, args: &[Expr], scope: &mut Scope<'_>) -> Result<V
     }
     let values = eval_all(args, scope)?;
     match name {
-        "$add" => add(values),
-        "$subtract" => subtract(exactly::<2>(name, values)?),
-        "$multiply" => multiply(values),
-        "$divide" => divide(exactly::<2>(name, values)?),
-        "$mod" => modulo(exactly::<2>(name, values)?),
+        "$add" => super::arith::add(&values),
+        "$subtract" => {
+            let [a, b] = exactly::<2>(name, values)?;
+            super::arith::subtract(&a, &b)
+        }
+        "$multiply" => super::arith::multiply(&values),
+        "$divide" => {
+            let [a, b] = exactly::<2>(name, values)?;
+            super::arith::divide(&a, &b)
+        }
+        "$mod" => {
+            let [a, b] = exactly::<2>(name, values)?;
+            super::arith::modulo(&a, &b)
+        }
         "$abs" | "$ceil" | "$floor" | "$sqrt" => {
             let [v] = exactly::<1>(name, values)?;
-            unary_math(name, v)
+            super::arith::unary(name, &v)
         }
-        "$round" | "$trunc" => round(name, values),
+        "$round" | "$trunc" => super::arith::round(name, &values),
         "$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte" | "$cmp" => {
             let [a, b] = exactly::<2>(name, values)?;
             Ok(Some(compare_op(name, &a, &b)))
@@ -423,250 +432,6 @@ pub(super) fn call(name: &str, args: &[Expr], scope: &mut Scope<'_>) -> Result<V
         "$rand" => Ok(Some(Bson::Double(random_unit()))),
         _ => super::ops_more::call(name, values),
     }
-}
-
-fn numbers_or_error(values: &[Value], code: i32, name: &str) -> Result<Option<Vec<Number>>> {
-    let mut out = Vec::new();
-    let mut null = false;
-    for v in values {
-        match v {
-            _ if nullish(v) => null = true,
-            Some(b) => match Number::of(b) {
-                Some(n) => out.push(n),
-                None => {
-                    return Err(QueryError::location(
-                        code,
-                        format!("{name} only supports numeric types, not {}", type_name(v)),
-                    ));
-                }
-            },
-            None => null = true,
-        }
-    }
-    Ok(if null { None } else { Some(out) })
-}
-
-fn add(values: Vec<Value>) -> Result<Value> {
-    let mut total = Number::Int(0);
-    let mut date: Option<i64> = None;
-    let mut null = false;
-    for v in &values {
-        match v {
-            _ if nullish(v) => null = true,
-            Some(Bson::DateTime(dt)) => {
-                if date.is_some() {
-                    return Err(QueryError::location(
-                        16612,
-                        "only one date allowed in an $add expression",
-                    ));
-                }
-                date = Some(dt.timestamp_millis());
-            }
-            Some(b) => match Number::of(b) {
-                Some(n) => total = total.combine(n, i64::checked_add, |x, y| x + y),
-                None => {
-                    return Err(QueryError::location(
-                        16554,
-                        format!(
-                            "$add only supports numeric or date types, not {}",
-                            type_name(v)
-                        ),
-                    ));
-                }
-            },
-            None => null = true,
-        }
-    }
-    if null {
-        return Ok(Some(Bson::Null));
-    }
-    Ok(Some(match date {
-        Some(ms) => {
-            let offset = match total {
-                Number::Double(d) => d.round() as i64,
-                other => other.as_i64().unwrap_or(0),
-            };
-            Bson::DateTime(bson::DateTime::from_millis(ms.saturating_add(offset)))
-        }
-        None => total.to_bson(),
-    }))
-}
-
-fn subtract([a, b]: [Value; 2]) -> Result<Value> {
-    if nullish(&a) || nullish(&b) {
-        return Ok(Some(Bson::Null));
-    }
-    let (Some(x), Some(y)) = (&a, &b) else {
-        return Ok(Some(Bson::Null));
-    };
-    match (x, y) {
-        (Bson::DateTime(p), Bson::DateTime(q)) => Ok(Some(Bson::Int64(
-            p.timestamp_millis().saturating_sub(q.timestamp_millis()),
-        ))),
-        (Bson::DateTime(p), other) if Number::of(other).is_some() => {
-            let n = Number::of(other).map_or(0, |n| match n {
-                Number::Double(d) => d.round() as i64,
-                other => other.as_i64().unwrap_or(0),
-            });
-            Ok(Some(Bson::DateTime(bson::DateTime::from_millis(
-                p.timestamp_millis().saturating_sub(n),
-            ))))
-        }
-        _ => match (Number::of(x), Number::of(y)) {
-            (Some(p), Some(q)) => Ok(Some(p.combine(q, i64::checked_sub, |x, y| x - y).to_bson())),
-            _ => Err(QueryError::location(
-                16556,
-                format!(
-                    "cant $subtract a {} from a {}",
-                    type_name(&b),
-                    type_name(&a)
-                ),
-            )),
-        },
-    }
-}
-
-fn multiply(values: Vec<Value>) -> Result<Value> {
-    let Some(numbers) = numbers_or_error(&values, 16555, "$multiply")? else {
-        return Ok(Some(Bson::Null));
-    };
-    let product = numbers.into_iter().fold(Number::Int(1), |acc, n| {
-        acc.combine(n, i64::checked_mul, |x, y| x * y)
-    });
-    Ok(Some(product.to_bson()))
-}
-
-/// Both operands of a binary arithmetic operator as numbers, or MongoDB's error naming
-/// `operator` with its location `code`.
-fn numeric_operands(a: &Value, b: &Value, operator: &str, code: i32) -> Result<(Number, Number)> {
-    match (
-        a.as_ref().and_then(Number::of),
-        b.as_ref().and_then(Number::of),
-    ) {
-        (Some(x), Some(y)) => Ok((x, y)),
-        _ => Err(QueryError::location(
-            code,
-            format!(
-                "{operator} only supports numeric types, not {} and {}",
-                type_name(a),
-                type_name(b)
-            ),
-        )),
-    }
-}
-
-fn divide([a, b]: [Value; 2]) -> Result<Value> {
-    if nullish(&a) || nullish(&b) {
-        return Ok(Some(Bson::Null));
-    }
-    let (x, y) = numeric_operands(&a, &b, "$divide", 16609)?;
-    if y.to_f64() == 0.0 {
-        return Err(QueryError::location(16608, "can't $divide by zero"));
-    }
-    Ok(Some(Bson::Double(x.to_f64() / y.to_f64())))
-}
-
-fn modulo([a, b]: [Value; 2]) -> Result<Value> {
-    if nullish(&a) || nullish(&b) {
-        return Ok(Some(Bson::Null));
-    }
-    let (x, y) = numeric_operands(&a, &b, "$mod", 16611)?;
-    if y.to_f64() == 0.0 {
-        return Err(QueryError::location(16610, "can't $mod by zero"));
-    }
-    Ok(Some(x.combine(y, i64::checked_rem, |p, q| p % q).to_bson()))
-}
-
-fn unary_math(name: &str, v: Value) -> Result<Value> {
-    if nullish(&v) {
-        return Ok(Some(Bson::Null));
-    }
-    let Some(n) = v.as_ref().and_then(Number::of) else {
-        return Err(QueryError::location(
-            28765,
-            format!("{name} only supports numeric types, not {}", type_name(&v)),
-        ));
-    };
-    Ok(Some(match (name, n) {
-        ("$abs", Number::Int(i)) => Number::integer(i64::from(i).abs()).to_bson(),
-        ("$abs", Number::Long(l)) => l
-            .checked_abs()
-            .map_or(Bson::Double((l as f64).abs()), Bson::Int64),
-        ("$abs", Number::Double(d)) => Bson::Double(d.abs()),
-        ("$sqrt", n) => {
-            if n.to_f64() < 0.0 {
-                return Err(QueryError::location(
-                    28714,
-                    "$sqrt's argument must be greater than or equal to 0",
-                ));
-            }
-            Bson::Double(n.to_f64().sqrt())
-        }
-        (_, Number::Double(d)) => Bson::Double(if name == "$ceil" { d.ceil() } else { d.floor() }),
-        (_, other) => other.to_bson(),
-    }))
-}
-
-fn round(name: &str, values: Vec<Value>) -> Result<Value> {
-    if values.is_empty() || values.len() > 2 {
-        return Err(QueryError::location(
-            28667,
-            format!("Expression {name} takes at least 1 argument, and at most 2"),
-        ));
-    }
-    if values.iter().any(nullish) {
-        return Ok(Some(Bson::Null));
-    }
-    let Some(n) = values[0].as_ref().and_then(Number::of) else {
-        return Err(QueryError::location(
-            51081,
-            format!(
-                "{name} only supports numeric types, not {}",
-                type_name(&values[0])
-            ),
-        ));
-    };
-    let place = match values.get(1) {
-        Some(v) => v
-            .as_ref()
-            .and_then(Number::of)
-            .and_then(|p| match p {
-                Number::Double(d) => crate::value::whole_f64_to_i64(d),
-                other => other.as_i64(),
-            })
-            .filter(|p| (-20..100).contains(p))
-            .ok_or_else(|| {
-                QueryError::location(51083, format!("cannot apply {name} with precision value"))
-            })?,
-        None => 0,
-    };
-    let scale = 10f64.powi(place as i32);
-    let apply = |x: f64| {
-        let scaled = x * scale;
-        let r = if name == "$trunc" {
-            scaled.trunc()
-        } else {
-            // MongoDB rounds half to even.
-            let r = scaled.round();
-            if (scaled - scaled.trunc()).abs() == 0.5 && r % 2.0 != 0.0 {
-                r - scaled.signum()
-            } else {
-                r
-            }
-        };
-        r / scale
-    };
-    Ok(Some(match n {
-        Number::Double(d) => Bson::Double(apply(d)),
-        other if place >= 0 => other.to_bson(),
-        other => {
-            let r = apply(other.to_f64());
-            match other {
-                Number::Int(_) => Number::integer(r as i64).to_bson(),
-                _ => Bson::Int64(r as i64),
-            }
-        }
-    }))
 }
 
 fn compare_op(name: &str, a: &Value, b: &Value) -> Bson {
@@ -703,18 +468,13 @@ fn accumulate(name: &str, values: Vec<Value>) -> Result<Value> {
             Ok(Some(pick.flatten().unwrap_or(Bson::Null)))
         }
         "$sum" | "$avg" => {
-            let numbers: Vec<Number> = items.iter().flatten().filter_map(Number::of).collect();
-            let count = numbers.len();
-            let sum = numbers.into_iter().fold(Number::Int(0), |acc, n| {
-                acc.combine(n, i64::checked_add, |x, y| x + y)
-            });
-            if name == "$sum" {
-                Ok(Some(sum.to_bson()))
-            } else if count == 0 {
-                Ok(Some(Bson::Null))
+            let mut total = super::Total::new();
+            items.iter().flatten().for_each(|v| total.add(v));
+            Ok(Some(if name == "$sum" {
+                total.sum()
             } else {
-                Ok(Some(Bson::Double(sum.to_f64() / count as f64)))
-            }
+                total.average()
+            }))
         }
         "$first" => Ok(items.into_iter().next().flatten()),
         _ => Ok(items.into_iter().last().flatten()),

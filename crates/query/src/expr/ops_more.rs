@@ -14,10 +14,7 @@ fn exactly<const N: usize>(name: &str, values: Vec<Value>) -> Result<[Value; N]>
 }
 
 fn integer_arg(v: &Value) -> Option<i64> {
-    match Number::of(v.as_ref()?)? {
-        Number::Double(d) => crate::value::whole_f64_to_i64(d),
-        other => other.as_i64(),
-    }
+    Number::of(v.as_ref()?)?.whole_i64()
 }
 
 pub(super) fn call(name: &str, values: Vec<Value>) -> Result<Value> {

@@ -2,6 +2,7 @@
 
 use super::Value;
 use bson::{Bson, RawBson};
+use bson_canonical::decimal::{self, Decimal, Rounding};
 use std::cmp::Ordering;
 
 /// Follows an aggregation field path: through documents by name and through
@@ -32,10 +33,8 @@ pub(crate) fn truthy(value: &Value) -> bool {
         Some(Bson::Int32(v)) => *v != 0,
         Some(Bson::Int64(v)) => *v != 0,
         Some(Bson::Double(v)) => *v != 0.0,
-        Some(Bson::Decimal128(d)) => {
-            let text = d.to_string();
-            text.parse::<f64>().ok().is_none_or(|v| v != 0.0)
-        }
+        // A decimal NaN is true, as a double NaN is.
+        Some(Bson::Decimal128(d)) => !Decimal::decode(*d).is_zero(),
         Some(_) => true,
     }
 }
@@ -72,6 +71,7 @@ pub(crate) enum Number {
     Int(i32),
     Long(i64),
     Double(f64),
+    Decimal(Decimal),
 }
 
 impl Number {
@@ -80,21 +80,29 @@ impl Number {
             Bson::Int32(v) => Some(Number::Int(*v)),
             Bson::Int64(v) => Some(Number::Long(*v)),
             Bson::Double(v) => Some(Number::Double(*v)),
-            Bson::Decimal128(d) => match d.to_string().as_str() {
-                "NaN" | "-NaN" => Some(Number::Double(f64::NAN)),
-                "Infinity" => Some(Number::Double(f64::INFINITY)),
-                "-Infinity" => Some(Number::Double(f64::NEG_INFINITY)),
-                text => text.parse().ok().map(Number::Double),
-            },
+            Bson::Decimal128(d) => Some(Number::Decimal(Decimal::decode(*d))),
             _ => None,
         }
     }
 
+    /// The nearest double (MongoDB's `coerceToDouble`).
     pub(crate) fn to_f64(self) -> f64 {
         match self {
             Number::Int(v) => f64::from(v),
             Number::Long(v) => v as f64,
             Number::Double(v) => v,
+            Number::Decimal(d) => d.to_f64(),
+        }
+    }
+
+    /// The value as a decimal (MongoDB's `coerceToDecimal`: integers exactly, a
+    /// double to 15 significant digits).
+    pub(crate) fn to_decimal(self) -> Decimal {
+        match self {
+            Number::Int(v) => Decimal::from_i64(i64::from(v)),
+            Number::Long(v) => Decimal::from_i64(v),
+            Number::Double(v) => Decimal::from_f64(v),
+            Number::Decimal(d) => d,
         }
     }
 
@@ -103,6 +111,7 @@ impl Number {
             Number::Int(v) => Bson::Int32(v),
             Number::Long(v) => Bson::Int64(v),
             Number::Double(v) => Bson::Double(v),
+            Number::Decimal(d) => Bson::Decimal128(d.encode()),
         }
     }
 
@@ -111,39 +120,30 @@ impl Number {
         match self {
             Number::Int(v) => Some(i64::from(v)),
             Number::Long(v) => Some(v),
-            Number::Double(_) => None,
+            Number::Double(_) | Number::Decimal(_) => None,
         }
+    }
+
+    /// The value as an `i64` when it is whole and in range, whatever its type.
+    pub(crate) fn whole_i64(self) -> Option<i64> {
+        match self {
+            Number::Int(v) => Some(i64::from(v)),
+            Number::Long(v) => Some(v),
+            Number::Double(d) => crate::value::whole_f64_to_i64(d),
+            Number::Decimal(d) => d
+                .to_i64(Rounding::TowardZero)
+                .filter(|&v| decimal::compare(Decimal::from_i64(v), d) == Some(Ordering::Equal)),
+        }
+    }
+
+    /// Whether the value is a whole number that fits an int32 (MongoDB's `integral()`).
+    pub(crate) fn integral(self) -> bool {
+        self.whole_i64().is_some_and(|v| i32::try_from(v).is_ok())
     }
 
     /// The narrowest of int and long that holds `v`.
     pub(crate) fn integer(v: i64) -> Number {
         i32::try_from(v).map_or(Number::Long(v), Number::Int)
-    }
-
-    /// Combines two numbers with MongoDB's widening: int op int is an int when
-    /// it fits, then a long, then a double; any double makes a double.
-    pub(crate) fn combine(
-        self,
-        other: Number,
-        int_op: fn(i64, i64) -> Option<i64>,
-        float_op: fn(f64, f64) -> f64,
-    ) -> Number {
-        match (self, other) {
-            (Number::Double(_), _) | (_, Number::Double(_)) => {
-                Number::Double(float_op(self.to_f64(), other.to_f64()))
-            }
-            (a, b) => {
-                let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) else {
-                    return Number::Double(float_op(a.to_f64(), b.to_f64()));
-                };
-                let both_int = matches!((a, b), (Number::Int(_), Number::Int(_)));
-                match int_op(x, y) {
-                    Some(r) if both_int => Number::integer(r),
-                    Some(r) => Number::Long(r),
-                    None => Number::Double(float_op(a.to_f64(), b.to_f64())),
-                }
-            }
-        }
     }
 }
 

@@ -70,6 +70,17 @@ fn parse_top_operator(
             };
             Node::Schema(Arc::new(crate::schema::Schema::parse(schema)?))
         }
+        // mongod's answers when the feature is missing: no text index exists here.
+        "text" => {
+            return Err(QueryError::IndexNotFound(
+                "text index required for $text query".to_owned(),
+            ));
+        }
+        "sampleRate" => {
+            return Err(QueryError::NotImplemented(
+                "the $sampleRate query operator is not implemented".to_owned(),
+            ));
+        }
         "alwaysTrue" => Node::And(Vec::new()),
         "alwaysFalse" => Node::Or(Vec::new()),
         _ => {
@@ -222,6 +233,21 @@ fn parse_operator(key: &str, value: RawBsonRef<'_>, ctx: ParseCtx<'_>) -> Result
         "$bitsAnyClear" => Pred::Bits(BitTest::AnyClear, parse_bits(key, value)?),
         "$not" => Pred::Not(Box::new(parse_not(value, ctx)?)),
         "$comment" => Pred::And(Vec::new()),
+        // No geospatial index exists here: mongod's planner answers 291 for the
+        // operators that need one; the others work without an index in mongod, and
+        // this crate does not implement them.
+        "$near" | "$nearSphere" => {
+            return Err(QueryError::NoQueryExecutionPlans(
+                "error processing query: planner returned error :: caused by :: unable to find \
+                 index for $geoNear query"
+                    .to_owned(),
+            ));
+        }
+        "$geoWithin" | "$within" | "$geoIntersects" => {
+            return Err(QueryError::NotImplemented(format!(
+                "the {key} query operator is not implemented"
+            )));
+        }
         _ => return Err(QueryError::bad_value(format!("unknown operator: {key}"))),
     })
 }

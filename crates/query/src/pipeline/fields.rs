@@ -22,7 +22,7 @@ pub(crate) fn field_path(text: &str) -> Result<Vec<String>, QueryError> {
                 "FieldPath field names may not be empty strings.",
             ));
         }
-        if part.starts_with('$') {
+        if part.starts_with('$') && !crate::value::dollar_name_allowed(part) {
             return Err(QueryError::location(
                 16410,
                 format!(

@@ -24,7 +24,7 @@
 use super::fields;
 use super::group_n::{Count, End, Kept, NState, SortBy};
 use crate::error::QueryError;
-use crate::expr::{Deviation, Expression, value_to_raw};
+use crate::expr::{Deviation, Expression, Total, value_to_raw};
 use crate::limits::ACCUMULATOR_BYTES_MAX;
 use crate::variables::Variables;
 use bson::raw::{RawDocument, RawDocumentBuf};
@@ -356,104 +356,6 @@ fn parse_accumulator(
     ))
 }
 
-/// The widest numeric type a sum has seen, which decides its result type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Width {
-    Int,
-    Long,
-    Double,
-}
-
-/// A running `$sum`: integers exactly, doubles with compensated
-/// (Neumaier) summation, as MongoDB keeps a double-double total.
-#[derive(Debug, Clone)]
-struct Total {
-    width: Width,
-    integer: i128,
-    double: f64,
-    compensation: f64,
-    count: u64,
-}
-
-impl Total {
-    fn new() -> Total {
-        Total {
-            width: Width::Int,
-            integer: 0,
-            double: 0.0,
-            compensation: 0.0,
-            count: 0,
-        }
-    }
-
-    /// Adds a value; non-numbers are ignored, as MongoDB does.
-    fn add(&mut self, value: &Bson) -> Result<(), QueryError> {
-        let width = match value {
-            Bson::Int32(v) => {
-                self.integer = self.integer.saturating_add(i128::from(*v));
-                Width::Int
-            }
-            Bson::Int64(v) => {
-                self.integer = self.integer.saturating_add(i128::from(*v));
-                Width::Long
-            }
-            Bson::Double(v) => {
-                self.add_double(*v);
-                Width::Double
-            }
-            Bson::Decimal128(_) => {
-                return Err(QueryError::NotImplemented(
-                    "$sum and $avg of Decimal128 values are not implemented".to_owned(),
-                ));
-            }
-            _ => return Ok(()),
-        };
-        self.width = self.width.max(width);
-        self.count += 1;
-        Ok(())
-    }
-
-    fn add_double(&mut self, v: f64) {
-        let sum = self.double + v;
-        if sum.is_finite() {
-            self.compensation += if self.double.abs() >= v.abs() {
-                (self.double - sum) + v
-            } else {
-                (v - sum) + self.double
-            };
-        }
-        self.double = sum;
-    }
-
-    fn as_f64(&self) -> f64 {
-        let doubles = if self.double.is_finite() {
-            self.double + self.compensation
-        } else {
-            self.double
-        };
-        self.integer as f64 + doubles
-    }
-
-    /// MongoDB's result type: an int when only ints were summed and the
-    /// total fits, else a long when no double was summed and it fits, else a double.
-    fn sum(&self) -> Bson {
-        let fits_long = i64::try_from(self.integer).ok();
-        match (self.width, fits_long) {
-            (Width::Int, Some(v)) => i32::try_from(v).map_or(Bson::Int64(v), Bson::Int32),
-            (Width::Long, Some(v)) => Bson::Int64(v),
-            _ => Bson::Double(self.as_f64()),
-        }
-    }
-
-    fn average(&self) -> Bson {
-        if self.count == 0 {
-            Bson::Null
-        } else {
-            Bson::Double(self.as_f64() / self.count as f64)
-        }
-    }
-}
-
 /// The running state of one accumulator in one group.
 #[derive(Debug, Clone)]
 enum State {
@@ -522,7 +424,7 @@ impl State {
         match self {
             State::Sum(total) | State::Avg(total) => {
                 if let Some(v) = &value {
-                    total.add(v)?;
+                    total.add(v);
                 }
             }
             State::Min(best) => keep_best(best, value, Ordering::Less),

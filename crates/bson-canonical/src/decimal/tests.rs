@@ -1,5 +1,6 @@
-//! Unit and property tests of the decimal128 arithmetic: known results, an i128
-//! oracle for integers, and agreement with the `bson` crate's decimal strings.
+//! Unit and property tests of the decimal128 arithmetic: known results (many from
+//! the IEEE 754 rules MongoDB's Intel library follows), an i128 oracle for integers,
+//! and agreement with the `bson` crate's decimal strings.
 
 use proptest::prelude::*;
 
@@ -165,6 +166,194 @@ fn non_canonical_encodings_read_as_zero() {
     assert_eq!(show(value), "0");
 }
 
+#[track_caller]
+fn check(got: Decimal, want: &str) {
+    assert_eq!(show(got), want);
+}
+
+#[test]
+fn subtraction_is_addition_of_the_negation() {
+    check(subtract(parse("20.99"), parse("0.99")), "20.00");
+    check(subtract(parse("1"), parse("1")), "0");
+    check(subtract(parse("-0"), parse("0")), "-0");
+    check(subtract(parse("Infinity"), parse("Infinity")), "NaN");
+    check(subtract(parse("1"), parse("NaN")), "NaN");
+}
+
+#[test]
+fn division_prefers_the_exponent_difference_when_exact() {
+    check(divide(parse("10"), parse("4")), "2.5");
+    check(divide(parse("1.00"), parse("1")), "1.00");
+    check(divide(parse("31.00"), parse("2")), "15.50");
+    check(divide(parse("1E+2"), parse("1")), "1E+2");
+    check(divide(parse("100"), parse("1E+2")), "1.00");
+    check(divide(parse("1"), parse("8")), "0.125");
+    check(
+        divide(parse("1"), parse("3")),
+        "0.3333333333333333333333333333333333",
+    );
+    check(
+        divide(parse("2"), parse("3")),
+        "0.6666666666666666666666666666666667",
+    );
+    check(
+        divide(parse("-1"), parse("3")),
+        "-0.3333333333333333333333333333333333",
+    );
+    check(divide(parse("0"), parse("5")), "0");
+    check(divide(parse("0.00"), parse("5")), "0.00");
+    check(divide(parse("1"), parse("0")), "Infinity");
+    check(divide(parse("-1"), parse("0")), "-Infinity");
+    check(divide(parse("0"), parse("0")), "NaN");
+    check(divide(parse("Infinity"), parse("-2")), "-Infinity");
+    check(divide(parse("1"), parse("Infinity")), "0E-6176");
+    check(divide(parse("Infinity"), parse("Infinity")), "NaN");
+    check(
+        divide(
+            parse("9.999999999999999999999999999999999E+6144"),
+            parse("1E-10"),
+        ),
+        "Infinity",
+    );
+}
+
+#[test]
+fn remainder_has_the_sign_of_the_dividend() {
+    check(remainder(parse("10"), parse("3")), "1");
+    check(remainder(parse("-10"), parse("3")), "-1");
+    check(remainder(parse("10"), parse("-3")), "1");
+    check(remainder(parse("5.5"), parse("2")), "1.5");
+    check(remainder(parse("1E+10"), parse("7")), "4");
+    check(remainder(parse("3"), parse("1E+40")), "3");
+    check(remainder(parse("7.25"), parse("0.5")), "0.25");
+    check(remainder(parse("1"), parse("0")), "NaN");
+    check(remainder(parse("Infinity"), parse("2")), "NaN");
+    check(remainder(parse("2"), parse("Infinity")), "2");
+}
+
+#[test]
+fn square_roots_are_exact_when_they_can_be() {
+    check(sqrt(parse("4")), "2");
+    check(sqrt(parse("4.00")), "2.0");
+    check(sqrt(parse("0.25")), "0.5");
+    check(sqrt(parse("1E+2")), "1E+1");
+    check(sqrt(parse("2")), "1.414213562373095048801688724209698");
+    check(sqrt(parse("0")), "0");
+    check(sqrt(parse("-0")), "-0");
+    check(sqrt(parse("-1")), "NaN");
+    check(sqrt(parse("Infinity")), "Infinity");
+}
+
+#[test]
+fn comparison_is_numeric() {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    assert_eq!(compare(parse("1.0"), parse("1.00")), Some(Equal));
+    assert_eq!(compare(parse("-0"), parse("0")), Some(Equal));
+    assert_eq!(compare(parse("0.1"), parse("0.09")), Some(Greater));
+    assert_eq!(compare(parse("-0.1"), parse("-0.09")), Some(Less));
+    assert_eq!(compare(parse("1E+3"), parse("999")), Some(Greater));
+    assert_eq!(compare(parse("-Infinity"), parse("-1E+6000")), Some(Less));
+    assert_eq!(compare(parse("NaN"), parse("1")), None);
+}
+
+#[test]
+fn quantize_follows_mongodb() {
+    let place = |p: i64| Decimal::Finite {
+        negative: false,
+        coefficient: 1,
+        exponent: -p,
+    };
+    // The cases of MongoDB's jstests/aggregation/expressions/round_trunc.js.
+    check(
+        quantize(parse("1.298"), place(1), Rounding::HalfEven),
+        "1.3",
+    );
+    check(
+        quantize(parse("1.298"), place(1), Rounding::TowardZero),
+        "1.2",
+    );
+    check(
+        quantize(parse("23.298"), place(-1), Rounding::HalfEven),
+        "2E+1",
+    );
+    check(quantize(parse("-1.6"), place(0), Rounding::HalfEven), "-2");
+    check(
+        quantize(
+            parse("1.298912343250054252245154325"),
+            place(20),
+            Rounding::HalfEven,
+        ),
+        "1.29891234325005425225",
+    );
+    check(
+        quantize(parse("1.298"), place(100), Rounding::TowardZero),
+        "1.298000000000000000000000000000000",
+    );
+    check(quantize(parse("2.5"), place(0), Rounding::HalfEven), "2");
+    check(quantize(parse("3.5"), place(0), Rounding::HalfEven), "4");
+    // $ceil and $floor quantize to 0E0, which takes the plain IEEE rule.
+    check(
+        quantize(parse("-1.2"), Decimal::ZERO, Rounding::TowardPositive),
+        "-1",
+    );
+    check(
+        quantize(parse("-0.2"), Decimal::ZERO, Rounding::TowardPositive),
+        "-0",
+    );
+    check(
+        quantize(parse("1.2"), Decimal::ZERO, Rounding::TowardNegative),
+        "1",
+    );
+    check(
+        quantize(parse("1E+40"), Decimal::ZERO, Rounding::TowardNegative),
+        "NaN",
+    );
+    check(
+        quantize(parse("Infinity"), Decimal::ZERO, Rounding::TowardNegative),
+        "NaN",
+    );
+    check(quantize(parse("NaN"), place(2), Rounding::HalfEven), "NaN");
+}
+
+#[test]
+fn conversions_to_integers_and_doubles() {
+    assert_eq!(parse("2.5").to_i64(Rounding::HalfEven), Some(2));
+    assert_eq!(parse("-2.5").to_i64(Rounding::HalfEven), Some(-2));
+    assert_eq!(parse("-2.5").to_i64(Rounding::TowardZero), Some(-2));
+    assert_eq!(parse("-2.1").to_i64(Rounding::TowardNegative), Some(-3));
+    assert_eq!(parse("1E+3").to_i64(Rounding::HalfEven), Some(1000));
+    assert_eq!(
+        parse("9223372036854775807").to_i64(Rounding::HalfEven),
+        Some(i64::MAX)
+    );
+    assert_eq!(
+        parse("-9223372036854775808").to_i64(Rounding::HalfEven),
+        Some(i64::MIN)
+    );
+    assert_eq!(
+        parse("9223372036854775808").to_i64(Rounding::HalfEven),
+        None
+    );
+    assert_eq!(parse("1E+30").to_i64(Rounding::HalfEven), None);
+    assert_eq!(parse("NaN").to_i64(Rounding::HalfEven), None);
+    assert_eq!(parse("20.99").to_f64(), 20.99);
+    assert_eq!(parse("-0").to_f64().to_bits(), (-0.0f64).to_bits());
+    assert_eq!(parse("1E+400").to_f64(), f64::INFINITY);
+    assert!(parse("NaN").to_f64().is_nan());
+    check(
+        Decimal::from_f64_exact(0.1),
+        "0.1000000000000000055511151231257827",
+    );
+    check(
+        Decimal::from_i128(i128::MAX),
+        "1.701411834604692317316873037158841E+38",
+    );
+    check(
+        parse("1.5").normalize(),
+        "1.500000000000000000000000000000000",
+    );
+}
+
 /// Rounds an exact integer to 34 significant digits, half to even: the oracle.
 fn reference_round(value: i128) -> (bool, u128, i64) {
     let negative = value < 0;
@@ -228,6 +417,44 @@ proptest! {
         prop_assert_eq!(exponent, low);
         prop_assert_eq!(negative, exact < 0);
         prop_assert_eq!(coefficient, exact.unsigned_abs());
+    }
+
+    #[test]
+    fn division_times_divisor_gives_back_the_dividend(
+        a in -10i64.pow(17)..10i64.pow(17),
+        b in 1i64..10i64.pow(9),
+    ) {
+        // An exact quotient multiplies back exactly; an inexact one is within half a
+        // unit in the 34th digit.
+        let (x, y) = (Decimal::from_i64(a), Decimal::from_i64(b));
+        let quotient = divide(x, y);
+        if a % b == 0 {
+            prop_assert_eq!(finite(quotient), reference_round(i128::from(a / b)));
+        }
+        let back = multiply(quotient, y).to_f64();
+        prop_assert!((back - a as f64).abs() <= (a as f64).abs() * 1e-15 + 1e-9);
+        let rest = remainder(x, y);
+        prop_assert_eq!(finite(rest).1, u128::from((a % b).unsigned_abs()));
+    }
+
+    #[test]
+    fn square_roots_square_back(c in 1u64..u64::MAX, e in -40i64..40) {
+        let x = Decimal::Finite { negative: false, coefficient: u128::from(c), exponent: e };
+        let root = sqrt(x);
+        let square = multiply(root, root);
+        let (x_f, s_f) = (x.to_f64(), square.to_f64());
+        prop_assert!(((s_f - x_f) / x_f).abs() < 1e-15, "{} {}", show(root), show(square));
+    }
+
+    #[test]
+    fn comparison_agrees_with_i128(a in any::<i64>(), b in any::<i64>(), e in 0i64..3) {
+        let scale = |v: i64| Decimal::Finite {
+            negative: v < 0, coefficient: u128::from(v.unsigned_abs()), exponent: -e,
+        };
+        prop_assert_eq!(compare(scale(a), scale(b)), Some(a.cmp(&b)));
+        prop_assert_eq!(compare(Decimal::from_i64(a), scale(a).normalize()),
+            Some(if e == 0 || a == 0 { std::cmp::Ordering::Equal } else if a > 0 {
+                std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less }));
     }
 
     #[test]
