@@ -1,0 +1,5 @@
+//! Secondary indexes (issue 26): specifications and key generation.
+#![allow(dead_code)]
+
+mod display;
+mod hash;
