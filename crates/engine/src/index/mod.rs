@@ -3,3 +3,12 @@
 
 mod display;
 mod hash;
+mod partial;
+mod spec;
+
+use crate::error::{Error, ErrorCode};
+
+/// An error with MongoDB's code, name and message.
+fn error(code: i32, name: &'static str, message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::from_parts(code, name), message)
+}
