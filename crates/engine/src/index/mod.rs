@@ -4,7 +4,10 @@
 mod display;
 mod hash;
 mod partial;
+mod keys;
 mod spec;
+#[cfg(test)]
+mod tests;
 
 use crate::error::{Error, ErrorCode};
 
