@@ -122,7 +122,8 @@ mod tests {
 
     #[test]
     fn documents_print_as_mongod_prints_them() {
-        let spec = doc! {"key": {"a": 1, "b": -1.0}, "name": "a_1", "e": [], "f": {}, "g": [1, "x"]};
+        let spec =
+            doc! {"key": {"a": 1, "b": -1.0}, "name": "a_1", "e": [], "f": {}, "g": [1, "x"]};
         assert_eq!(
             document(&spec),
             r#"{ key: { a: 1, b: -1.0 }, name: "a_1", e: [], f: {}, g: [ 1, "x" ] }"#

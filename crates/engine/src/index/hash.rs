@@ -187,12 +187,16 @@ fn decimal_to_i64(text: &str) -> i64 {
         .map(|b| b - b'0')
         .collect();
     // The value is digits × 10^(exponent - fraction digits); split at the decimal point.
-    let point = i64::try_from(whole.len()).unwrap_or(i64::MAX).saturating_add(exponent);
+    let point = i64::try_from(whole.len())
+        .unwrap_or(i64::MAX)
+        .saturating_add(exponent);
     let mut integer: i128 = 0;
     let mut rest = Vec::new();
     for (index, digit) in digits.iter().enumerate() {
         if i64::try_from(index).unwrap_or(i64::MAX) < point {
-            integer = integer.saturating_mul(10).saturating_add(i128::from(*digit));
+            integer = integer
+                .saturating_mul(10)
+                .saturating_add(i128::from(*digit));
             if integer > i128::from(i64::MAX) + 1 {
                 return clamp;
             }
@@ -200,7 +204,10 @@ fn decimal_to_i64(text: &str) -> i64 {
             rest.push(*digit);
         }
     }
-    for _ in 0..point.saturating_sub(i64::try_from(digits.len()).unwrap_or(0)).min(40) {
+    for _ in 0..point
+        .saturating_sub(i64::try_from(digits.len()).unwrap_or(0))
+        .min(40)
+    {
         integer = integer.saturating_mul(10);
         if integer > i128::from(i64::MAX) + 1 {
             return clamp;
@@ -223,7 +230,10 @@ mod tests {
 
     fn hash(value: Bson) -> i64 {
         let raw = bson::RawDocumentBuf::try_from(&doc! {"check": value}).expect("raw");
-        hash64(raw.get("check").expect("get").expect("present"), SEED_DEFAULT)
+        hash64(
+            raw.get("check").expect("get").expect("present"),
+            SEED_DEFAULT,
+        )
     }
 
     fn regex(pattern: &str, options: &str) -> bson::Regex {
@@ -276,7 +286,10 @@ mod tests {
                 Bson::DateTime(bson::DateTime::from_millis(0x5566_7788_1122_3344)),
                 4476222765095560467,
             ),
-            (Bson::DateTime(bson::DateTime::from_millis(0)), -1178696894582842035),
+            (
+                Bson::DateTime(bson::DateTime::from_millis(0)),
+                -1178696894582842035,
+            ),
             (
                 Bson::RegularExpression(regex("mongodb", "")),
                 -7275792090268217043,
@@ -320,7 +333,10 @@ mod tests {
             code: "func f() { return 1; }".into(),
             scope: doc! {"c": true},
         };
-        assert_eq!(hash(Bson::JavaScriptCodeWithScope(code)), 501342939894575968);
+        assert_eq!(
+            hash(Bson::JavaScriptCodeWithScope(code)),
+            501342939894575968
+        );
     }
 
     #[test]
@@ -333,6 +349,9 @@ mod tests {
         assert_eq!(decimal_to_i64("1E+40"), i64::MAX);
         assert_eq!(decimal_to_i64("-Infinity"), i64::MIN);
         assert_eq!(decimal_to_i64("NaN"), 0);
-        assert_eq!(number_for_hash(RawBsonRef::Double(9_223_372_036_854_775_808.0)), i64::MIN);
+        assert_eq!(
+            number_for_hash(RawBsonRef::Double(9_223_372_036_854_775_808.0)),
+            i64::MIN
+        );
     }
 }

@@ -38,7 +38,9 @@ pub(crate) struct Keys {
 impl Keys {
     /// Whether the document makes the index multikey.
     pub(crate) fn is_multikey(&self) -> bool {
-        self.multikey_paths.iter().any(|components| !components.is_empty())
+        self.multikey_paths
+            .iter()
+            .any(|components| !components.is_empty())
     }
 }
 
@@ -46,13 +48,13 @@ impl Keys {
 /// index. Errors: 171 (parallel arrays), 16766 (an array in a hashed index), 16746 (a
 /// numeric field name that is also an array position), a partial filter's run-time error.
 pub(crate) fn index_keys(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Error> {
-    if let Some(partial) = &spec.partial {
-        if !partial.filter.try_matches(doc)? {
-            return Ok(Keys {
-                keys: Vec::new(),
-                multikey_paths: vec![BTreeSet::new(); spec.fields.len()],
-            });
-        }
+    if let Some(partial) = &spec.partial
+        && !partial.filter.try_matches(doc)?
+    {
+        return Ok(Keys {
+            keys: Vec::new(),
+            multikey_paths: vec![BTreeSet::new(); spec.fields.len()],
+        });
     }
     generate(spec, doc)
 }
@@ -66,7 +68,11 @@ pub(crate) fn generate(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Erro
         spec,
         keys: BTreeSet::new(),
         multikey_paths: vec![BTreeSet::new(); spec.fields.len()],
-        path_lengths: spec.fields.iter().map(|f| f.path.split('.').count()).collect(),
+        path_lengths: spec
+            .fields
+            .iter()
+            .map(|f| f.path.split('.').count())
+            .collect(),
     };
     let fields: Vec<&str> = spec.fields.iter().map(|f| f.path.as_str()).collect();
     let fixed = vec![RawBsonRef::Null; fields.len()];
@@ -104,7 +110,11 @@ fn same_array(a: &RawArray, b: &RawArray) -> bool {
 }
 
 fn component_count(path: &str) -> usize {
-    if path.is_empty() { 0 } else { path.split('.').count() }
+    if path.is_empty() {
+        0
+    } else {
+        path.split('.').count()
+    }
 }
 
 fn last_component(path: &str) -> &str {
@@ -226,7 +236,16 @@ impl<'p> Generator<'p> {
             }
             let undefined = RawBsonRef::Undefined;
             let none = vec![Positional::default(); fields.len()];
-            self.expand_element(&fields, &fixed, undefined, array, not_found, &array_fields, true, &none)?;
+            self.expand_element(
+                &fields,
+                &fixed,
+                undefined,
+                array,
+                not_found,
+                &array_fields,
+                true,
+                &none,
+            )?;
         } else {
             let mut sub: Vec<Positional<'a, 's>> = vec![Positional::default(); fields.len()];
             for &i in &array_fields {
@@ -254,7 +273,16 @@ impl<'p> Generator<'p> {
                 }
             }
             for element in elements {
-                self.expand_element(&fields, &fixed, element, array, not_found, &array_fields, expand_unembedded, &sub)?;
+                self.expand_element(
+                    &fields,
+                    &fixed,
+                    element,
+                    array,
+                    not_found,
+                    &array_fields,
+                    expand_unembedded,
+                    &sub,
+                )?;
             }
         }
         for (i, component) in components.into_iter().enumerate() {
@@ -360,7 +388,11 @@ fn hashed_keys(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Error> {
             KeyKind::Descending => encode_field_into(Some(value), Direction::Descending, &mut out),
         }
     }
-    let keys = if spec.sparse && !found { Vec::new() } else { vec![out] };
+    let keys = if spec.sparse && !found {
+        Vec::new()
+    } else {
+        vec![out]
+    };
     Ok(Keys {
         keys,
         multikey_paths: vec![BTreeSet::new(); spec.fields.len()],

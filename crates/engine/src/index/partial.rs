@@ -242,11 +242,23 @@ fn normal_clauses(doc: &Document, out: &mut Vec<Normal>) {
             (path, value) => match is_operator_document(value) {
                 Some(operators) => {
                     for (operator, argument) in operators {
-                        let op = if operator == "$eq" { "$eq" } else { operator.as_str() };
-                        out.push(Normal::Leaf(path.to_owned(), op.to_owned(), key_of(argument)));
+                        let op = if operator == "$eq" {
+                            "$eq"
+                        } else {
+                            operator.as_str()
+                        };
+                        out.push(Normal::Leaf(
+                            path.to_owned(),
+                            op.to_owned(),
+                            key_of(argument),
+                        ));
                     }
                 }
-                None => out.push(Normal::Leaf(path.to_owned(), "$eq".to_owned(), key_of(value))),
+                None => out.push(Normal::Leaf(
+                    path.to_owned(),
+                    "$eq".to_owned(),
+                    key_of(value),
+                )),
             },
         }
     }
@@ -332,9 +344,15 @@ mod tests {
     #[test]
     fn equivalent_filters_ignore_order_and_number_types() {
         assert!(equivalent(&doc! {"a": 1, "b": 2}, &doc! {"b": 2.0, "a": 1}));
-        assert!(equivalent(&doc! {"$and": [{"a": 1}, {"b": 2}]}, &doc! {"a": 1, "b": 2}));
+        assert!(equivalent(
+            &doc! {"$and": [{"a": 1}, {"b": 2}]},
+            &doc! {"a": 1, "b": 2}
+        ));
         assert!(equivalent(&doc! {"a": {"$eq": 1}}, &doc! {"a": 1}));
-        assert!(!equivalent(&doc! {"a": {"$gt": 1}}, &doc! {"a": {"$gte": 1}}));
+        assert!(!equivalent(
+            &doc! {"a": {"$gt": 1}},
+            &doc! {"a": {"$gte": 1}}
+        ));
         assert!(!equivalent(&doc! {"a": 1}, &doc! {"a": 2}));
     }
 }

@@ -170,8 +170,13 @@ fn in_context(context: &str, inner: Error) -> Error {
 impl IndexSpec {
     /// Parses and validates one element of createIndexes' `indexes`.
     pub(crate) fn parse(raw: &RawDocument, options: ParseOptions) -> Result<IndexSpec, Error> {
-        let mut given = Document::try_from(raw)
-            .map_err(|e| error(22, "InvalidBSON", format!("invalid index specification: {e}")))?;
+        let mut given = Document::try_from(raw).map_err(|e| {
+            error(
+                22,
+                "InvalidBSON",
+                format!("invalid index specification: {e}"),
+            )
+        })?;
         if options.ignore_unknown_options {
             given = given
                 .into_iter()
@@ -233,14 +238,19 @@ impl IndexSpec {
     pub(crate) fn list_entry(&self) -> Document {
         let mut out = Document::new();
         for field in LIST_ORDER {
-            let Some(value) = self.stored.get(field) else { continue };
+            let Some(value) = self.stored.get(field) else {
+                continue;
+            };
             let value = match *field {
                 "background" | "unique" | "hidden" | "sparse" | "dropDups" | "clustered"
                 | "prepareUnique" => Bson::Boolean(truthy(value)),
-                "v" | "expireAfterSeconds" | "textIndexVersion" | "2dsphereIndexVersion"
-                | "bits" | "coarsestIndexedLevel" | "finestIndexedLevel" => {
-                    Bson::Int32(safe_int(value))
-                }
+                "v"
+                | "expireAfterSeconds"
+                | "textIndexVersion"
+                | "2dsphereIndexVersion"
+                | "bits"
+                | "coarsestIndexedLevel"
+                | "finestIndexedLevel" => Bson::Int32(safe_int(value)),
                 "min" | "max" | "bucketSize" => Bson::Double(number(value).unwrap_or(0.0)),
                 _ => value.clone(),
             };
@@ -315,7 +325,9 @@ const LIST_ORDER: &[&str] = &[
 /// mongod's `isIdIndexPattern`: `{_id: n}` with `n` truncating to 1 or -1.
 pub(crate) fn is_id_pattern(key: &Document) -> bool {
     let mut fields = key.iter();
-    let Some((name, value)) = fields.next() else { return false };
+    let Some((name, value)) = fields.next() else {
+        return false;
+    };
     let n = number(value).map_or(0, |x| x as i64);
     fields.next().is_none() && name == "_id" && (n == 1 || n == -1)
 }
@@ -347,11 +359,7 @@ fn safe_long(value: &Bson) -> i64 {
         Bson::Int64(n) => *n,
         other => {
             let x = number(other).unwrap_or(0.0);
-            if x.is_nan() {
-                0
-            } else {
-                x as i64
-            }
+            if x.is_nan() { 0 } else { x as i64 }
         }
     }
 }
@@ -363,7 +371,9 @@ fn safe_int(value: &Bson) -> i32 {
 
 /// `validateIndexSpecTTL`, as the createIndexes command runs it on every index first.
 fn validate_ttl(spec: &Document) -> Result<(), Error> {
-    let Some(expire) = spec.get("expireAfterSeconds") else { return Ok(()) };
+    let Some(expire) = spec.get("expireAfterSeconds") else {
+        return Ok(());
+    };
     let context = format!(". Index spec: {}", display::document(spec));
     let reason = if number(expire).is_none() {
         Some(format!(
@@ -382,14 +392,14 @@ fn validate_ttl(spec: &Document) -> Result<(), Error> {
     if let Some(reason) = reason {
         return Err(in_context(&context, cannot(reason)));
     }
-    if let Ok(key) = spec.get_document("key") {
-        if key.len() != 1 {
-            return Err(cannot(format!(
-                "TTL indexes are single-field indexes, compound indexes do not support TTL. \
-                 Index spec: {}",
-                display::document(spec)
-            )));
-        }
+    if let Ok(key) = spec.get_document("key")
+        && key.len() != 1
+    {
+        return Err(cannot(format!(
+            "TTL indexes are single-field indexes, compound indexes do not support TTL. \
+             Index spec: {}",
+            display::document(spec)
+        )));
     }
     Ok(())
 }
@@ -405,7 +415,11 @@ fn validate_fields(raw: &RawDocument, spec: &Document) -> Result<Document, Error
             ALLOWED_FIELDS.contains(&key.as_str()) || key == "_id"
         };
         if !allowed {
-            let kind = if clustered { "a clustered index" } else { "an index" };
+            let kind = if clustered {
+                "a clustered index"
+            } else {
+                "an index"
+            };
             return Err(error(
                 197,
                 "InvalidIndexSpecificationOption",
@@ -477,8 +491,13 @@ fn validate_fields(raw: &RawDocument, spec: &Document) -> Result<Document, Error
                     display::type_name(value)
                 )));
             }
-            "2dsphereIndexVersion" | "textIndexVersion" | "bits" | "min" | "max"
-            | "coarsestIndexedLevel" | "finestIndexedLevel"
+            "2dsphereIndexVersion"
+            | "textIndexVersion"
+            | "bits"
+            | "min"
+            | "max"
+            | "coarsestIndexedLevel"
+            | "finestIndexedLevel"
                 if number(value).is_none() =>
             {
                 return Err(type_mismatch(format!(
@@ -505,7 +524,11 @@ fn validate_fields(raw: &RawDocument, spec: &Document) -> Result<Document, Error
     }
     if let Some(clustered) = spec.get("clustered") {
         if !truthy(clustered) {
-            return Err(error(6492800, "Location6492800", "Value 'false' for field 'clustered' is invalid"));
+            return Err(error(
+                6492800,
+                "Location6492800",
+                "Value 'false' for field 'clustered' is invalid",
+            ));
         }
         if !unique {
             return Err(cannot(
@@ -620,7 +643,9 @@ fn validate_projection_option(field: &str, value: &Bson, spec: &Document) -> Res
 /// Field names repeated in the key pattern (`bson::Document` keeps only one, so this reads
 /// the raw bytes).
 fn check_duplicate_key_fields(raw: &RawDocument, key: &Document) -> Result<(), Error> {
-    let Ok(Some(bson::RawBsonRef::Document(raw_key))) = raw.get("key") else { return Ok(()) };
+    let Ok(Some(bson::RawBsonRef::Document(raw_key))) = raw.get("key") else {
+        return Ok(());
+    };
     let mut seen: Vec<&str> = Vec::new();
     for element in raw_key.iter_elements() {
         let Ok(element) = element else { break };
@@ -687,7 +712,9 @@ fn validate_key_pattern(key: &Document) -> Result<(), Error> {
     for (field, value) in key {
         match value {
             Bson::String(s) if *s != plugin_name => {
-                return Err(cannot("Can't use more than one index plugin for a single index."));
+                return Err(cannot(
+                    "Can't use more than one index plugin for a single index.",
+                ));
             }
             Bson::String(s) if s == "wildcard" => {
                 return Err(cannot(
@@ -700,7 +727,7 @@ fn validate_key_pattern(key: &Document) -> Result<(), Error> {
                 Some(x) if x.is_nan() => {
                     return Err(cannot("Values in the index key pattern cannot be NaN."));
                 }
-                Some(x) if x == 0.0 => {
+                Some(0.0) => {
                     return Err(cannot("Values in the index key pattern cannot be 0."));
                 }
                 Some(_) => {}
@@ -726,8 +753,7 @@ fn validate_key_field_name(field: &str, value: &Bson, plugin_name: &str) -> Resu
         Bson::String(s) => s.as_str(),
         _ => "",
     };
-    if field == "$**" && (number(value).is_some() || string == "text" || string == "columnstore")
-    {
+    if field == "$**" && (number(value).is_some() || string == "text" || string == "columnstore") {
         return Ok(());
     }
     if field == "_fts" && string != "text" {
@@ -759,10 +785,11 @@ fn validate_key_values(key: &Document, spec: &Document) -> Result<(), Error> {
     let wildcard = plugin(Some(key)).as_deref() == Some("wildcard");
     for (field, value) in key {
         if matches!(value, Bson::String(s) if s.is_empty()) {
-            return Err(cannot("Values in the index key pattern cannot be empty strings"));
+            return Err(cannot(
+                "Values in the index key pattern cannot be empty strings",
+            ));
         }
-        if wildcard && field == "$**" && key.len() > 1 && !spec.contains_key("wildcardProjection")
-        {
+        if wildcard && field == "$**" && key.len() > 1 && !spec.contains_key("wildcardProjection") {
             return Err(cannot(
                 "Compound wildcard indexes on all fields must also specify 'wildcardProjection' \
                  option",
@@ -825,7 +852,9 @@ fn check_catalog_rules(mut spec: Document) -> Result<IndexSpec, Error> {
             return Err(not_implemented("wildcard indexes are not supported yet"));
         }
         Some(other) => {
-            return Err(not_implemented(format!("{other} indexes are not supported yet")));
+            return Err(not_implemented(format!(
+                "{other} indexes are not supported yet"
+            )));
         }
     }
     if spec.contains_key("clustered") {
@@ -884,7 +913,9 @@ fn check_catalog_rules(mut spec: Document) -> Result<IndexSpec, Error> {
 fn validate_storage_engine(value: Option<&Bson>) -> Result<(), Error> {
     let Some(value) = value else { return Ok(()) };
     let Bson::Document(options) = value else {
-        return Err(cannot("\"storageEngine\" options must be a document if present"));
+        return Err(cannot(
+            "\"storageEngine\" options must be a document if present",
+        ));
     };
     if options.is_empty() {
         return Err(cannot(
@@ -926,12 +957,24 @@ fn fixed_spec(spec: &Document, version: i32) -> Document {
     } else {
         spec.get_str("name").unwrap_or_default().to_owned()
     };
-    let key = if is_id_pattern(&key) { bson::doc! {"_id": 1} } else { key };
+    let key = if is_id_pattern(&key) {
+        bson::doc! {"_id": 1}
+    } else {
+        key
+    };
     out.insert("key", key);
     out.insert("name", name);
     for (field, value) in spec {
         let skip = [
-            "_id", "dropDups", "ns", "v", "unique", "key", "name", "hidden", "prepareUnique",
+            "_id",
+            "dropDups",
+            "ns",
+            "v",
+            "unique",
+            "key",
+            "name",
+            "hidden",
+            "prepareUnique",
         ];
         if !skip.contains(&field.as_str()) {
             out.insert(field.clone(), value.clone());

@@ -73,7 +73,11 @@ fn error_of(index: Document, doc: Document) -> (i32, String) {
 #[test]
 fn arrays_are_indexed_element_wise_and_keys_deduplicated() {
     let a = || doc! {"key": {"a": 1}, "name": "a_1"};
-    check(a(), doc! {"a": [1, 2, 2, 1.0]}, vec![vec![1.into()], vec![2.into()]]);
+    check(
+        a(),
+        doc! {"a": [1, 2, 2, 1.0]},
+        vec![vec![1.into()], vec![2.into()]],
+    );
     check(a(), doc! {"a": 5}, vec![vec![5.into()]]);
     check(a(), doc! {"b": 5}, vec![vec![Bson::Null]]);
     check(a(), doc! {"a": null}, vec![vec![Bson::Null]]);
@@ -85,14 +89,30 @@ fn arrays_are_indexed_element_wise_and_keys_deduplicated() {
         vec![vec![Bson::Array(vec![1.into(), 2.into()])], vec![3.into()]],
     );
     let ab = || doc! {"key": {"a.b": 1}, "name": "ab"};
-    check(ab(), doc! {"a": [{"b": 1}, {"b": 2}]}, vec![vec![1.into()], vec![2.into()]]);
+    check(
+        ab(),
+        doc! {"a": [{"b": 1}, {"b": 2}]},
+        vec![vec![1.into()], vec![2.into()]],
+    );
     // An element that is not a document has no `b`: null.
-    check(ab(), doc! {"a": [1, {"b": 2}]}, vec![vec![Bson::Null], vec![2.into()]]);
+    check(
+        ab(),
+        doc! {"a": [1, {"b": 2}]},
+        vec![vec![Bson::Null], vec![2.into()]],
+    );
     // An empty array with path left: the rest is missing.
     check(ab(), doc! {"a": []}, vec![vec![Bson::Null]]);
     check(ab(), doc! {"a": [{"b": []}]}, vec![vec![Bson::Undefined]]);
-    check(ab(), doc! {"a": [{"b": [7, 8]}]}, vec![vec![7.into()], vec![8.into()]]);
-    check(ab(), doc! {"a": {"b": {"c": 1}}}, vec![vec![Bson::Document(doc! {"c": 1})]]);
+    check(
+        ab(),
+        doc! {"a": [{"b": [7, 8]}]},
+        vec![vec![7.into()], vec![8.into()]],
+    );
+    check(
+        ab(),
+        doc! {"a": {"b": {"c": 1}}},
+        vec![vec![Bson::Document(doc! {"c": 1})]],
+    );
 }
 
 #[test]
@@ -100,16 +120,30 @@ fn multikey_paths_name_the_expanded_components() {
     let index = spec(doc! {"key": {"a.b": 1, "c": 1}, "name": "x"});
     let k = keys_of(&index, doc! {"a": [{"b": 1}], "c": 2}).expect("keys");
     assert!(k.is_multikey());
-    assert_eq!(k.multikey_paths[0].iter().copied().collect::<Vec<_>>(), vec![0]);
+    assert_eq!(
+        k.multikey_paths[0].iter().copied().collect::<Vec<_>>(),
+        vec![0]
+    );
     assert!(k.multikey_paths[1].is_empty());
     let k = keys_of(&index, doc! {"a": {"b": [1]}, "c": 2}).expect("keys");
-    assert_eq!(k.multikey_paths[0].iter().copied().collect::<Vec<_>>(), vec![1]);
+    assert_eq!(
+        k.multikey_paths[0].iter().copied().collect::<Vec<_>>(),
+        vec![1]
+    );
     let k = keys_of(&index, doc! {"a": {"b": 1}, "c": 2}).expect("keys");
     assert!(!k.is_multikey());
     // {a: [1]} is multikey although it gives one key, as in mongod.
     let single = spec(doc! {"key": {"a": 1}, "name": "a_1"});
-    assert!(keys_of(&single, doc! {"a": [1]}).expect("keys").is_multikey());
-    assert!(keys_of(&single, doc! {"a": []}).expect("keys").is_multikey());
+    assert!(
+        keys_of(&single, doc! {"a": [1]})
+            .expect("keys")
+            .is_multikey()
+    );
+    assert!(
+        keys_of(&single, doc! {"a": []})
+            .expect("keys")
+            .is_multikey()
+    );
 }
 
 #[test]
@@ -125,7 +159,11 @@ fn compound_keys_expand_one_array_and_refuse_parallel_ones() {
         (171, "cannot index parallel arrays [b] [a]".to_owned())
     );
     assert_eq!(
-        error_of(doc! {"key": {"x.a": 1, "y.b": 1}, "name": "n"}, doc! {"x": {"a": [1]}, "y": {"b": [1]}}).0,
+        error_of(
+            doc! {"key": {"x.a": 1, "y.b": 1}, "name": "n"},
+            doc! {"x": {"a": [1]}, "y": {"b": [1]}}
+        )
+        .0,
         171
     );
     // Two fields through the same array expand in lockstep (no cross product).
@@ -141,11 +179,23 @@ fn sparse_indexes_skip_keys_whose_every_field_is_missing() {
     let sparse = || doc! {"key": {"a": 1, "b": 1}, "name": "ab", "sparse": true};
     check(sparse(), doc! {"c": 1}, vec![]);
     check(sparse(), doc! {"a": 1}, vec![vec![1.into(), Bson::Null]]);
-    check(sparse(), doc! {"a": null}, vec![vec![Bson::Null, Bson::Null]]);
+    check(
+        sparse(),
+        doc! {"a": null},
+        vec![vec![Bson::Null, Bson::Null]],
+    );
     let one = || doc! {"key": {"a.b": 1}, "name": "ab", "sparse": true};
-    check(one(), doc! {"a": [{"b": 1}, {"c": 2}]}, vec![vec![1.into()]]);
+    check(
+        one(),
+        doc! {"a": [{"b": 1}, {"c": 2}]},
+        vec![vec![1.into()]],
+    );
     check(one(), doc! {"a": []}, vec![]);
-    check(doc! {"key": {"a": 1}, "name": "a", "sparse": true}, doc! {"a": []}, vec![vec![Bson::Undefined]]);
+    check(
+        doc! {"key": {"a": 1}, "name": "a", "sparse": true},
+        doc! {"a": []},
+        vec![vec![Bson::Undefined]],
+    );
 }
 
 #[test]
@@ -153,10 +203,22 @@ fn numeric_components_name_positions() {
     let first = || doc! {"key": {"a.0": 1}, "name": "a0"};
     check(first(), doc! {"a": [5, 6]}, vec![vec![5.into()]]);
     let index = spec(first());
-    assert!(!keys_of(&index, doc! {"a": [5, 6]}).expect("keys").is_multikey());
-    check(doc! {"key": {"a.0.b": 1}, "name": "n"}, doc! {"a": [{"b": 1}, {"b": 2}]}, vec![vec![1.into()]]);
+    assert!(
+        !keys_of(&index, doc! {"a": [5, 6]})
+            .expect("keys")
+            .is_multikey()
+    );
+    check(
+        doc! {"key": {"a.0.b": 1}, "name": "n"},
+        doc! {"a": [{"b": 1}, {"b": 2}]},
+        vec![vec![1.into()]],
+    );
     // No element at position 1: the component is a field name in every element.
-    check(doc! {"key": {"a.1": 1}, "name": "n"}, doc! {"a": [{"1": "x"}]}, vec![vec!["x".into()]]);
+    check(
+        doc! {"key": {"a.1": 1}, "name": "n"},
+        doc! {"a": [{"1": "x"}]},
+        vec![vec!["x".into()]],
+    );
     check(first(), doc! {"a": {"0": 9}}, vec![vec![9.into()]]);
     assert_eq!(error_of(first(), doc! {"a": [{"0": 1}]}).0, 16746);
 }
@@ -169,23 +231,62 @@ fn hashed_keys_are_mongods_hash_and_refuse_arrays() {
     assert_eq!(k.keys, want);
     let null = keys_of(&hashed, doc! {}).expect("keys");
     let null_hash = super::hash::hash64(bson::RawBsonRef::Null, 0);
-    assert_eq!(null.keys, expected(&hashed, vec![vec![Bson::Int64(null_hash)]]));
+    assert_eq!(
+        null.keys,
+        expected(&hashed, vec![vec![Bson::Int64(null_hash)]])
+    );
     let (code, message) = error_of(doc! {"key": {"a": "hashed"}, "name": "h"}, doc! {"a": [1]});
     assert_eq!(code, 16766);
     assert!(message.starts_with("Error: hashed indexes do not currently support array values"));
-    assert_eq!(error_of(doc! {"key": {"a.b": "hashed"}, "name": "h"}, doc! {"a": [{"b": 2}]}).0, 16766);
-    assert_eq!(error_of(doc! {"key": {"b": 1, "a": "hashed"}, "name": "h"}, doc! {"b": [1]}).0, 16766);
+    assert_eq!(
+        error_of(
+            doc! {"key": {"a.b": "hashed"}, "name": "h"},
+            doc! {"a": [{"b": 2}]}
+        )
+        .0,
+        16766
+    );
+    assert_eq!(
+        error_of(
+            doc! {"key": {"b": 1, "a": "hashed"}, "name": "h"},
+            doc! {"b": [1]}
+        )
+        .0,
+        16766
+    );
     let sparse = spec(doc! {"key": {"a": "hashed", "b": 1}, "name": "h", "sparse": true});
-    assert!(keys_of(&sparse, doc! {"c": 1}).expect("keys").keys.is_empty());
+    assert!(
+        keys_of(&sparse, doc! {"c": 1})
+            .expect("keys")
+            .keys
+            .is_empty()
+    );
 }
 
 #[test]
 fn partial_indexes_hold_only_matching_documents() {
-    let index = spec(doc! {"key": {"x": 1}, "name": "x_1", "partialFilterExpression": {"a": {"$lt": 5}}});
+    let index =
+        spec(doc! {"key": {"x": 1}, "name": "x_1", "partialFilterExpression": {"a": {"$lt": 5}}});
     let raw = |d: Document| bson::RawDocumentBuf::try_from(&d).expect("raw");
-    assert_eq!(index_keys(&index, &raw(doc! {"x": 1, "a": 2})).expect("keys").keys.len(), 1);
-    assert!(index_keys(&index, &raw(doc! {"x": 1, "a": 7})).expect("keys").keys.is_empty());
-    assert!(index_keys(&index, &raw(doc! {"x": 1})).expect("keys").keys.is_empty());
+    assert_eq!(
+        index_keys(&index, &raw(doc! {"x": 1, "a": 2}))
+            .expect("keys")
+            .keys
+            .len(),
+        1
+    );
+    assert!(
+        index_keys(&index, &raw(doc! {"x": 1, "a": 7}))
+            .expect("keys")
+            .keys
+            .is_empty()
+    );
+    assert!(
+        index_keys(&index, &raw(doc! {"x": 1}))
+            .expect("keys")
+            .keys
+            .is_empty()
+    );
 }
 
 #[test]
@@ -217,7 +318,10 @@ fn specification_errors_carry_mongods_codes() {
         (k(doc! {"$**": 1}), 238),
         (k(doc! {"a.$**": 1}), 238),
         (k(doc! {"a": "hashed", "b": "hashed"}), 31303),
-        (doc! {"key": {"a": "hashed"}, "name": "n", "unique": true}, 16764),
+        (
+            doc! {"key": {"a": "hashed"}, "name": "n", "unique": true},
+            16764,
+        ),
         (k(doc! {"$a": 1}), 67),
         (k(doc! {"a..b": 1}), 67),
         (k(doc! {"a.$b": 1}), 67),
@@ -231,25 +335,67 @@ fn specification_errors_carry_mongods_codes() {
         (doc! {"key": {"a": 1}, "name": "_id_"}, 2),
         (doc! {"key": {"a": 1}, "name": "*"}, 2),
         (doc! {"key": {"_id": -1}, "name": "n"}, 2),
-        (doc! {"key": {"_id": 1}, "name": "_id_", "unique": true}, 197),
-        (doc! {"key": {"_id": 1}, "name": "_id_", "hidden": true}, 197),
+        (
+            doc! {"key": {"_id": 1}, "name": "_id_", "unique": true},
+            197,
+        ),
+        (
+            doc! {"key": {"_id": 1}, "name": "_id_", "hidden": true},
+            197,
+        ),
         (doc! {"key": {"a": 1}, "name": "n", "hidden": 1}, 14),
         (doc! {"key": {"a": 1}, "name": "n", "unique": "yes"}, 14),
-        (doc! {"key": {"a": 1}, "name": "n", "collation": {"locale": "fr"}}, 238),
+        (
+            doc! {"key": {"a": 1}, "name": "n", "collation": {"locale": "fr"}},
+            238,
+        ),
         (doc! {"key": {"a": 1}, "name": "n", "collation": {}}, 2),
-        (doc! {"key": {"a": 1}, "name": "n", "collation": {"locale": "simple"}, "v": 1}, 67),
-        (doc! {"key": {"a": 1}, "name": "n", "partialFilterExpression": {"a": 1}, "sparse": true}, 67),
-        (doc! {"key": {"a": 1}, "name": "n", "partialFilterExpression": 5}, 14),
-        (doc! {"key": {"a": 1}, "name": "n", "partialFilterExpression": {"a": {"$ne": 1}}}, 67),
-        (doc! {"key": {"a": 1}, "name": "n", "partialFilterExpression": {"x": {"$asdasd": 3}}}, 2),
-        (doc! {"key": {"a": 1}, "name": "n", "partialFilterExpression": {"$expr": {"$eq": ["$x", 5]}}}, 224),
+        (
+            doc! {"key": {"a": 1}, "name": "n", "collation": {"locale": "simple"}, "v": 1},
+            67,
+        ),
+        (
+            doc! {"key": {"a": 1}, "name": "n", "partialFilterExpression": {"a": 1}, "sparse": true},
+            67,
+        ),
+        (
+            doc! {"key": {"a": 1}, "name": "n", "partialFilterExpression": 5},
+            14,
+        ),
+        (
+            doc! {"key": {"a": 1}, "name": "n", "partialFilterExpression": {"a": {"$ne": 1}}},
+            67,
+        ),
+        (
+            doc! {"key": {"a": 1}, "name": "n", "partialFilterExpression": {"x": {"$asdasd": 3}}},
+            2,
+        ),
+        (
+            doc! {"key": {"a": 1}, "name": "n", "partialFilterExpression": {"$expr": {"$eq": ["$x", 5]}}},
+            224,
+        ),
         (doc! {"key": {"a": 1}, "name": "n", "weights": {"a": 1}}, 67),
-        (doc! {"key": {"a": 1}, "name": "n", "wildcardProjection": {"a": 1}}, 2),
+        (
+            doc! {"key": {"a": 1}, "name": "n", "wildcardProjection": {"a": 1}},
+            2,
+        ),
         (doc! {"key": {"a": 1}, "name": "n", "storageEngine": {}}, 67),
-        (doc! {"key": {"a": 1}, "name": "n", "storageEngine": {"rocks": {}}}, 72),
-        (doc! {"key": {"a": 1}, "name": "n", "unique": true, "prepareUnique": true}, 67),
-        (doc! {"key": {"a": 1}, "name": "n", "clustered": false}, 6492800),
-        (doc! {"key": {"a": 1}, "name": "n", "clustered": true, "unique": true}, 6479600),
+        (
+            doc! {"key": {"a": 1}, "name": "n", "storageEngine": {"rocks": {}}},
+            72,
+        ),
+        (
+            doc! {"key": {"a": 1}, "name": "n", "unique": true, "prepareUnique": true},
+            67,
+        ),
+        (
+            doc! {"key": {"a": 1}, "name": "n", "clustered": false},
+            6492800,
+        ),
+        (
+            doc! {"key": {"a": 1}, "name": "n", "clustered": true, "unique": true},
+            6479600,
+        ),
     ] {
         assert_eq!(code(raw.clone()), want, "{raw:?}");
     }
@@ -259,7 +405,12 @@ fn specification_errors_carry_mongods_codes() {
     over.insert("f32", 1);
     assert_eq!(code(k(over)), 13103);
     assert_eq!(code(k(doc! {"a.$id": 1, "b": -2.5, "c": "hashed"})), 0);
-    assert_eq!(code(doc! {"key": {"a": 1}, "name": "n", "partialFilterExpression": {"a": {"$gt": 1}}, "sparse": false}), 0);
+    assert_eq!(
+        code(
+            doc! {"key": {"a": 1}, "name": "n", "partialFilterExpression": {"a": {"$gt": 1}}, "sparse": false}
+        ),
+        0
+    );
 }
 
 #[test]
@@ -273,12 +424,18 @@ fn duplicate_key_fields_are_bad_value() {
     raw.append(cstr("name"), "n");
     let error = IndexSpec::parse(&raw, ParseOptions::default()).expect_err("refused");
     assert_eq!(error.code().code(), 2);
-    assert!(error.to_string().contains("The field 'a' appears multiple times"), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("The field 'a' appears multiple times"),
+        "{error}"
+    );
 }
 
 #[test]
 fn unknown_options_are_197_unless_ignored() {
-    let raw = bson::RawDocumentBuf::try_from(&doc! {"key": {"a": 1}, "name": "n", "foo": 1}).expect("raw");
+    let raw = bson::RawDocumentBuf::try_from(&doc! {"key": {"a": 1}, "name": "n", "foo": 1})
+        .expect("raw");
     let error = IndexSpec::parse(&raw, ParseOptions::default()).expect_err("refused");
     assert_eq!(
         error.to_string(),
@@ -286,7 +443,9 @@ fn unknown_options_are_197_unless_ignored() {
          'foo' is not valid for an index specification. Specification: { key: { a: 1 }, name: \
          \"n\", foo: 1 }"
     );
-    let ignoring = ParseOptions { ignore_unknown_options: true };
+    let ignoring = ParseOptions {
+        ignore_unknown_options: true,
+    };
     let spec = IndexSpec::parse(&raw, ignoring).expect("unknown option dropped");
     assert!(!spec.stored.contains_key("foo"));
 }
@@ -306,10 +465,21 @@ fn ttl_rules_follow_validate_index_spec_ttl() {
     ] {
         assert_eq!(code(ttl(value.clone())), want, "{value:?}");
     }
-    let message = parse(ttl(Bson::Int32(-1))).expect_err("negative").to_string();
-    assert!(message.ends_with("TTL index 'expireAfterSeconds' option cannot be less than 0"), "{message}");
-    assert_eq!(code(doc! {"key": {"a": 1, "b": 1}, "name": "n", "expireAfterSeconds": 10}), 67);
-    assert_eq!(code(doc! {"key": {"_id": 1}, "name": "_id_", "expireAfterSeconds": 10}), 197);
+    let message = parse(ttl(Bson::Int32(-1)))
+        .expect_err("negative")
+        .to_string();
+    assert!(
+        message.ends_with("TTL index 'expireAfterSeconds' option cannot be less than 0"),
+        "{message}"
+    );
+    assert_eq!(
+        code(doc! {"key": {"a": 1, "b": 1}, "name": "n", "expireAfterSeconds": 10}),
+        67
+    );
+    assert_eq!(
+        code(doc! {"key": {"_id": 1}, "name": "_id_", "expireAfterSeconds": 10}),
+        197
+    );
 }
 
 #[test]
@@ -326,37 +496,73 @@ fn stored_and_listed_forms_follow_mongods_field_order() {
         index.list_entry(),
         doc! {"v": 2, "key": {"a": 1}, "name": "a_1", "background": true, "unique": true, "sparse": true, "expireAfterSeconds": 3600}
     );
-    assert_eq!(IndexSpec::id_index().list_entry(), doc! {"v": 2, "key": {"_id": 1}, "name": "_id_"});
+    assert_eq!(
+        IndexSpec::id_index().list_entry(),
+        doc! {"v": 2, "key": {"_id": 1}, "name": "_id_"}
+    );
 }
 
 #[test]
 fn conflicts_are_85_and_86_and_identical_indexes_are_no_ops() {
-    let existing = vec![IndexSpec::id_index(), spec(doc! {"key": {"x": 1}, "name": "x_1"})];
+    let existing = vec![
+        IndexSpec::id_index(),
+        spec(doc! {"key": {"x": 1}, "name": "x_1"}),
+    ];
     let outcome = |raw: Document| {
         check_conflict("db.c", &spec(raw), &existing).map_err(|e| (e.code().code(), e.to_string()))
     };
-    assert_eq!(outcome(doc! {"key": {"x": 1}, "name": "x_1"}), Ok(CreateOutcome::AlreadyExists));
-    assert_eq!(outcome(doc! {"key": {"x": 1.0}, "name": "x_1", "hidden": true}), Ok(CreateOutcome::AlreadyExists));
-    assert_eq!(outcome(doc! {"key": {"x": 1}, "name": "x_1", "background": true}), Ok(CreateOutcome::AlreadyExists));
-    assert_eq!(outcome(doc! {"key": {"x": -1}, "name": "x_1"}).map_err(|e| e.0), Err(86));
-    assert_eq!(outcome(doc! {"key": {"x": 1}, "name": "x_1", "unique": true}).map_err(|e| e.0), Err(86));
+    assert_eq!(
+        outcome(doc! {"key": {"x": 1}, "name": "x_1"}),
+        Ok(CreateOutcome::AlreadyExists)
+    );
+    assert_eq!(
+        outcome(doc! {"key": {"x": 1.0}, "name": "x_1", "hidden": true}),
+        Ok(CreateOutcome::AlreadyExists)
+    );
+    assert_eq!(
+        outcome(doc! {"key": {"x": 1}, "name": "x_1", "background": true}),
+        Ok(CreateOutcome::AlreadyExists)
+    );
+    assert_eq!(
+        outcome(doc! {"key": {"x": -1}, "name": "x_1"}).map_err(|e| e.0),
+        Err(86)
+    );
+    assert_eq!(
+        outcome(doc! {"key": {"x": 1}, "name": "x_1", "unique": true}).map_err(|e| e.0),
+        Err(86)
+    );
     assert_eq!(
         outcome(doc! {"key": {"x": 1}, "name": "x_1", "expireAfterSeconds": 5}).map_err(|e| e.0),
         Err(85)
     );
     assert_eq!(
         outcome(doc! {"key": {"x": 1}, "name": "x_2"}),
-        Err((85, "Index already exists with a different name: x_1".to_owned()))
+        Err((
+            85,
+            "Index already exists with a different name: x_1".to_owned()
+        ))
     );
-    assert_eq!(outcome(doc! {"key": {"x": 1}, "name": "x_2", "expireAfterSeconds": 5}).map_err(|e| e.0), Err(85));
+    assert_eq!(
+        outcome(doc! {"key": {"x": 1}, "name": "x_2", "expireAfterSeconds": 5}).map_err(|e| e.0),
+        Err(85)
+    );
     // A different signature (unique, sparse, partial filter) may share the key pattern.
-    assert_eq!(outcome(doc! {"key": {"x": 1}, "name": "x_u", "unique": true}), Ok(CreateOutcome::Create));
+    assert_eq!(
+        outcome(doc! {"key": {"x": 1}, "name": "x_u", "unique": true}),
+        Ok(CreateOutcome::Create)
+    );
     assert_eq!(
         outcome(doc! {"key": {"x": 1}, "name": "p", "partialFilterExpression": {"a": {"$lt": 5}}}),
         Ok(CreateOutcome::Create)
     );
-    assert_eq!(outcome(doc! {"key": {"y": 1}, "name": "y_1"}), Ok(CreateOutcome::Create));
-    let full: Vec<IndexSpec> = (0..64).map(|i| spec(doc! {"key": {format!("f{i}"): 1}, "name": format!("f{i}")})).collect();
-    let error = check_conflict("db.c", &spec(doc! {"key": {"z": 1}, "name": "z"}), &full).expect_err("full");
+    assert_eq!(
+        outcome(doc! {"key": {"y": 1}, "name": "y_1"}),
+        Ok(CreateOutcome::Create)
+    );
+    let full: Vec<IndexSpec> = (0..64)
+        .map(|i| spec(doc! {"key": {format!("f{i}"): 1}, "name": format!("f{i}")}))
+        .collect();
+    let error = check_conflict("db.c", &spec(doc! {"key": {"z": 1}, "name": "z"}), &full)
+        .expect_err("full");
     assert_eq!(error.code().code(), 67);
 }
