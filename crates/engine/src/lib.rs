@@ -17,6 +17,7 @@ mod embedded;
 mod engine;
 mod error;
 mod host;
+mod index;
 pub mod limits;
 mod object_id;
 mod sessions;

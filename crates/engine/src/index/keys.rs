@@ -1,0 +1,400 @@
+//! Index keys of a document: mongod's `BtreeKeyGenerator` (`btree_key_generator.cpp`) and,
+//! for hashed indexes, `ExpressionKeysPrivate::getHashKeys`, over raw BSON, producing the
+//! byte keys of `bson_canonical::key` (one encoded value per key field, concatenated).
+//!
+//! The walk, as mongod's `_getKeysWithArray`: each key field's path is followed through
+//! sub-documents (`extractElementAtPathOrArrayAlongPath`) until it ends, goes missing (the
+//! value is null), or meets an array. At most one array may be expanded per level: two
+//! fields meeting different arrays are 171 "cannot index parallel arrays [b] [a]" (the later
+//! field first); fields meeting the same array expand in lockstep. Each element of the
+//! array gives one key (a field whose path ended at the array takes the element itself; a
+//! field with path left continues into the element if it is a document, else is missing).
+//! An empty array is indexed as `undefined` where the path ends at it and makes the rest of
+//! a longer path missing. A numeric component after an array (`a.0.b`) names the element at
+//! that position; when the element is not there the component is looked up as a field name
+//! in every element. Missing fields count as "not found": a sparse index skips a key whose
+//! every field was not found. Keys of one document are deduplicated and sorted.
+
+use super::error;
+use super::hash;
+use super::spec::{IndexSpec, KeyKind};
+use crate::error::Error;
+use bson::RawBsonRef;
+use bson::raw::{RawArray, RawDocument};
+use bson_canonical::key::{Direction, encode_field_into};
+use bson_canonical::path::{array_position, get_field};
+use std::collections::BTreeSet;
+
+/// The keys one document gives an index.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Keys {
+    /// The encoded keys, deduplicated and in byte order.
+    pub(crate) keys: Vec<Vec<u8>>,
+    /// Per key field, the path components (0-based) at which an array was expanded:
+    /// mongod's multikey paths (`{a.b: 1}` over `{a: [{b: 1}]}` gives `[{0}]`).
+    pub(crate) multikey_paths: Vec<BTreeSet<usize>>,
+}
+
+impl Keys {
+    /// Whether the document makes the index multikey.
+    pub(crate) fn is_multikey(&self) -> bool {
+        self.multikey_paths
+            .iter()
+            .any(|components| !components.is_empty())
+    }
+}
+
+/// The keys of `doc` in the index `spec`, or none when the document is outside a partial
+/// index. Errors: 171 (parallel arrays), 16766 (an array in a hashed index), 16746 (a
+/// numeric field name that is also an array position), a partial filter's run-time error.
+pub(crate) fn index_keys(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Error> {
+    if let Some(partial) = &spec.partial
+        && !partial.filter.try_matches(doc)?
+    {
+        return Ok(Keys {
+            keys: Vec::new(),
+            multikey_paths: vec![BTreeSet::new(); spec.fields.len()],
+        });
+    }
+    generate(spec, doc)
+}
+
+/// The keys of `doc`, the partial filter aside (the caller has decided the document is in).
+pub(crate) fn generate(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Error> {
+    if spec.fields.iter().any(|f| f.kind == KeyKind::Hashed) {
+        return hashed_keys(spec, doc);
+    }
+    let mut generator = Generator {
+        spec,
+        keys: BTreeSet::new(),
+        multikey_paths: vec![BTreeSet::new(); spec.fields.len()],
+        path_lengths: spec
+            .fields
+            .iter()
+            .map(|f| f.path.split('.').count())
+            .collect(),
+    };
+    let fields: Vec<&str> = spec.fields.iter().map(|f| f.path.as_str()).collect();
+    let fixed = vec![RawBsonRef::Null; fields.len()];
+    let positional = vec![Positional::default(); fields.len()];
+    generator.walk(fields, fixed, Some(doc), 0, &positional)?;
+    if generator.keys.is_empty() && !spec.sparse {
+        let nulls = vec![RawBsonRef::Null; spec.fields.len()];
+        generator.keys.insert(generator.encode(&nulls));
+    }
+    Ok(Keys {
+        keys: generator.keys.into_iter().collect(),
+        multikey_paths: generator.multikey_paths,
+    })
+}
+
+/// mongod's `PositionalPathInfo`: for a field whose next component is a position in the
+/// array being expanded, the element at that position and the value the rest of the path
+/// reaches from the array.
+#[derive(Debug, Clone, Copy, Default)]
+struct Positional<'a, 's> {
+    element: Option<RawBsonRef<'a>>,
+    remaining: &'s str,
+    dotted: Option<RawBsonRef<'a>>,
+}
+
+struct Generator<'p> {
+    spec: &'p IndexSpec,
+    keys: BTreeSet<Vec<u8>>,
+    multikey_paths: Vec<BTreeSet<usize>>,
+    path_lengths: Vec<usize>,
+}
+
+fn same_array(a: &RawArray, b: &RawArray) -> bool {
+    std::ptr::eq(a.as_bytes().as_ptr(), b.as_bytes().as_ptr())
+}
+
+fn component_count(path: &str) -> usize {
+    if path.is_empty() {
+        0
+    } else {
+        path.split('.').count()
+    }
+}
+
+fn last_component(path: &str) -> &str {
+    path.rsplit('.').next().unwrap_or(path)
+}
+
+/// `extractElementAtPathOrArrayAlongPath`: follows `path` through documents; stops at an
+/// array (returning it and the rest of the path after it) or at the end.
+fn extract<'a, 's>(doc: &'a RawDocument, path: &'s str) -> (Option<RawBsonRef<'a>>, &'s str) {
+    let (head, rest) = match path.split_once('.') {
+        Some((head, rest)) => (head, rest),
+        None => (path, ""),
+    };
+    match get_field(doc, head) {
+        None => (None, rest),
+        Some(value @ RawBsonRef::Array(_)) => (Some(value), rest),
+        Some(value) if rest.is_empty() => (Some(value), rest),
+        Some(RawBsonRef::Document(sub)) => extract(sub, rest),
+        Some(_) => (None, rest),
+    }
+}
+
+/// `extractElementAtPathOrArrayAlongPath` over an array: its fields are named by position.
+fn extract_in_array<'a, 's>(
+    array: &'a RawArray,
+    path: &'s str,
+) -> (Option<RawBsonRef<'a>>, &'s str) {
+    let (head, rest) = match path.split_once('.') {
+        Some((head, rest)) => (head, rest),
+        None => (path, ""),
+    };
+    let element = array_position(head).and_then(|i| array.get(i).ok().flatten());
+    match element {
+        None => (None, rest),
+        Some(value @ RawBsonRef::Array(_)) => (Some(value), rest),
+        Some(value) if rest.is_empty() => (Some(value), rest),
+        Some(RawBsonRef::Document(sub)) => extract(sub, rest),
+        Some(_) => (None, rest),
+    }
+}
+
+impl<'p> Generator<'p> {
+    fn encode(&self, values: &[RawBsonRef<'_>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (field, value) in self.spec.fields.iter().zip(values) {
+            let direction = if field.kind == KeyKind::Descending {
+                Direction::Descending
+            } else {
+                Direction::Ascending
+            };
+            encode_field_into(Some(*value), direction, &mut out);
+        }
+        out
+    }
+
+    /// `_getKeysWithArray`.
+    fn walk<'a, 's>(
+        &mut self,
+        mut fields: Vec<&'s str>,
+        mut fixed: Vec<RawBsonRef<'a>>,
+        doc: Option<&'a RawDocument>,
+        mut not_found: usize,
+        positional: &[Positional<'a, 's>],
+    ) -> Result<(), Error> {
+        let mut array: Option<(&'a RawArray, &'s str)> = None;
+        let mut array_fields: BTreeSet<usize> = BTreeSet::new();
+        let mut components: Vec<Option<usize>> = vec![None; fields.len()];
+        let mut expand_unembedded = true;
+        for i in 0..fields.len() {
+            if fields[i].is_empty() {
+                continue;
+            }
+            let full = fields[i];
+            let (element, nested_array) = self.next_element(doc, &positional[i], &mut fields[i])?;
+            match element {
+                None => {
+                    fixed[i] = RawBsonRef::Null;
+                    fields[i] = "";
+                    not_found += 1;
+                }
+                Some(RawBsonRef::Array(found)) => {
+                    array_fields.insert(i);
+                    // The array's own field name: the component before the rest of the path.
+                    let consumed = &full[..full.len().saturating_sub(fields[i].len())];
+                    let name = last_component(consumed.trim_end_matches('.'));
+                    match array {
+                        None => array = Some((found, name)),
+                        Some((first, first_name)) if !same_array(first, found) => {
+                            return Err(error(
+                                171,
+                                "CannotIndexParallelArrays",
+                                format!("cannot index parallel arrays [{name}] [{first_name}]"),
+                            ));
+                        }
+                        Some(_) => {}
+                    }
+                    if nested_array {
+                        expand_unembedded = false;
+                    }
+                }
+                Some(value) => fixed[i] = value,
+            }
+        }
+        let Some((array, _)) = array else {
+            if self.spec.sparse && not_found == fields.len() {
+                return Ok(());
+            }
+            let key = self.encode(&fixed);
+            self.keys.insert(key);
+            return Ok(());
+        };
+        let mut elements = array.into_iter().filter_map(Result::ok).peekable();
+        if elements.peek().is_none() {
+            if expand_unembedded {
+                for &i in &array_fields {
+                    let suffix = component_count(fields[i]);
+                    components[i] = Some(self.path_lengths[i] - suffix - 1);
+                }
+            }
+            let undefined = RawBsonRef::Undefined;
+            let none = vec![Positional::default(); fields.len()];
+            self.expand_element(
+                &fields,
+                &fixed,
+                undefined,
+                array,
+                not_found,
+                &array_fields,
+                true,
+                &none,
+            )?;
+        } else {
+            let mut sub: Vec<Positional<'a, 's>> = vec![Positional::default(); fields.len()];
+            for &i in &array_fields {
+                if fields[i].is_empty() {
+                    if expand_unembedded {
+                        components[i] = Some(self.path_lengths[i] - 1);
+                    }
+                    continue;
+                }
+                let part = fields[i].split('.').next().unwrap_or("");
+                let element = array_position(part).and_then(|p| array.get(p).ok().flatten());
+                match element {
+                    None => {
+                        let suffix = component_count(fields[i]);
+                        components[i] = Some(self.path_lengths[i] - suffix - 1);
+                    }
+                    Some(element) => {
+                        let (dotted, remaining) = extract_in_array(array, fields[i]);
+                        sub[i] = Positional {
+                            element: Some(element),
+                            remaining,
+                            dotted,
+                        };
+                    }
+                }
+            }
+            for element in elements {
+                self.expand_element(
+                    &fields,
+                    &fixed,
+                    element,
+                    array,
+                    not_found,
+                    &array_fields,
+                    expand_unembedded,
+                    &sub,
+                )?;
+            }
+        }
+        for (i, component) in components.into_iter().enumerate() {
+            if let Some(component) = component {
+                self.multikey_paths[i].insert(component);
+            }
+        }
+        Ok(())
+    }
+
+    /// `_getKeysArrEltFixed`: one element of the array being expanded.
+    #[allow(clippy::too_many_arguments)]
+    fn expand_element<'a, 's>(
+        &mut self,
+        fields: &[&'s str],
+        fixed: &[RawBsonRef<'a>],
+        element: RawBsonRef<'a>,
+        array: &'a RawArray,
+        not_found: usize,
+        array_fields: &BTreeSet<usize>,
+        expand_unembedded: bool,
+        positional: &[Positional<'a, 's>],
+    ) -> Result<(), Error> {
+        let mut fixed = fixed.to_vec();
+        for &i in array_fields {
+            if fields[i].is_empty() {
+                fixed[i] = if expand_unembedded {
+                    element
+                } else {
+                    RawBsonRef::Array(array)
+                };
+            }
+        }
+        let doc = match element {
+            RawBsonRef::Document(doc) => Some(doc),
+            _ => None,
+        };
+        self.walk(fields.to_vec(), fixed, doc, not_found, positional)
+    }
+
+    /// `_extractNextElement`: the value a field's path reaches in `doc`, or, for a positional
+    /// component, the value found when the array was entered. Returns the value and whether
+    /// the positional element was itself an array.
+    fn next_element<'a, 's>(
+        &self,
+        doc: Option<&'a RawDocument>,
+        positional: &Positional<'a, 's>,
+        field: &mut &'s str,
+    ) -> Result<(Option<RawBsonRef<'a>>, bool), Error> {
+        let first = field.split('.').next().unwrap_or("");
+        let in_doc = doc.is_some_and(|d| get_field(d, first).is_some());
+        if in_doc && positional.element.is_some() {
+            return Err(error(
+                16746,
+                "Location16746",
+                format!(
+                    "Ambiguous field name found in array (do not use numeric field names in \
+                     embedded elements in an array), field: '{first}'"
+                ),
+            ));
+        }
+        if let (true, Some(doc)) = (in_doc, doc) {
+            let (value, rest) = extract(doc, field);
+            *field = rest;
+            return Ok((value, false));
+        }
+        if let Some(element) = positional.element {
+            *field = positional.remaining;
+            return Ok((positional.dotted, matches!(element, RawBsonRef::Array(_))));
+        }
+        Ok((None, false))
+    }
+}
+
+/// `getHashKeys`: one key; a hashed field's value is `NumberLong(hash64(value))`, other
+/// fields their value; no field may meet an array (16766); a missing field is null; a
+/// sparse index skips a document with every field missing.
+fn hashed_keys(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Error> {
+    let mut out = Vec::new();
+    let mut found = false;
+    for field in &spec.fields {
+        let (value, rest) = extract(doc, &field.path);
+        if let Some(RawBsonRef::Array(_)) = value {
+            let at = &field.path[..field.path.len() - rest.len()];
+            return Err(error(
+                16766,
+                "Location16766",
+                format!(
+                    "Error: hashed indexes do not currently support array values. Found array \
+                     at path: {}",
+                    at.trim_end_matches('.')
+                ),
+            ));
+        }
+        found |= value.is_some();
+        let value = value.unwrap_or(RawBsonRef::Null);
+        match field.kind {
+            KeyKind::Hashed => {
+                let hashed = RawBsonRef::Int64(hash::hash64(value, hash::SEED_DEFAULT));
+                encode_field_into(Some(hashed), Direction::Ascending, &mut out);
+            }
+            KeyKind::Ascending => encode_field_into(Some(value), Direction::Ascending, &mut out),
+            KeyKind::Descending => encode_field_into(Some(value), Direction::Descending, &mut out),
+        }
+    }
+    let keys = if spec.sparse && !found {
+        Vec::new()
+    } else {
+        vec![out]
+    };
+    Ok(Keys {
+        keys,
+        multikey_paths: vec![BTreeSet::new(); spec.fields.len()],
+    })
+}
