@@ -1,8 +1,9 @@
-//! `cargo xtask e2e`: the server against real clients (PyMongo, the Node.js driver, mongosh).
+//! `cargo xtask e2e`: the server against real clients (PyMongo, the Node.js driver, mongosh)
+//! and the ODMs apps use them through (Beanie, Mongoose).
 //!
 //! Builds the server (dev profile: it shares artifacts with `cargo test`, so CI
 //! compiles once; the smoke scripts are not performance tests), starts it on a
-//! free port with a temporary database path, runs the three clients pinned in
+//! free port with a temporary database path, runs the clients pinned in
 //! `tests/e2e` (install them with `bash tests/e2e/setup.sh`), stops it with
 //! SIGTERM and fails on any client failure, any mongosh warning, or an unclean
 //! shutdown.
@@ -47,7 +48,11 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
     let e2e = root.join("tests/e2e");
     let python = e2e.join(".venv/bin/python");
     let mongosh = e2e.join("node_modules/.bin/mongosh");
-    if !python.exists() || !e2e.join("node_modules/mongodb").exists() || !mongosh.exists() {
+    if !python.exists()
+        || !e2e.join("node_modules/mongodb").exists()
+        || !e2e.join("node_modules/mongoose").exists()
+        || !mongosh.exists()
+    {
         bail!("e2e clients are not installed: run `bash tests/e2e/setup.sh` first");
     }
     build_server(root)?;
@@ -64,6 +69,15 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
             check(Command::new("node").arg(e2e.join("smoke.mjs")).arg(&uri)),
         ),
         ("mongosh", run_mongosh(&mongosh, &uri)),
+        // ODMs as apps use them: Decimal128 money, DBRef links, refused transactions.
+        (
+            "beanie",
+            check(Command::new(&python).arg(e2e.join("odm.py")).arg(&uri)),
+        ),
+        (
+            "mongoose",
+            check(Command::new("node").arg(e2e.join("odm.mjs")).arg(&uri)),
+        ),
     ];
     let stopped = stop(&mut server);
     let mut failed = false;

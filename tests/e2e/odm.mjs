@@ -1,0 +1,46 @@
+// Mongoose smoke test, as an app would use it: a schema with Decimal128 money, the
+// money aggregate (a $sum of Decimal128 prices grouped by customer), and a transaction,
+// which a standalone must refuse (IllegalOperation), never apply and keep.
+// Usage: node odm.mjs mongodb://127.0.0.1:PORT/
+import assert from 'node:assert/strict';
+import mongoose from 'mongoose';
+
+const uri = process.argv[2];
+await mongoose.connect(uri, { dbName: 'smoke_mongoose', serverSelectionTimeoutMS: 5000 });
+const Order = mongoose.model('Order', new mongoose.Schema({
+  customer: String,
+  price: mongoose.Schema.Types.Decimal128,
+}));
+await Order.deleteMany({});
+const prices = { ann: ['20.99', '0.01', '100.10'], bob: ['0.10', '0.20'] };
+for (const [customer, list] of Object.entries(prices)) {
+  for (const price of list) await Order.create({ customer, price });
+}
+const totals = await Order.aggregate([
+  { $group: { _id: '$customer', total: { $sum: '$price' }, avg: { $avg: '$price' } } },
+  { $sort: { _id: 1 } },
+]);
+// Decimal128 in, Decimal128 out, exact: 0.1 + 0.2 is 0.30, never 0.30000000000000004.
+assert.deepEqual(totals.map((t) => [t._id, t.total.toString()]), [['ann', '121.10'], ['bob', '0.30']]);
+assert.equal(totals[0].total._bsontype, 'Decimal128');
+assert.equal(totals[1].avg.toString(), '0.15');
+
+// A transaction on a standalone: refused, and nothing it wrote is kept.
+const session = await mongoose.startSession();
+await assert.rejects(
+  session.withTransaction(async () => {
+    await Order.create([{ customer: 'carl', price: '1.00' }], { session });
+  }),
+  (error) => {
+    // The server answers 20 IllegalOperation ("Transaction numbers are only allowed on a
+    // replica set member or mongos"), which the Node driver rewords, as for mongod.
+    assert.match(error.message, /does not support retryable writes|Transaction numbers/);
+    return true;
+  },
+);
+await session.endSession();
+assert.equal(await Order.countDocuments({ customer: 'carl' }), 0);
+
+await mongoose.connection.db.dropDatabase();
+await mongoose.disconnect();
+console.log(`mongoose ${mongoose.version}: ok`);
