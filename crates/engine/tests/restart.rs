@@ -171,3 +171,34 @@ fn leftover_out_temporaries_are_dropped_at_open() {
     let engine = Engine::open(&temp.path(), options()).expect("reopen twice");
     assert_eq!(collections(&engine, "app"), vec!["kept", "tmp.agg_outx"]);
 }
+
+#[test]
+fn a_cut_off_log_tail_shows_in_the_startup_warnings() {
+    let temp = TempDb::new("torn");
+    {
+        let engine = Engine::open(&temp.path(), options()).expect("open");
+        ok(
+            &engine,
+            "app",
+            rawdoc! { "insert": "c", "documents": [{ "_id": 1, "pad": "x".repeat(3000) }] },
+        );
+        let before = ok(&engine, "admin", rawdoc! { "getLog": "startupWarnings" });
+        assert_eq!(before.get_array("log").map(Vec::len).ok(), Some(0));
+    }
+    // Damage the last block of the log, as a crash in the middle of a write would.
+    let log = temp.path().with_extension("mfdb-wal");
+    let mut bytes = std::fs::read(&log).expect("log");
+    let last = bytes.iter().rposition(|&b| b != 0).expect("log bytes");
+    bytes[last - 16] ^= 0x55;
+    std::fs::write(&log, &bytes).expect("write log");
+    let engine = Engine::open(&temp.path(), options()).expect("reopen");
+    let reply = ok(&engine, "admin", rawdoc! { "getLog": "startupWarnings" });
+    let lines = reply.get_array("log").expect("log");
+    assert_eq!(lines.len(), 1, "{reply:?}");
+    let line: serde_json::Value =
+        serde_json::from_str(lines[0].as_str().expect("a string")).expect("a JSON line");
+    assert_eq!(line["s"], "W");
+    let msg = line["msg"].as_str().expect("msg");
+    assert!(msg.contains("cut off") && msg.contains("from lsn 1"), "{msg}");
+    assert!(contents(&engine, "app", "c").is_empty(), "the damaged record is gone");
+}

@@ -37,6 +37,9 @@ pub struct TornTail {
     pub lsn: Lsn,
     /// What was wrong with it.
     pub reason: &'static str,
+    /// Bytes cut off: from `offset` to the last non-zero byte the crash left (set by
+    /// `Wal::open`, which clears them).
+    pub bytes: u64,
 }
 
 /// What a recovery found besides the records.
@@ -248,6 +251,7 @@ fn classify_end(
         offset: x,
         lsn: scan.lsn_next,
         reason,
+        bytes: 0,
     });
     Ok(())
 }

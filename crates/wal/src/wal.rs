@@ -201,11 +201,12 @@ impl Wal {
         }
         let storage = dir.open(name)?;
         let mut records = Vec::new();
-        let scan = recovery::recover(storage.as_ref(), Lsn(0), None, &mut |lsn, record| {
+        let mut scan = recovery::recover(storage.as_ref(), Lsn(0), None, &mut |lsn, record| {
             records.push((lsn, record.to_vec()));
         })?;
         let allocated_len = storage.len()?;
-        if scan.torn_tail.is_some() {
+        if let Some(tail) = &mut scan.torn_tail {
+            tail.bytes = nonzero_len(storage.as_ref(), scan.end, allocated_len)?;
             // Clear what the crash left past the end, so no later open can mistake it for
             // log (the session check guards against that too).
             write_zeros(storage.as_ref(), scan.end, allocated_len)?;
@@ -742,6 +743,24 @@ fn temp_name(name: &str) -> String {
 
 /// Writes zero bytes over `[from, to)`, growing the file (real writes, not a hole, so a
 /// later fdatasync over this range needs no metadata journal commit).
+/// How many bytes from `from` to the last non-zero byte before `to` (0 if all are zero).
+fn nonzero_len(storage: &dyn Storage, from: u64, to: u64) -> std::io::Result<u64> {
+    const PIECE: u64 = 1 << 20;
+    let mut last = None;
+    let mut at = from;
+    let mut buf = vec![0u8; PIECE as usize];
+    while at < to {
+        let len = (to - at).min(PIECE) as usize;
+        let piece = buf.get_mut(..len).unwrap_or_default();
+        storage.read_exact_at(piece, at)?;
+        if let Some(i) = piece.iter().rposition(|&b| b != 0) {
+            last = Some(at + i as u64);
+        }
+        at += len as u64;
+    }
+    Ok(last.map_or(0, |last| last + 1 - from))
+}
+
 fn write_zeros(storage: &dyn Storage, from: u64, to: u64) -> std::io::Result<()> {
     const PIECE: usize = 1 << 20;
     if to <= from {

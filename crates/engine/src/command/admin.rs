@@ -98,11 +98,20 @@ pub(super) fn get_parameter(engine: &Engine, request: &Request<'_>) -> Result<Do
 
 /// getLog: the in-memory logs mongod keeps. This server keeps none, so each is empty;
 /// mongosh reads `startupWarnings` on connect and prints nothing for an empty log.
-pub(super) fn get_log(_engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+pub(super) fn get_log(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
     match request.body.get("getLog") {
         Ok(Some(RawBsonRef::String("*"))) => Ok(doc! { "names": ["global", "startupWarnings"] }),
-        Ok(Some(RawBsonRef::String("global" | "startupWarnings"))) => {
-            Ok(doc! { "totalLinesWritten": 0, "log": [] })
+        Ok(Some(RawBsonRef::String("global"))) => Ok(doc! { "totalLinesWritten": 0, "log": [] }),
+        Ok(Some(RawBsonRef::String("startupWarnings"))) => {
+            // mongod's lines are structured-log JSON documents, as strings.
+            let lines: Vec<String> = engine
+                .store()
+                .open_report()
+                .warnings
+                .iter()
+                .map(|warning| startup_warning_line(engine, warning))
+                .collect();
+            Ok(doc! { "totalLinesWritten": i32::try_from(lines.len()).unwrap_or(i32::MAX), "log": lines })
         }
         Ok(Some(RawBsonRef::String(name))) => Err(Error::new(
             ErrorCode::OperationFailed,
@@ -113,6 +122,21 @@ pub(super) fn get_log(_engine: &Engine, request: &Request<'_>) -> Result<Documen
             "Argument to getLog must be of type String",
         )),
     }
+}
+
+/// One startup warning as mongod writes its log lines (`{"t", "s", "c", "id", "ctx",
+/// "msg"}`), so tools that parse `getLog` output read it.
+fn startup_warning_line(engine: &Engine, warning: &str) -> String {
+    let line = doc! {
+        "t": bson::DateTime::from_millis(engine.host.now_millis()),
+        "s": "W",
+        "c": "STORAGE",
+        "id": 22_120,
+        "ctx": "initandlisten",
+        "msg": warning,
+        "tags": ["startupWarnings"],
+    };
+    Bson::Document(line).into_relaxed_extjson().to_string()
 }
 
 /// serverStatus: uptime, connections, opcounters and memory.

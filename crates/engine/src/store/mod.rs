@@ -229,6 +229,9 @@ pub struct OpenReport {
     /// Records at the log's end of a transaction whose last record never reached the log
     /// (it was never acknowledged): not applied, and covered by a checkpoint at open.
     pub unfinished: u64,
+    /// What recovery dropped or repaired, in words: logged at open and shown by
+    /// `getLog: "startupWarnings"`.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Default)]
@@ -348,10 +351,30 @@ impl Store {
                 first_needed.unwrap_or(0)
             )));
         }
+        let mut warnings = Vec::new();
+        if let Some(tail) = &recovery.torn_tail {
+            // A crash mid-write leaves a torn last block; it is cut off as designed, but
+            // never silently: a damaged block that had been synced reads the same way
+            // when no later block vouches for it (docs/format.md, "Recovery").
+            let warning = format!(
+                "the log {} ended in a damaged block ({}): cut off {} bytes at offset {}, \
+                 holding the records from lsn {} on (the data covers up to lsn {}); if \
+                 writes were acknowledged after that, this is data loss, not a torn write",
+                dir.display(&wal_name),
+                tail.reason,
+                tail.bytes,
+                tail.offset,
+                tail.lsn.0,
+                tail.lsn.0.saturating_sub(1),
+            );
+            eprintln!("multiforadb: warning: {warning}");
+            warnings.push(warning);
+        }
         let report = OpenReport {
             replayed: 0,
             torn_tail: recovery.torn_tail.is_some(),
             unfinished: 0,
+            warnings,
         };
         let store = Arc::new(Store {
             pager,
