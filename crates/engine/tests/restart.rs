@@ -199,6 +199,99 @@ fn a_cut_off_log_tail_shows_in_the_startup_warnings() {
         serde_json::from_str(lines[0].as_str().expect("a string")).expect("a JSON line");
     assert_eq!(line["s"], "W");
     let msg = line["msg"].as_str().expect("msg");
-    assert!(msg.contains("cut off") && msg.contains("from lsn 1"), "{msg}");
-    assert!(contents(&engine, "app", "c").is_empty(), "the damaged record is gone");
+    assert!(
+        msg.contains("cut off") && msg.contains("from lsn 1"),
+        "{msg}"
+    );
+    assert!(
+        contents(&engine, "app", "c").is_empty(),
+        "the damaged record is gone"
+    );
+}
+
+#[test]
+fn a_log_deleted_while_open_is_noticed_and_no_acknowledged_write_depends_on_it() {
+    let temp = TempDb::new("wal-deleted");
+    let log = temp.path().with_extension("mfdb-wal");
+    let store_options = engine::store::StoreOptions {
+        checkpoint_interval: Some(std::time::Duration::from_secs(3600)),
+        ..engine::store::StoreOptions::default()
+    };
+    {
+        let engine =
+            Engine::open_with(&temp.path(), options(), store_options.clone()).expect("open");
+        let docs = |from: i32| -> Vec<bson::Bson> {
+            (from..from + 100)
+                .map(|i| bson::Bson::Document(doc! { "_id": i }))
+                .collect()
+        };
+        let insert = |from: i32| {
+            let mut cmd = bson::Document::new();
+            cmd.insert("insert", "c");
+            cmd.insert("documents", docs(from));
+            ok(
+                &engine,
+                "app",
+                bson::RawDocumentBuf::try_from(&cmd).expect("encode"),
+            );
+        };
+        insert(0);
+        std::fs::remove_file(&log).expect("delete the log");
+        insert(100); // acknowledged into the deleted file
+        // Within a few seconds the checkpointer notices and a fresh log is in place.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !log.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the deleted log was never noticed"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        insert(200);
+        // Dropped without close, as after kill -9.
+    }
+    let engine = Engine::open_with(&temp.path(), options(), store_options).expect("reopen");
+    assert_eq!(
+        contents(&engine, "app", "c").len(),
+        300,
+        "every acknowledged write is there"
+    );
+}
+
+#[test]
+fn opening_what_is_not_a_database_or_its_log_says_so_and_what_to_do() {
+    let temp = TempDb::new("not-db");
+    std::fs::write(temp.path(), b"name,age\nann,36\n").expect("a csv");
+    let error = Engine::open(&temp.path(), options())
+        .err()
+        .expect("refused");
+    assert!(
+        error
+            .to_string()
+            .contains("not a MultiforaDB database file (no magic at offset 0"),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read(temp.path()).expect("file"),
+        b"name,age\nann,36\n",
+        "the file is left as it was"
+    );
+    std::fs::remove_file(temp.path()).expect("remove");
+    // An empty log beside a database: never replaced silently, reported with advice.
+    drop(Engine::open(&temp.path(), options()).expect("create"));
+    let log = temp.path().with_extension("mfdb-wal");
+    std::fs::write(&log, b"").expect("empty log");
+    let error = Engine::open(&temp.path(), options())
+        .err()
+        .expect("refused");
+    let message = error.to_string();
+    assert!(message.contains("is not a MultiforaDB log"), "{message}");
+    assert!(
+        message.contains("move") && message.contains("aside"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&log.display().to_string()),
+        "names the log: {message}"
+    );
 }

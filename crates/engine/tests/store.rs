@@ -338,14 +338,19 @@ fn a_damaged_last_log_block_is_cut_off_loudly_with_where_and_how_much() {
     for batch in 0..3 {
         let mut w = store.write().expect("write");
         for i in 0..20 {
-            w.insert(&ns(0), &doc(batch * 100 + i, 200)).expect("insert");
+            w.insert(&ns(0), &doc(batch * 100 + i, 200))
+                .expect("insert");
         }
         w.commit().expect("commit");
     }
     drop(store); // as after kill -9: the log holds the three batches
     let log = dir.file(&format!("{DB_FILE}-wal")).expect("log");
     // Flip a byte inside the last block (the third batch).
-    let len = log.snapshot().iter().rposition(|&b| b != 0).expect("log bytes");
+    let len = log
+        .snapshot()
+        .iter()
+        .rposition(|&b| b != 0)
+        .expect("log bytes");
     let mut byte = [0u8];
     wal::Storage::read_at(log.as_ref(), &mut byte, len as u64 - 8).expect("read");
     byte[0] ^= 0xff;
@@ -356,8 +361,18 @@ fn a_damaged_last_log_block_is_cut_off_loudly_with_where_and_how_much() {
     let [warning] = report.warnings.as_slice() else {
         panic!("one warning: {report:?}")
     };
-    for needle in ["damaged block", "cut off", "bytes at offset", "from lsn 3", "data loss"] {
+    for needle in [
+        "damaged block",
+        "cut off",
+        "bytes at offset",
+        "from lsn 3",
+        "data loss",
+    ] {
         assert!(warning.contains(needle), "{needle:?} in {warning}");
     }
-    assert_eq!(contents(&store)[&ns(0)].len(), 40, "the first two batches replay");
+    assert_eq!(
+        contents(&store)[&ns(0)].len(),
+        40,
+        "the first two batches replay"
+    );
 }

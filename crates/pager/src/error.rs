@@ -25,6 +25,10 @@ pub enum Error {
         /// The version this build writes.
         expected: u32,
     },
+    /// Neither header slot starts with the data file's magic: this is some other file
+    /// (or both headers were overwritten), so nothing in it is read as pages.
+    #[error("not a MultiforaDB database file (no magic at offset 0 or 4096)")]
+    NotDatabase,
     /// An earlier write or sync failed; the pager refuses all work until reopened.
     #[error("an earlier write or sync of the data file failed; reopen to recover")]
     PreviousIo,

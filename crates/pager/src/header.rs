@@ -12,7 +12,7 @@ use crate::limits::{HEADER_PAGES, PAGE_SIZE, ROOT_SLOTS};
 use crate::page::{Extent, PageId, read_u32, read_u64};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-const MAGIC: &[u8; 8] = b"MFDBDATA";
+pub(crate) const MAGIC: &[u8; 8] = b"MFDBDATA";
 
 /// The format version this build writes. It reads every version from 1 on:
 /// - 1: the first format;

@@ -119,6 +119,9 @@ impl Pager {
         if storage.len()? == 0 {
             create(&*storage)?;
         }
+        if !has_magic(&*storage)? {
+            return Err(Error::NotDatabase);
+        }
         let header = read_best_header(&*storage)?;
         let len = storage.len()?;
         let file_pages = len / PAGE_SIZE as u64;
@@ -277,7 +280,8 @@ impl Pager {
         self.flush_write_back()?;
         let roots = self.published.lock().snapshot.roots;
         let (extent, persisted) = allocate_free_list(w)?;
-        self.ensure_file(w, u64::from(w.page_count))?;
+        // The reserve that write transactions leave covers this growth on a full disk.
+        self.ensure_file(w, u64::from(w.page_count), 0)?;
         let mut image = vec![0u8; extent.bytes()];
         page::init(&mut image, KIND_FREE_LIST);
         let count = u32::try_from(persisted.extent_count()).expect("free list count fits u32");
@@ -355,31 +359,31 @@ impl Pager {
         pending.release(oldest, checkpoint_seq, free);
     }
 
-    /// Grows the file so it holds `pages_needed` pages, writing real zeros into the new
-    /// tail (so a full disk fails here, as an error) and mapping the new length.
-    pub(crate) fn ensure_file(&self, w: &mut Writer, pages_needed: u64) -> Result<()> {
+    /// Grows the file so it holds `content_pages` pages and `reserve_pages` more past them,
+    /// writing real zeros into the new tail (so a full disk fails here, as an error, and the
+    /// reserve really holds blocks) and mapping the new length.
+    pub(crate) fn ensure_file(
+        &self,
+        w: &mut Writer,
+        content_pages: u64,
+        reserve_pages: u64,
+    ) -> Result<()> {
+        let pages_needed = (content_pages + reserve_pages).min(FILE_PAGES_MAX);
         if w.file_pages >= pages_needed {
             return Ok(());
         }
         let slack = (w.file_pages / 64).clamp(GROW_PAGES_MIN, GROW_PAGES_MAX);
         let new_pages = (pages_needed + slack).min(FILE_PAGES_MAX);
         assert!(
-            new_pages >= pages_needed,
-            "growth to {new_pages} covers {pages_needed}"
+            new_pages >= content_pages,
+            "growth to {new_pages} covers {content_pages}"
         );
-        // Pages at or past `file_pages` were never written (every write of page data comes
-        // after this call), so zero-filling from the last needed page on is safe, and the
-        // pages before it are about to be written with their real content anyway.
-        let zeros = vec![0u8; 1 << 20];
-        let mut at = (pages_needed - 1).max(w.file_pages) * PAGE_SIZE as u64;
+        // Every new page gets real blocks now, the ones this commit is about to write
+        // included (it may free some of them again, and a later overwrite of a hole could
+        // fail on a full disk where no failure is allowed: in a checkpoint).
+        let start = w.file_pages * PAGE_SIZE as u64;
         let end = new_pages * PAGE_SIZE as u64;
-        while at < end {
-            let n = zeros
-                .len()
-                .min(usize::try_from(end - at).unwrap_or(zeros.len()));
-            self.write_at(&zeros[..n], at)?;
-            at += n as u64;
-        }
+        self.storage.allocate(start, end - start)?;
         assert!(self.storage.len()? >= end, "file grew to {end}");
         w.file_pages = new_pages;
         if let (true, Some(file)) = (self.options.mmap, self.storage.os_file()) {
@@ -430,6 +434,20 @@ fn create(storage: &dyn Storage) -> Result<()> {
     }
     storage.sync()?;
     Ok(())
+}
+
+/// Whether either header slot starts with the magic (a damaged slot may not).
+fn has_magic(storage: &dyn Storage) -> Result<bool> {
+    for slot in 0..2u64 {
+        let mut magic = [0u8; 8];
+        match storage.read_exact_at(&mut magic, slot * PAGE_SIZE as u64) {
+            Ok(()) if magic == *crate::header::MAGIC => return Ok(true),
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Ok(false)
 }
 
 fn read_best_header(storage: &dyn Storage) -> Result<HeaderSlot> {

@@ -66,6 +66,19 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
         Ok(())
     }
 
+    /// Makes `offset..offset + len` hold real blocks that read as zeros, growing the file
+    /// if it ends before: after this, overwriting that range never fails for want of
+    /// space (a full disk fails here instead). The default writes zeros.
+    fn allocate(&self, offset: u64, len: u64) -> io::Result<()> {
+        write_zeros(self, offset, len)
+    }
+
+    /// The file's identity on its device (`(st_dev, st_ino)`), where there is one: how a
+    /// log notices that the file at its path is no longer the one it writes.
+    fn identity(&self) -> Option<(u64, u64)> {
+        None
+    }
+
     /// Reads exactly `buf.len()` bytes at `offset`, or fails with
     /// `UnexpectedEof` if the file ends first.
     fn read_exact_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
@@ -148,6 +161,38 @@ impl Storage for OsStorage {
     fn try_lock(&self) -> Result<(), LockError> {
         lock::try_lock(&self.file)
     }
+
+    fn allocate(&self, offset: u64, len: u64) -> io::Result<()> {
+        // fallocate(2) reserves the blocks without writing them (half the bytes of zeros
+        // then data); file systems without it get the zeros.
+        match rustix::fs::fallocate(&self.file, rustix::fs::FallocateFlags::empty(), offset, len) {
+            Ok(()) => Ok(()),
+            Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::NOSYS) => {
+                write_zeros(self, offset, len)
+            }
+            Err(errno) => Err(errno.into()),
+        }
+    }
+
+    fn identity(&self) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = self.file.metadata().ok()?;
+        Some((meta.dev(), meta.ino()))
+    }
+}
+
+/// Writes `len` zero bytes at `offset`, a megabyte at a time.
+fn write_zeros<S: Storage + ?Sized>(storage: &S, offset: u64, len: u64) -> io::Result<()> {
+    const PIECE: u64 = 1 << 20;
+    let zeros = vec![0u8; PIECE.min(len) as usize];
+    let mut at = offset;
+    let end = offset + len;
+    while at < end {
+        let n = (end - at).min(PIECE) as usize;
+        storage.write_all_at(zeros.get(..n).unwrap_or_default(), at)?;
+        at += n as u64;
+    }
+    Ok(())
 }
 
 /// Makes a directory entry change (create, rename, remove) in `dir` durable.

@@ -437,6 +437,22 @@ impl Wal {
         Lsn(self.state.lock().lsn_durable_end.0.saturating_sub(1))
     }
 
+    /// Whether the file at the log's path is still the one it writes. `false` means the
+    /// log was deleted or replaced behind its back: records it holds survive only in the
+    /// open file, and a crash now would lose them, so the caller must make them safe (a
+    /// checkpoint, whose truncation puts a fresh log at the path). Storages without
+    /// identities always answer `true`.
+    pub fn is_current(&self) -> bool {
+        let io = self.io.lock();
+        let Some(open) = io.storage.identity() else {
+            return true;
+        };
+        match self.dir.identity(&self.name) {
+            Ok(at_path) => at_path == Some(open),
+            Err(_) => true,
+        }
+    }
+
     /// Whether an earlier I/O failure poisoned the log.
     pub fn is_poisoned(&self) -> bool {
         self.published.poisoned.load(Ordering::Acquire)

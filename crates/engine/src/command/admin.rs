@@ -111,7 +111,9 @@ pub(super) fn get_log(engine: &Engine, request: &Request<'_>) -> Result<Document
                 .iter()
                 .map(|warning| startup_warning_line(engine, warning))
                 .collect();
-            Ok(doc! { "totalLinesWritten": i32::try_from(lines.len()).unwrap_or(i32::MAX), "log": lines })
+            Ok(
+                doc! { "totalLinesWritten": i32::try_from(lines.len()).unwrap_or(i32::MAX), "log": lines },
+            )
         }
         Ok(Some(RawBsonRef::String(name))) => Err(Error::new(
             ErrorCode::OperationFailed,

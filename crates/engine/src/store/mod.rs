@@ -35,7 +35,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wal::{Dir, Lsn, OsDir, Wal, WalOptions, crashpoint};
 
 /// Pages freed since the last checkpoint below which space alone never triggers one (8 MiB).
@@ -72,6 +72,9 @@ pub enum StoreError {
     /// A read, write or sync failed.
     #[error("storage i/o failure: {0}")]
     Io(String),
+    /// The file is not a database at all (not damage: nothing was read as pages).
+    #[error("{0}")]
+    NotDatabase(String),
     /// An earlier write or sync failed: the database refuses every command, reads
     /// included (what it holds in memory may include writes whose outcome is unknown),
     /// until it is reopened and recovers its durable state.
@@ -143,6 +146,7 @@ impl From<pager::Error> for StoreError {
             pager::Error::Corrupt { .. } | pager::Error::Version { .. } => {
                 StoreError::Corrupt(error.to_string())
             }
+            pager::Error::NotDatabase => StoreError::NotDatabase(error.to_string()),
             pager::Error::PreviousIo => StoreError::Failed,
             // Data-file writes happen before the log record is appended or inside the
             // transaction's own commit: nothing of the write is logged yet.
@@ -170,6 +174,36 @@ impl From<wal::WalError> for StoreError {
             wal::WalError::Poisoned => StoreError::Failed,
             other => StoreError::Io(other.to_string()),
         }
+    }
+}
+
+/// Advice for a log that cannot belong to its data file.
+fn what_to_do(dir: &Arc<dyn Dir>, name: &str, wal_name: &str) -> String {
+    format!(
+        "If {} was closed cleanly, its log is not needed: move {} aside and open again. \
+         Otherwise the writes after its last checkpoint are in that log and cannot be \
+         replayed onto this file; keep both files for inspection",
+        dir.display(name),
+        dir.display(wal_name)
+    )
+}
+
+/// A log whose header is unreadable (empty, or not a log) is reported with what to do,
+/// never replaced: it may be the only copy of acknowledged writes.
+fn foreign_log(dir: &Arc<dyn Dir>, name: &str, wal_name: &str, error: wal::WalError) -> StoreError {
+    match error {
+        wal::WalError::Corrupt {
+            offset: 0, reason, ..
+        } => StoreError::Corrupt(format!(
+            "the log {} is not a MultiforaDB log ({reason}). {}",
+            dir.display(wal_name),
+            what_to_do(dir, name, wal_name)
+        )),
+        wal::WalError::Io(cause) => StoreError::Io(format!(
+            "cannot open the log {}: {cause}",
+            dir.display(wal_name)
+        )),
+        other => StoreError::from(other),
     }
 }
 
@@ -299,7 +333,9 @@ impl Store {
         name: &str,
         options: StoreOptions,
     ) -> Result<Arc<Store>, StoreError> {
-        let file = dir.open(name).map_err(|e| StoreError::Io(e.to_string()))?;
+        let file = dir
+            .open(name)
+            .map_err(|e| StoreError::Io(format!("cannot open {}: {e}", dir.display(name))))?;
         // Claimed before anything is read: recovery writes (it zeroes a torn log tail).
         file.try_lock()
             .map_err(|error| StoreError::in_use(&dir.display(name), &error))?;
@@ -335,7 +371,8 @@ impl Store {
             lsn_first: Lsn(covered + 1),
             ..options.wal.clone()
         };
-        let (mut wal, mut recovery) = Wal::open(Arc::clone(&dir), &wal_name, wal_options.clone())?;
+        let (mut wal, mut recovery) = Wal::open(Arc::clone(&dir), &wal_name, wal_options.clone())
+            .map_err(|error| foreign_log(&dir, name, &wal_name, error))?;
         if recovery.lsn_next.0 < covered + 1 {
             // Every record in this log is covered by the checkpoint: start a fresh log
             // after it (the log was removed or replaced after the checkpoint).
@@ -347,8 +384,11 @@ impl Store {
         let first_needed = recovery.records.first().map(|(lsn, _)| lsn.0);
         if first_needed.is_some_and(|first| first > covered + 1) {
             return Err(StoreError::Corrupt(format!(
-                "log starts at lsn {} but the data file covers only up to {covered}",
-                first_needed.unwrap_or(0)
+                "the log {} starts at lsn {} but the data file covers only up to lsn {covered}: \
+                 it belongs to another database or to a later state of this one. {}",
+                dir.display(&wal_name),
+                first_needed.unwrap_or(0),
+                what_to_do(&dir, name, &wal_name),
             )));
         }
         let mut warnings = Vec::new();
@@ -610,24 +650,7 @@ impl Store {
 
     /// Makes the data file hold everything committed so far and truncates the log.
     pub fn checkpoint(&self) -> Result<(), StoreError> {
-        self.check_open()?;
-        // The data pages written since the last checkpoint go to disk first, while writers
-        // go on; the syncs under the gate then have little left (the longest insert across
-        // a checkpoint was mostly this sync).
-        self.sync_ahead()?;
-        let lsn = {
-            let _gate = self.gate.lock();
-            crashpoint::hit("checkpoint.start");
-            let last = Lsn(self.wal.lsn_next().0 - 1);
-            if last.0 > 0 {
-                self.wait_durable(last)?;
-            }
-            let result = self.pager.checkpoint(last.0).map_err(StoreError::from);
-            self.check_io(result)?;
-            crashpoint::hit("checkpoint.after_header");
-            self.log_bytes.store(0, Ordering::Relaxed);
-            last
-        };
+        let lsn = self.checkpoint_data()?;
         let result = self
             .wal
             .truncate_before(Lsn(lsn.0 + 1))
@@ -637,6 +660,28 @@ impl Store {
         Ok(())
     }
 
+    /// The first half of a checkpoint: the data file made durable as of the log's last
+    /// LSN, which it returns. The log is left as it is (`close` removes it instead of
+    /// truncating it, which would write a new log generation: room a full disk may lack).
+    fn checkpoint_data(&self) -> Result<Lsn, StoreError> {
+        self.check_open()?;
+        // The data pages written since the last checkpoint go to disk first, while writers
+        // go on; the syncs under the gate then have little left (the longest insert across
+        // a checkpoint was mostly this sync).
+        self.sync_ahead()?;
+        let _gate = self.gate.lock();
+        crashpoint::hit("checkpoint.start");
+        let last = Lsn(self.wal.lsn_next().0 - 1);
+        if last.0 > 0 {
+            self.wait_durable(last)?;
+        }
+        let result = self.pager.checkpoint(last.0).map_err(StoreError::from);
+        self.check_io(result)?;
+        crashpoint::hit("checkpoint.after_header");
+        self.log_bytes.store(0, Ordering::Relaxed);
+        Ok(last)
+    }
+
     /// Checkpoints and removes the log: a cleanly closed database is one file. Later calls
     /// fail with `Closed`.
     pub fn close(&self) -> Result<(), StoreError> {
@@ -644,7 +689,7 @@ impl Store {
             return Ok(());
         }
         self.stop_checkpointer();
-        self.checkpoint()?;
+        self.checkpoint_data()?;
         let _gate = self.gate.lock();
         self.closed.store(true, Ordering::Release);
         crashpoint::hit("close.before_remove_log");
@@ -718,26 +763,49 @@ impl Store {
     }
 }
 
+/// How often the checkpointer checks that the file at the log's path is the log.
+const LOG_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+
 fn checkpoint_loop(wakeup: &Wakeup, weak: &Weak<Store>, interval: Duration) {
+    let mut last_checkpoint = Instant::now();
+    let mut log_missing = false;
     loop {
-        let (checkpoint, sync) = {
+        let (wake, sync) = {
             let mut signal = wakeup.signal.lock();
             if !signal.stop && !signal.wake && !signal.sync {
-                wakeup.cv.wait_for(&mut signal, interval);
+                let until_due = interval.saturating_sub(last_checkpoint.elapsed());
+                wakeup
+                    .cv
+                    .wait_for(&mut signal, until_due.min(LOG_CHECK_INTERVAL));
             }
             if signal.stop {
                 return;
             }
-            let sync = std::mem::take(&mut signal.sync);
-            // Woken by neither flag: the interval passed.
-            (std::mem::take(&mut signal.wake) || !sync, sync)
+            (
+                std::mem::take(&mut signal.wake),
+                std::mem::take(&mut signal.sync),
+            )
         };
         // Held only while working, never while asleep.
         let Some(store) = weak.upgrade() else {
             return;
         };
-        if checkpoint {
-            let dirty = store.log_bytes.load(Ordering::Relaxed) > 0 || store.space_due();
+        // A log deleted or replaced behind our back holds acknowledged records that only
+        // the open file has: a crash would lose them. Make them safe at once: the
+        // checkpoint puts them in the data file and its truncation a fresh log at the path.
+        let replaced = !store.wal.is_current();
+        if replaced && !log_missing {
+            eprintln!(
+                "multiforadb: error: the log {} was deleted or replaced while the database \
+                 is open; checkpointing now so no acknowledged write depends on it",
+                store.dir.display(&store.wal_name)
+            );
+        }
+        log_missing = replaced;
+        if wake || replaced || last_checkpoint.elapsed() >= interval {
+            last_checkpoint = Instant::now();
+            let dirty =
+                replaced || store.log_bytes.load(Ordering::Relaxed) > 0 || store.space_due();
             if dirty && let Err(error) = store.checkpoint() {
                 eprintln!("multiforadb: background checkpoint failed: {error}");
             }

@@ -38,6 +38,12 @@ pub trait Dir: Send + Sync + std::fmt::Debug {
     fn display(&self, name: &str) -> String {
         name.to_owned()
     }
+
+    /// The identity (`Storage::identity`) of the file now at `name`: `Ok(None)` when no
+    /// file is there. Directories without identities report `Err(Unsupported)`.
+    fn identity(&self, _name: &str) -> io::Result<Option<(u64, u64)>> {
+        Err(io::ErrorKind::Unsupported.into())
+    }
 }
 
 /// A directory of the operating system.
@@ -65,6 +71,15 @@ impl Dir for OsDir {
 
     fn display(&self, name: &str) -> String {
         self.path.join(name).display().to_string()
+    }
+
+    fn identity(&self, name: &str) -> io::Result<Option<(u64, u64)>> {
+        use std::os::unix::fs::MetadataExt;
+        match std::fs::metadata(self.path.join(name)) {
+            Ok(meta) => Ok(Some((meta.dev(), meta.ino()))),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(error),
+        }
     }
 
     fn exists(&self, name: &str) -> io::Result<bool> {

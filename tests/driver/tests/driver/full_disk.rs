@@ -145,3 +145,46 @@ fn a_full_file_system_refuses_writes_keeps_reads_and_recovers_when_space_is_free
         refused.len()
     );
 }
+
+#[test]
+fn a_server_on_a_full_file_system_still_closes_cleanly_to_one_file() {
+    let Some(mount) = Mount::tmpfs("16m") else {
+        eprintln!("skipped: cannot mount a tmpfs here (not root, or no mount permission)");
+        return;
+    };
+    let db = mount.0.join("full.mfdb");
+    let mut server = TestServer::start_at(&db, &[]);
+    let coll = server.client().database("test").collection::<Document>("c");
+    let mut acked = BTreeSet::new();
+    let mut refused = 0;
+    for id in 0..2_000 {
+        match insert(&coll, id) {
+            Told::Acked => {
+                acked.insert(id);
+            }
+            Told::Refused(_) | Told::Unknown => refused += 1,
+        }
+        if refused == 2 {
+            break;
+        }
+    }
+    assert_eq!(refused, 2, "16 MiB never filled up");
+    let status = server.terminate();
+    let log = server.log_lines();
+    let tail = &log[log.len().saturating_sub(8)..];
+    assert!(
+        status.success(),
+        "SIGTERM on a full disk exits 0: {tail:#?}"
+    );
+    assert!(
+        !mount.0.join("full.mfdb-wal").exists(),
+        "closed to one file"
+    );
+    mount.resize("64m");
+    let server = TestServer::start_at(&db, &[]);
+    let coll = server.client().database("test").collection::<Document>("c");
+    assert!(
+        acked.is_subset(&ids(&coll)),
+        "every acknowledged write survives"
+    );
+}

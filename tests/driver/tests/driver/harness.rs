@@ -139,6 +139,11 @@ impl TestServer {
         }
     }
 
+    /// Every log line so far (for failure messages).
+    pub fn log_lines(&self) -> Vec<String> {
+        self.log.lock().expect("log").clone()
+    }
+
     pub fn is_running(&mut self) -> bool {
         self.child.try_wait().expect("try_wait").is_none()
     }
