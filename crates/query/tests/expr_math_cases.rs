@@ -37,6 +37,17 @@ fn nan(expr: Document) {
     }
 }
 
+/// Asserts that a transcendental function of a Decimal128 is refused with 238 (MongoDB
+/// answers it to 34 digits, which this server does not compute yet); `_double` is what
+/// a double argument gives.
+#[track_caller]
+fn refused_decimal(expr: Document, _double: f64) {
+    match evaluate(&d(), Bson::Document(expr.clone())) {
+        Err(error) => assert_eq!(error.code(), 238, "{expr}: {error}"),
+        other => panic!("{expr}: {other:?}"),
+    }
+}
+
 /// Asserts a Decimal128 result close to `expected`.
 #[track_caller]
 fn near_decimal(expr: Document, expected: f64) {
@@ -120,7 +131,7 @@ fn pow_keeps_integers_exact_and_widens_like_mongodb() {
         doc! {"$pow": [dec("1.1"), 2]},
         dec("1.210000000000000000000000000000000"),
     );
-    yields(&d(), doc! {"$ln": dec("1E-400")}, dec("-921.0340371976183"));
+    refused_decimal(doc! {"$ln": dec("1E-400")}, -921.0340371976183);
     yields(
         &d(),
         doc! {"$degreesToRadians": dec("180")},
@@ -154,14 +165,14 @@ fn logarithms_and_exp_follow_the_manual() {
     near(doc! {"$exp": 0}, 1.0);
     near(doc! {"$exp": 1}, E);
     near(doc! {"$exp": -2_i64}, (-2.0f64).exp());
-    near_decimal(doc! {"$exp": dec("1")}, E);
+    refused_decimal(doc! {"$exp": dec("1")}, E);
     yields(&d(), doc! {"$exp": "$n"}, Bson::Null);
     fails_with(&d(), doc! {"$exp": "$s"}, 28765);
 
     near(doc! {"$ln": 1}, 0.0);
     near(doc! {"$ln": E}, 1.0);
     near(doc! {"$ln": 10_i64}, LN_10);
-    near_decimal(doc! {"$ln": dec("10")}, LN_10);
+    refused_decimal(doc! {"$ln": dec("10")}, LN_10);
     nan(doc! {"$ln": f64::NAN});
     // A decimal NaN is checked as a double and gives a double NaN.
     nan(doc! {"$ln": dec("NaN")});
@@ -173,14 +184,14 @@ fn logarithms_and_exp_follow_the_manual() {
 
     near(doc! {"$log10": 100}, 2.0);
     near(doc! {"$log10": 0.001}, -3.0);
-    near_decimal(doc! {"$log10": dec("1000")}, 3.0);
+    yields(&d(), doc! {"$log10": dec("1000")}, dec("3"));
     fails_with(&d(), doc! {"$log10": 0}, 28761);
     fails_with(&d(), doc! {"$log10": "$s"}, 28765);
 
     near(doc! {"$log": [100, 10]}, 2.0);
     near(doc! {"$log": [8, 2]}, 3.0);
     near(doc! {"$log": [100, E]}, 100.0f64.ln());
-    near_decimal(doc! {"$log": [dec("8"), 2]}, 3.0);
+    refused_decimal(doc! {"$log": [dec("8"), 2]}, 3.0);
     yields(&d(), doc! {"$log": ["$n", 2]}, Bson::Null);
     yields(&d(), doc! {"$log": [2, "$nope"]}, Bson::Null);
     fails_with(&d(), doc! {"$log": ["$s", 2]}, 28756);
@@ -221,9 +232,9 @@ fn trigonometry_follows_the_manual() {
     );
     near(doc! {"$degreesToRadians": 180}, PI);
     near(doc! {"$radiansToDegrees": PI}, 180.0);
-    near_decimal(doc! {"$sin": dec("0")}, 0.0);
+    refused_decimal(doc! {"$sin": dec("0")}, 0.0);
     near_decimal(doc! {"$degreesToRadians": dec("90")}, FRAC_PI_2);
-    near_decimal(doc! {"$atan2": [dec("1"), 1]}, FRAC_PI_4);
+    refused_decimal(doc! {"$atan2": [dec("1"), 1]}, FRAC_PI_4);
     // A NaN passes through the bounded functions with its type.
     nan(doc! {"$acos": f64::NAN});
     yields(&d(), doc! {"$sin": dec("NaN")}, dec("NaN"));

@@ -7,11 +7,9 @@
 //! result as in MongoDB. `$pow` with an integral exponent and `$degreesToRadians`/
 //! `$radiansToDegrees` are exact decimal arithmetic ([`bson_canonical::decimal`]);
 //! the transcendental functions (`$exp`, `$ln`, `$log`, `$log10`, `$pow` with a
-//! fractional exponent, the trigonometric ones) are computed in double precision
-//! and returned as a Decimal128 with the fewest digits that read back as that
-//! double: a known difference, as MongoDB's Intel library computes them to 34
-//! digits (ours agree to about 16). Logarithms split the decimal into coefficient
-//! and exponent first, so `$ln` of `1E-400` is finite as in MongoDB.
+//! fractional exponent, the trigonometric ones) over a Decimal128 answer 238
+//! NotImplemented: MongoDB computes them to 34 digits with the Intel library, and a
+//! double-precision result would be a different answer from the 17th digit on.
 
 use super::Value;
 use super::ops::nullish;
@@ -85,13 +83,29 @@ pub(super) fn call(name: &str, values: Vec<Value>) -> Result<Value> {
     }
 }
 
-/// A double result, or a Decimal128 one when the argument was a decimal.
-fn result(value: f64, decimal: bool) -> Bson {
-    if decimal {
-        Bson::Decimal128(decimal_of_result(value))
-    } else {
-        Bson::Double(value)
+/// A double result; for a decimal argument, MongoDB's 34-digit decimal result, which
+/// is not computed yet: refused rather than answered with a double's 16 digits.
+///
+/// Special values are exact either way (the function of an infinity or a NaN, a pole
+/// such as `$atanh` of 1): those decimal results are given.
+fn result(name: &str, inputs: &[f64], value: f64, decimal: bool) -> Result<Bson> {
+    if !decimal {
+        return Ok(Bson::Double(value));
     }
+    if !value.is_finite() || inputs.iter().any(|x| !x.is_finite()) {
+        return Ok(Bson::Decimal128(decimal_of_result(value)));
+    }
+    Err(inexact_decimal(name))
+}
+
+/// The refusal of a transcendental function over Decimal128 (MongoDB computes it to 34
+/// digits with the Intel decimal library; a double-precision result would differ from
+/// the 17th digit on).
+fn inexact_decimal(name: &str) -> QueryError {
+    QueryError::NotImplemented(format!(
+        "{name} of a Decimal128 is not implemented (its 34-digit result); convert the \
+         argument with $toDouble for a double result"
+    ))
 }
 
 /// A result computed as a double, as a decimal with the fewest digits that read
@@ -131,6 +145,23 @@ fn positive_decimal(n: Number) -> Option<Decimal> {
     }
 }
 
+/// `k` when `d` is exactly `10^k`.
+fn power_of_ten(d: Decimal) -> Option<i64> {
+    let Decimal::Finite {
+        negative: false,
+        mut coefficient,
+        mut exponent,
+    } = d
+    else {
+        return None;
+    };
+    while coefficient > 1 && coefficient % 10 == 0 {
+        coefficient /= 10;
+        exponent += 1;
+    }
+    (coefficient == 1).then_some(exponent)
+}
+
 /// π rounded to 34 digits, as MongoDB's `Decimal128::kPi` is.
 fn decimal_pi() -> Decimal {
     Decimal::Finite {
@@ -144,18 +175,26 @@ fn decimal_pi() -> Decimal {
 fn single(name: &str, v: &Value, n: Number, decimal: bool) -> Result<Bson> {
     let x = n.to_f64();
     Ok(match name {
-        "$exp" => result(x.exp(), decimal),
+        "$exp" if decimal && x == 0.0 => Bson::Decimal128(Decimal::from_i64(1).encode()),
+        "$exp" => result(name, &[x], x.exp(), decimal)?,
         // A positive decimal takes the decimal path; anything else is checked as a
         // double (so a decimal NaN gives a double NaN, as in MongoDB).
         "$ln" | "$log10" => {
             if let Some(d) = positive_decimal(n) {
+                // Exact, as MongoDB's decimal results are: log10(10^k) = k, ln(1) = 0.
+                match (name, power_of_ten(d)) {
+                    ("$log10", Some(power)) | ("$ln", Some(power @ 0)) => {
+                        return Ok(Bson::Decimal128(Decimal::from_i64(power).encode()));
+                    }
+                    _ => {}
+                }
                 let ln = decimal_ln(d);
                 let value = if name == "$ln" {
                     ln
                 } else {
                     ln / std::f64::consts::LN_10
                 };
-                return Ok(result(value, true));
+                return result(name, &[x], value, true);
             }
             if !(x > 0.0 || x.is_nan()) {
                 let code = if name == "$ln" { 28766 } else { 28761 };
@@ -249,7 +288,7 @@ fn trigonometric(name: &str, v: &Value, x: f64, decimal: bool) -> Result<Bson> {
         "$acosh" => x.acosh(),
         _ => x.atanh(),
     };
-    Ok(result(y, decimal))
+    result(name, &[x], y, decimal)
 }
 
 fn shown_number(v: &Value, x: f64) -> String {
@@ -289,7 +328,7 @@ fn pow(base: &Value, exponent: &Value) -> Result<Value> {
         if x.is_zero() && y.is_negative() && !y.is_nan() {
             return Err(zero_to_negative());
         }
-        return Ok(Some(Bson::Decimal128(decimal_pow(x, y).encode())));
+        return Ok(Some(Bson::Decimal128(decimal_pow(x, y)?.encode())));
     }
     let (x, y) = (b.to_f64(), e.to_f64());
     if x == 0.0 && y < 0.0 {
@@ -325,11 +364,10 @@ fn pow(base: &Value, exponent: &Value) -> Result<Value> {
 /// `x^y` for decimals: by repeated squaring when `y` is a whole number (each step
 /// rounded to 34 digits, exact while the result fits), else through doubles; the
 /// result at full precision, as MongoDB's `Decimal128::power` normalizes it.
-fn decimal_pow(x: Decimal, y: Decimal) -> Decimal {
+fn decimal_pow(x: Decimal, y: Decimal) -> Result<Decimal> {
     let whole = Number::Decimal(y).whole_i64();
     let Some(n) = whole else {
-        let value = x.to_f64().powf(y.to_f64());
-        return Decimal::decode(decimal_of_result(value)).normalize();
+        return Err(inexact_decimal("$pow"));
     };
     let mut result = Decimal::from_i64(1);
     let mut square = x;
@@ -346,7 +384,7 @@ fn decimal_pow(x: Decimal, y: Decimal) -> Decimal {
     if n < 0 {
         result = decimal::divide(Decimal::from_i64(1), result);
     }
-    result.normalize()
+    Ok(result.normalize())
 }
 
 fn log(arg: &Value, base: &Value) -> Result<Value> {
@@ -373,7 +411,8 @@ fn log(arg: &Value, base: &Value) -> Result<Value> {
             positive_decimal(Number::Decimal(y)),
         ) && !one
         {
-            return Ok(Some(result(decimal_ln(x) / decimal_ln(y), true)));
+            let inputs = [x.to_f64(), y.to_f64()];
+            return result("$log", &inputs, decimal_ln(x) / decimal_ln(y), true).map(Some);
         }
     }
     let (x, y) = (a.to_f64(), b.to_f64());
@@ -416,7 +455,8 @@ fn atan2(y: &Value, x: &Value) -> Result<Value> {
             })?;
     }
     let decimal = matches!(y, Some(Bson::Decimal128(_))) || matches!(x, Some(Bson::Decimal128(_)));
-    Ok(Some(result(numbers[0].atan2(numbers[1]), decimal)))
+    let value = numbers[0].atan2(numbers[1]);
+    result("$atan2", &numbers, value, decimal).map(Some)
 }
 
 /// `$bitAnd`, `$bitOr`, `$bitXor`: ints and longs only; a long operand makes the
