@@ -1,7 +1,6 @@
 //! The client's errors, shaped as the `mongodb` crate's: an [`Error`] with a boxed
 //! [`ErrorKind`], the driver's variant and struct names where the driver has them
-//! (`Command`, `Write`, `InsertMany`, `InvalidArgument`, `Io`, `BsonSerialization`,
-//! `BsonDeserialization`), and variants of our own for what only an embedded database
+//! (`Command`, `Write`, `InsertMany`, `InvalidArgument`, `Io`, `Bson`), and variants of our own for what only an embedded database
 //! meets (`Locked`, `Corrupt`, `Closed`).
 //!
 //! Invariants:
@@ -67,15 +66,11 @@ impl From<ErrorKind> for Error {
     }
 }
 
-/// bson's serde error: a failure to encode a value is `BsonSerialization`, any other
-/// (decoding a stored document into `T`) `BsonDeserialization`.
+/// bson's error (encoding a value, decoding a stored document into `T`) is
+/// `ErrorKind::Bson`, as the driver built for bson 3 reports it.
 impl From<bson::error::Error> for Error {
     fn from(error: bson::error::Error) -> Error {
-        if matches!(error.kind, bson::error::ErrorKind::Serialization { .. }) {
-            Error::new(ErrorKind::BsonSerialization(error))
-        } else {
-            Error::new(ErrorKind::BsonDeserialization(error))
-        }
+        Error::new(ErrorKind::Bson(error))
     }
 }
 
@@ -89,10 +84,16 @@ pub enum ErrorKind {
         /// Why.
         message: String,
     },
-    /// A value could not be encoded as BSON.
+    /// A value could not be encoded as BSON, or a stored document could not be decoded
+    /// into the collection's type (the driver built for bson 3 reports both so).
+    #[error("{0}")]
+    Bson(bson::error::Error),
+    /// Never produced with bson 3 (as in the driver): kept so that code matching the
+    /// driver's variants compiles unchanged.
     #[error("{0}")]
     BsonSerialization(bson::error::Error),
-    /// A stored document could not be decoded into the collection's type.
+    /// Never produced with bson 3 (as in the driver): kept so that code matching the
+    /// driver's variants compiles unchanged.
     #[error("{0}")]
     BsonDeserialization(bson::error::Error),
     /// A command failed (a reply with `ok: 0`).

@@ -206,9 +206,9 @@ impl Client {
 }
 
 /// `document` as raw bytes; a document that cannot be encoded (a key with a NUL) is a
-/// serialization error.
+/// bson error.
 pub(crate) fn encode(document: &Document) -> Result<RawDocumentBuf> {
-    RawDocumentBuf::try_from(document).map_err(|e| Error::new(ErrorKind::BsonSerialization(e)))
+    RawDocumentBuf::try_from(document).map_err(Error::from)
 }
 
 pub(crate) fn decode_reply(reply: &RawDocument) -> Result<Document> {
