@@ -12,6 +12,7 @@
 //! process facts) comes in through the [`Host`] trait, so tests can pin it.
 #![forbid(unsafe_code)]
 
+pub mod client;
 pub mod command;
 mod embedded;
 mod engine;
@@ -25,6 +26,7 @@ mod stats;
 pub mod store;
 pub mod version;
 
+pub use client::Client;
 pub use embedded::{Collection, Cursor, DEFAULT_DATABASE, Database, DbError, Find, UpdateResult};
 pub use engine::{ConnectionContext, Engine, EngineOptions, StartupOptions};
 pub use error::{Error, ErrorCode};

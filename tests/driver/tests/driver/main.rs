@@ -2,6 +2,7 @@
 //! crate, by raw sockets speaking the wire protocol, and by hostile clients.
 
 mod bad_input;
+mod client_parity;
 mod crash;
 mod drivers;
 mod full_disk;

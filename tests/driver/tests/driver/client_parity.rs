@@ -1,0 +1,528 @@
+//! One test suite, written once in `suite!`, run twice: against the embedded
+//! `engine::client::Client` and against the server through the real `mongodb` crate. Each
+//! function returns a transcript (every result and error kind, field by field); the tests
+//! assert that the two transcripts are identical line for line: the proof that the two
+//! APIs are one, so code moves between them by changing imports and one constructor.
+
+use crate::harness::TestServer;
+use serde::{Deserialize, Serialize};
+
+/// The typed documents of the suite.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Person {
+    #[serde(rename = "_id")]
+    pub id: i32,
+    pub name: String,
+    pub age: i32,
+    pub tags: Vec<String>,
+}
+
+/// An aggregation result decoded through `with_type`.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgeGroup {
+    #[serde(rename = "_id")]
+    pub age: i32,
+    pub n: i32,
+}
+
+fn person(id: i32, name: &str, age: i32) -> Person {
+    Person {
+        id,
+        name: name.to_owned(),
+        age,
+        tags: vec![format!("t{}", id % 3)],
+    }
+}
+
+/// The suite's body; the importing module supplies `Client`, `Error`, `ErrorKind`,
+/// `WriteFailure` and `ReturnDocument` from one API or the other.
+macro_rules! suite {
+    () => {
+        use super::{AgeGroup, Person, person};
+        use bson::{Bson, Document, doc};
+
+        fn kind(error: &Error) -> String {
+            match &*error.kind {
+                ErrorKind::Write(WriteFailure::WriteError(w)) => {
+                    format!(
+                        "Write({}, {:?}, {}, {:?})",
+                        w.code, w.code_name, w.message, w.details
+                    )
+                }
+                ErrorKind::Command(c) => {
+                    format!("Command({}, {}, {})", c.code, c.code_name, c.message)
+                }
+                ErrorKind::InsertMany(m) => {
+                    let errors: Vec<_> = m
+                        .write_errors
+                        .iter()
+                        .flatten()
+                        .map(|w| (w.index, w.code, w.message.clone()))
+                        .collect();
+                    format!("InsertMany({errors:?})")
+                }
+                ErrorKind::InvalidArgument { message, .. } => format!("InvalidArgument({message})"),
+                ErrorKind::Bson(_) => "Bson".to_owned(),
+                other => format!("unexpected {other:?}"),
+            }
+        }
+
+        fn line<T: std::fmt::Debug>(log: &mut Vec<String>, what: &str, result: Result<T, Error>) {
+            log.push(match result {
+                Ok(value) => format!("{what}: ok {value:?}"),
+                Err(error) => format!("{what}: err {}", kind(&error)),
+            });
+        }
+
+        fn sorted_ids(ids: &std::collections::HashMap<usize, Bson>) -> Vec<(usize, String)> {
+            let mut ids: Vec<_> = ids
+                .iter()
+                .map(|(i, id)| match id {
+                    Bson::ObjectId(_) => (*i, "ObjectId".to_owned()),
+                    other => (*i, format!("{other:?}")),
+                })
+                .collect();
+            ids.sort();
+            ids
+        }
+
+        /// Typed CRUD: every write's result struct and every read's documents.
+        pub fn crud(client: &Client, db: &str) -> Vec<String> {
+            let mut log = Vec::new();
+            let people = client.database(db).collection::<Person>("people");
+            let _ = people.drop().run();
+            let r = people.insert_one(person(1, "Ada", 36)).run();
+            line(&mut log, "insert_one", r.map(|r| r.inserted_id));
+            let r = people.insert_one(person(1, "again", 1)).run();
+            line(&mut log, "insert_one duplicate", r.map(|r| r.inserted_id));
+            let many: Vec<Person> = (2..=20)
+                .map(|i| person(i, &format!("p{i}"), 20 + i % 5))
+                .collect();
+            let r = people.insert_many(&many).run();
+            line(
+                &mut log,
+                "insert_many",
+                r.map(|r| sorted_ids(&r.inserted_ids)),
+            );
+
+            let r = people
+                .find(doc! {"age": {"$gte": 22}})
+                .sort(doc! {"age": -1, "_id": 1})
+                .skip(1)
+                .limit(6)
+                .batch_size(2)
+                .run()
+                .and_then(|c| c.collect::<Result<Vec<_>, _>>());
+            line(&mut log, "find typed", r);
+            let untyped = people.clone_with_type::<Document>();
+            let r = untyped
+                .find(doc! {"_id": {"$lt": 5}})
+                .projection(doc! {"name": 1, "_id": 0})
+                .run()
+                .and_then(|c| c.collect::<Result<Vec<_>, _>>());
+            line(&mut log, "find projected", r);
+            line(&mut log, "find_one", people.find_one(doc! {"_id": 3}).run());
+            line(
+                &mut log,
+                "find_one none",
+                people.find_one(doc! {"_id": 99}).run(),
+            );
+            let r = people
+                .find_one(doc! {"age": 21})
+                .sort(doc! {"_id": -1})
+                .run();
+            line(&mut log, "find_one sorted", r);
+
+            let r = people
+                .update_one(doc! {"_id": 2}, doc! {"$set": {"age": 50}})
+                .run();
+            line(
+                &mut log,
+                "update_one",
+                r.map(|r| (r.matched_count, r.modified_count, r.upserted_id)),
+            );
+            let r = people
+                .update_many(doc! {"age": {"$lt": 23}}, doc! {"$inc": {"age": 1}})
+                .run();
+            line(
+                &mut log,
+                "update_many",
+                r.map(|r| (r.matched_count, r.modified_count, r.upserted_id)),
+            );
+            let r = people
+                .update_one(
+                    doc! {"_id": 100},
+                    doc! {"$set": {"name": "new", "age": 1, "tags": []}},
+                )
+                .upsert(true)
+                .run();
+            line(
+                &mut log,
+                "update upsert",
+                r.map(|r| (r.matched_count, r.modified_count, r.upserted_id)),
+            );
+            let r = people
+                .update_one(doc! {"_id": 3}, doc! {"$set": {"tags.$[t]": "x"}})
+                .array_filters([doc! {"t": "t0"}])
+                .run();
+            line(
+                &mut log,
+                "update array_filters",
+                r.map(|r| r.modified_count),
+            );
+            let pipeline = vec![doc! {"$set": {"name": {"$concat": ["$name", "!"]}}}];
+            let r = people
+                .update_many(doc! {"_id": {"$in": [4, 5]}}, pipeline)
+                .run();
+            line(
+                &mut log,
+                "update pipeline",
+                r.map(|r| (r.matched_count, r.modified_count)),
+            );
+            let r = people
+                .replace_one(doc! {"_id": 6}, person(6, "six", 6))
+                .run();
+            line(
+                &mut log,
+                "replace_one",
+                r.map(|r| (r.matched_count, r.modified_count, r.upserted_id)),
+            );
+            let r = people
+                .replace_one(doc! {"_id": 101}, person(101, "up", 1))
+                .upsert(true)
+                .run();
+            line(
+                &mut log,
+                "replace upsert",
+                r.map(|r| (r.matched_count, r.upserted_id)),
+            );
+            line(
+                &mut log,
+                "delete_one",
+                people
+                    .delete_one(doc! {"_id": 7})
+                    .run()
+                    .map(|r| r.deleted_count),
+            );
+            let r = people.delete_many(doc! {"age": {"$gte": 24}}).run();
+            line(&mut log, "delete_many", r.map(|r| r.deleted_count));
+
+            let r = people
+                .find_one_and_update(doc! {"_id": 8}, doc! {"$inc": {"age": 10}})
+                .return_document(ReturnDocument::After)
+                .run();
+            line(&mut log, "find_one_and_update after", r);
+            let r = people
+                .find_one_and_update(doc! {"_id": 8}, doc! {"$inc": {"age": 1}})
+                .run();
+            line(&mut log, "find_one_and_update before", r);
+            let r = people
+                .find_one_and_update(
+                    doc! {"_id": 200},
+                    doc! {"$set": {"name": "z", "age": 0, "tags": []}},
+                )
+                .upsert(true)
+                .return_document(ReturnDocument::After)
+                .run();
+            line(&mut log, "find_one_and_update upsert", r);
+            let r = people
+                .find_one_and_replace(doc! {"_id": 9}, person(9, "nine", 9))
+                .return_document(ReturnDocument::After)
+                .run();
+            line(&mut log, "find_one_and_replace", r);
+            let r = untyped
+                .find_one_and_delete(doc! {"age": {"$lt": 30}})
+                .sort(doc! {"_id": -1})
+                .projection(doc! {"name": 1})
+                .run();
+            line(&mut log, "find_one_and_delete", r);
+
+            line(
+                &mut log,
+                "count_documents",
+                people.count_documents(doc! {"age": {"$lt": 30}}).run(),
+            );
+            line(
+                &mut log,
+                "count skip limit",
+                people.count_documents(doc! {}).skip(2).limit(3).run(),
+            );
+            line(
+                &mut log,
+                "estimated_document_count",
+                people.estimated_document_count().run(),
+            );
+            line(
+                &mut log,
+                "distinct",
+                people.distinct("age", doc! {"_id": {"$lt": 50}}).run(),
+            );
+            let r = people
+                .aggregate([
+                    doc! {"$group": {"_id": "$age", "n": {"$sum": 1}}},
+                    doc! {"$sort": {"_id": 1}},
+                ])
+                .with_type::<AgeGroup>()
+                .run()
+                .and_then(|c| c.collect::<Result<Vec<_>, _>>());
+            line(&mut log, "aggregate with_type", r);
+            let r = people
+                .aggregate([
+                    doc! {"$match": {"_id": {"$lt": 4}}},
+                    doc! {"$project": {"age": 1}},
+                ])
+                .batch_size(1)
+                .run()
+                .and_then(|c| c.collect::<Result<Vec<_>, _>>());
+            line(&mut log, "aggregate documents", r);
+            log
+        }
+
+        /// Generated `_id`s, ordered and unordered `insert_many` failures, and the checks
+        /// the driver makes before sending.
+        pub fn errors(client: &Client, db: &str) -> Vec<String> {
+            let mut log = Vec::new();
+            let coll = client.database(db).collection::<Document>("errors");
+            let _ = coll.drop().run();
+            let r = coll.insert_one(doc! {"a": 1}).run();
+            line(
+                &mut log,
+                "generated id",
+                r.map(|r| matches!(r.inserted_id, Bson::ObjectId(_))),
+            );
+            let docs = [
+                doc! {"_id": 1},
+                doc! {"_id": 1},
+                doc! {"_id": 2},
+                doc! {"a": 3},
+            ];
+            let r = coll.insert_many(docs.clone()).run();
+            line(
+                &mut log,
+                "insert_many ordered",
+                r.map(|r| sorted_ids(&r.inserted_ids)),
+            );
+            let r = coll.insert_many(docs).ordered(false).run();
+            line(
+                &mut log,
+                "insert_many unordered",
+                r.map(|r| sorted_ids(&r.inserted_ids)),
+            );
+            line(&mut log, "count", coll.count_documents(doc! {}).run());
+            let r = coll.insert_many(Vec::<Document>::new()).run();
+            line(
+                &mut log,
+                "insert_many empty",
+                r.map(|r| r.inserted_ids.len()),
+            );
+            let r = coll.update_one(doc! {}, doc! {"a": 2}).run();
+            line(
+                &mut log,
+                "update without operators",
+                r.map(|r| r.matched_count),
+            );
+            let r = coll.update_many(doc! {}, doc! {}).run();
+            line(&mut log, "update empty", r.map(|r| r.matched_count));
+            let r = coll.replace_one(doc! {}, doc! {"$set": {"a": 2}}).run();
+            line(
+                &mut log,
+                "replace with operators",
+                r.map(|r| r.matched_count),
+            );
+            let r = coll.find_one_and_update(doc! {}, doc! {"a": 2}).run();
+            line(&mut log, "find_one_and_update without operators", r);
+            let r = coll
+                .update_one(doc! {"_id": 2}, doc! {"$set": {"_id": 3}})
+                .run();
+            line(&mut log, "update of _id", r.map(|r| r.matched_count));
+            let r = coll
+                .update_one(doc! {"_id": 2}, doc! {"$inc": {"x": "s"}})
+                .run();
+            line(&mut log, "update type mismatch", r.map(|r| r.matched_count));
+            let r = coll.find(doc! {"$bad": 1}).run().map(|_| ());
+            line(&mut log, "find bad operator", r);
+            line(
+                &mut log,
+                "find_one bad operator",
+                coll.find_one(doc! {"_id": {"$bad": 1}}).run(),
+            );
+            let r = coll.aggregate([doc! {"$nope": {}}]).run().map(|_| ());
+            line(&mut log, "aggregate unknown stage", r);
+            let r = coll
+                .find_one_and_update(doc! {"_id": 2}, doc! {"$set": {"_id": 9}})
+                .run();
+            line(&mut log, "find_one_and_update of _id", r);
+            let typed = coll.clone_with_type::<Person>();
+            let r = typed
+                .find(doc! {})
+                .run()
+                .and_then(|c| c.collect::<Result<Vec<_>, _>>());
+            line(&mut log, "typed decode of a foreign document", r);
+            line(
+                &mut log,
+                "typed find_one decode",
+                typed.find_one(doc! {"_id": 1}).run(),
+            );
+            log
+        }
+
+        /// Collections and commands.
+        pub fn catalog(client: &Client, db: &str) -> Vec<String> {
+            let mut log = Vec::new();
+            let database = client.database(db);
+            line(&mut log, "drop database", database.drop().run());
+            line(&mut log, "create", database.create_collection("a").run());
+            line(
+                &mut log,
+                "create again",
+                database.create_collection("a").run(),
+            );
+            line(&mut log, "create b", database.create_collection("b").run());
+            let names = database.list_collection_names().run().map(|mut n| {
+                n.sort();
+                n
+            });
+            line(&mut log, "list_collection_names", names);
+            let r = database
+                .list_collection_names()
+                .filter(doc! {"name": "b"})
+                .run();
+            line(&mut log, "list filtered", r);
+            line(
+                &mut log,
+                "drop a",
+                database.collection::<Document>("a").drop().run(),
+            );
+            line(
+                &mut log,
+                "drop missing",
+                database.collection::<Document>("zz").drop().run(),
+            );
+            let r = database.list_collection_names().run();
+            line(&mut log, "after drop", r);
+            let r = database.run_command(doc! {"ping": 1}).run();
+            line(
+                &mut log,
+                "run_command ping",
+                r.map(|r| r.get("ok").cloned()),
+            );
+            let r = database.run_command(doc! {"count": "b"}).run();
+            line(
+                &mut log,
+                "run_command count",
+                r.map(|r| r.get("n").cloned()),
+            );
+            let r = database.run_command(doc! {"noSuchCommand": 1}).run();
+            line(&mut log, "run_command unknown", r.map(|_| ()));
+            let r = database.run_command(doc! {"create": "b"}).run();
+            line(&mut log, "run_command failing", r.map(|_| ()));
+            log
+        }
+
+        /// `insert_many` past `maxWriteBatchSize`: split into two batches, the failure's
+        /// index counted across them.
+        pub fn batches(client: &Client, db: &str) -> Vec<String> {
+            let mut log = Vec::new();
+            let coll = client.database(db).collection::<Document>("batches");
+            let _ = coll.drop().run();
+            let r = coll
+                .insert_many((0..100_003).map(|i| doc! {"_id": i}))
+                .run();
+            line(
+                &mut log,
+                "insert_many 100,003",
+                r.map(|r| r.inserted_ids.len()),
+            );
+            let r = coll
+                .insert_many(
+                    (100_003..200_010).map(|i| doc! {"_id": if i == 200_008 { 5 } else { i }}),
+                )
+                .run();
+            line(
+                &mut log,
+                "insert_many with a late duplicate",
+                r.map(|r| r.inserted_ids.len()),
+            );
+            line(&mut log, "count", coll.estimated_document_count().run());
+            log
+        }
+    };
+}
+
+mod embedded {
+    use engine::client::{Client, Error, ErrorKind, ReturnDocument, WriteFailure};
+    suite!();
+}
+
+mod driver {
+    use mongodb::error::{Error, ErrorKind, WriteFailure};
+    use mongodb::options::ReturnDocument;
+    use mongodb::sync::Client;
+    suite!();
+}
+
+fn assert_same(ours: &[String], theirs: &[String]) {
+    for (ours, theirs) in ours.iter().zip(theirs) {
+        assert_eq!(ours, theirs, "embedded (left) and driver (right) differ");
+        assert!(!ours.contains("unexpected"), "{ours}");
+    }
+    assert_eq!(ours.len(), theirs.len());
+}
+
+fn both(
+    run: fn(&embedded_client::Client, &str) -> Vec<String>,
+    remote: fn(&mongodb::sync::Client, &str) -> Vec<String>,
+) {
+    let server = TestServer::start(&[]);
+    let theirs = remote(&server.client(), "parity");
+    let ours = run(&embedded_client::Client::memory(), "parity");
+    assert_same(&ours, &theirs);
+}
+
+use engine::client as embedded_client;
+
+#[test]
+fn typed_crud_answers_alike_embedded_and_through_the_driver() {
+    both(embedded::crud, driver::crud);
+}
+
+#[test]
+fn errors_have_the_same_kinds_embedded_and_through_the_driver() {
+    both(embedded::errors, driver::errors);
+}
+
+#[test]
+fn collections_and_commands_answer_alike_embedded_and_through_the_driver() {
+    both(embedded::catalog, driver::catalog);
+}
+
+#[test]
+fn insert_many_splits_batches_as_the_driver_does() {
+    both(embedded::batches, driver::batches);
+}
+
+#[test]
+fn a_typed_document_round_trips_through_a_file() {
+    let path = TestServer::temp_db();
+    let client = embedded_client::Client::open(&path).expect("open");
+    let people = client.database("app").collection::<Person>("people");
+    let ada = person(1, "Ada", 36);
+    people.insert_one(&ada).run().expect("insert");
+    client.close().expect("close");
+    drop(people);
+    drop(client);
+    let client = embedded_client::Client::open(&path).expect("reopen");
+    let people = client.database("app").collection::<Person>("people");
+    let found = people
+        .find_one(bson::doc! {"_id": 1})
+        .run()
+        .expect("find_one");
+    assert_eq!(found, Some(ada));
+    let second = embedded_client::Client::open(&path).expect_err("the file is locked");
+    assert!(
+        matches!(*second.kind, embedded_client::ErrorKind::Locked { .. }),
+        "{second:?}"
+    );
+    client.close().expect("close");
+    let _ = std::fs::remove_file(&path);
+}
