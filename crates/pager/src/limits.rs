@@ -33,12 +33,6 @@ pub const GROW_PAGES_MIN: u64 = 16;
 /// stays a small share of a large file.
 pub const GROW_PAGES_MAX: u64 = 16 * 1024;
 
-/// Zero-filled pages a write transaction leaves past its own pages for the checkpoint
-/// (256 KiB): the next free list (500 free extents a page) comes from them when the disk is
-/// full, so a full disk refuses writes but never the checkpoint or the clean close that
-/// make the data safe.
-pub const CHECKPOINT_RESERVE_PAGES: u64 = 64;
-
 /// Dirty bytes a write transaction keeps in memory before it spills pages to the file.
 pub const DIRTY_BYTES_MAX_DEFAULT: usize = 256 * 1024 * 1024;
 

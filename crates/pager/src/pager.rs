@@ -280,8 +280,7 @@ impl Pager {
         self.flush_write_back()?;
         let roots = self.published.lock().snapshot.roots;
         let (extent, persisted) = allocate_free_list(w)?;
-        // The reserve that write transactions leave covers this growth on a full disk.
-        self.ensure_file(w, u64::from(w.page_count), 0)?;
+        self.ensure_file(w, u64::from(w.page_count))?;
         let mut image = vec![0u8; extent.bytes()];
         page::init(&mut image, KIND_FREE_LIST);
         let count = u32::try_from(persisted.extent_count()).expect("free list count fits u32");
@@ -359,24 +358,18 @@ impl Pager {
         pending.release(oldest, checkpoint_seq, free);
     }
 
-    /// Grows the file so it holds `content_pages` pages and `reserve_pages` more past them,
-    /// writing real zeros into the new tail (so a full disk fails here, as an error, and the
-    /// reserve really holds blocks) and mapping the new length.
-    pub(crate) fn ensure_file(
-        &self,
-        w: &mut Writer,
-        content_pages: u64,
-        reserve_pages: u64,
-    ) -> Result<()> {
-        let pages_needed = (content_pages + reserve_pages).min(FILE_PAGES_MAX);
+    /// Grows the file so it holds `pages_needed` pages, giving every new page real blocks
+    /// (so a full disk fails here, as an error, and never later when a page is
+    /// overwritten) and mapping the new length.
+    pub(crate) fn ensure_file(&self, w: &mut Writer, pages_needed: u64) -> Result<()> {
         if w.file_pages >= pages_needed {
             return Ok(());
         }
         let slack = (w.file_pages / 64).clamp(GROW_PAGES_MIN, GROW_PAGES_MAX);
         let new_pages = (pages_needed + slack).min(FILE_PAGES_MAX);
         assert!(
-            new_pages >= content_pages,
-            "growth to {new_pages} covers {content_pages}"
+            new_pages >= pages_needed,
+            "growth to {new_pages} covers {pages_needed}"
         );
         // Every new page gets real blocks now, the ones this commit is about to write
         // included (it may free some of them again, and a later overwrite of a hole could

@@ -16,8 +16,7 @@
 use crate::alloc::Freed;
 use crate::error::Result;
 use crate::limits::{
-    CHECKPOINT_RESERVE_PAGES, EXTENT_PAGES_MAX, PAGE_HEADER_SIZE, PAGE_SIZE, ROOT_SLOTS,
-    WRITE_BACK_COMMIT_PAGES_MAX,
+    EXTENT_PAGES_MAX, PAGE_HEADER_SIZE, PAGE_SIZE, ROOT_SLOTS, WRITE_BACK_COMMIT_PAGES_MAX,
 };
 use crate::page::{self, Extent, KIND_USER_MIN, PageId};
 use crate::pager::{Pager, Writer, grow, write_coalesced};
@@ -262,9 +261,7 @@ impl<'p> WriteTxn<'p> {
     fn spill(&mut self) -> Result<()> {
         let generation = self.writer.checkpoint_counter + 1;
         let needed = u64::from(self.writer.page_count);
-        let result = self
-            .pager
-            .ensure_file(&mut self.writer, needed, CHECKPOINT_RESERVE_PAGES);
+        let result = self.pager.ensure_file(&mut self.writer, needed);
         self.pager.fail_on_io(result)?;
         let mut ids: Vec<u32> = self.dirty.keys().copied().collect();
         ids.sort_unstable();
@@ -294,8 +291,7 @@ impl<'p> WriteTxn<'p> {
 
     fn commit_pages(&mut self) -> Result<()> {
         let needed = u64::from(self.writer.page_count);
-        self.pager
-            .ensure_file(&mut self.writer, needed, CHECKPOINT_RESERVE_PAGES)?;
+        self.pager.ensure_file(&mut self.writer, needed)?;
         let generation = self.writer.checkpoint_counter + 1;
         // Small commits only: a bulk commit's pages go to the file at once, so the readers
         // that follow borrow them from the map instead of copying them from the buffer.
