@@ -29,7 +29,7 @@
 //! the module-level `dead_code` allowance; remove it with the first caller.
 #![allow(dead_code)]
 
-mod display;
+pub(crate) mod display;
 mod hash;
 pub(crate) mod keys;
 mod partial;

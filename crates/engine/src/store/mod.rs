@@ -23,11 +23,13 @@
 //! - After an I/O failure nothing is written again until the store is reopened.
 
 mod catalog;
+mod indexes;
 mod log;
 mod meta_cache;
 mod txn;
 
-pub use catalog::{CollectionMeta, Namespace};
+pub use catalog::{CollectionMeta, IndexMeta, Namespace};
+pub use indexes::IndexCheck;
 pub use txn::{Reader, Record, Writer};
 
 use parking_lot::{Condvar, Mutex};
@@ -52,14 +54,24 @@ const SYNC_AHEAD_BYTES: u64 = 16 << 20;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// A document with an equal `_id` exists.
-    #[error("E11000 duplicate key error collection: {ns} index: _id_ dup key: {{ _id: {id} }}")]
+    /// A document with an equal key exists in a unique index (`_id_` or a secondary one).
+    #[error("E11000 duplicate key error collection: {ns} index: {index} dup key: {shown}")]
     DuplicateKey {
         /// The collection.
         ns: Namespace,
-        /// The `_id` value, as MongoDB prints it.
-        id: String,
+        /// The index name.
+        index: String,
+        /// The key as MongoDB prints it (`{ a: 1 }`).
+        shown: String,
+        /// The index's key pattern (`keyPattern` of the error).
+        pattern: bson::Document,
+        /// The key's values by field (`keyValue`).
+        value: bson::Document,
     },
+    /// A document an index cannot hold (171 parallel arrays, 16766 an array in a hashed
+    /// index, ...), or an index build refused: mongod's error, nothing changed.
+    #[error("{0}")]
+    Rejected(crate::error::Error),
     /// The collection does not exist.
     #[error("ns not found: {0}")]
     NamespaceNotFound(Namespace),
@@ -133,7 +145,17 @@ impl StoreError {
                 .map_or_else(|_| "?".to_owned(), |v| v.to_string()),
             _ => "null".to_owned(),
         };
-        StoreError::DuplicateKey { ns: ns.clone(), id }
+        let value = match doc.get("_id") {
+            Ok(Some(value)) => bson::Bson::try_from(value).unwrap_or(bson::Bson::Null),
+            _ => bson::Bson::Null,
+        };
+        StoreError::DuplicateKey {
+            ns: ns.clone(),
+            index: "_id_".to_owned(),
+            shown: format!("{{ _id: {id} }}"),
+            pattern: bson::doc! { "_id": 1 },
+            value: bson::doc! { "_id": value },
+        }
     }
 }
 
@@ -568,7 +590,7 @@ impl Store {
         self.check_io(result)
     }
 
-    fn new_uuid(&self) -> [u8; 16] {
+    pub(crate) fn new_uuid(&self) -> [u8; 16] {
         let seq = self.uuid_seq.fetch_add(1, Ordering::Relaxed);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -661,6 +683,18 @@ impl Store {
             report.documents += meta.count;
             extents.extend(records.extents);
             extents.extend(ids.extents);
+            for index in &meta.indexes {
+                let tree = index.tree.verify(reader.txn())?;
+                if tree.entries != index.entries {
+                    return Err(StoreError::Corrupt(format!(
+                        "{ns}: index {} counts {} entries but its tree holds {}",
+                        index.name(),
+                        index.entries,
+                        tree.entries
+                    )));
+                }
+                extents.extend(tree.extents);
+            }
         }
         drop(reader);
         let pages = self.pager.verify(&extents)?;
