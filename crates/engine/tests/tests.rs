@@ -5,6 +5,7 @@ mod ddl;
 mod disk_failures;
 mod embedded;
 mod find_and_modify;
+mod index_model;
 mod indexes;
 mod model;
 mod restart;

@@ -286,6 +286,7 @@ pub(crate) fn check<T: PageRead>(
 ) -> Result<IndexCheck, StoreError> {
     let mut report = IndexCheck::default();
     let mut expected: BTreeSet<Vec<u8>> = BTreeSet::new();
+    let mut paths = vec![BTreeSet::new(); index.spec.fields.len()];
     for record in meta.records.iter(txn)? {
         let (key, bytes) = record?;
         let rid = rid_of(&key)?;
@@ -294,7 +295,12 @@ pub(crate) fn check<T: PageRead>(
             continue;
         };
         match keys::index_keys(&index.spec, doc) {
-            Ok(keys) => expected.extend(keys.keys.iter().map(|k| entry_key(k, rid))),
+            Ok(keys) => {
+                expected.extend(keys.keys.iter().map(|k| entry_key(k, rid)));
+                for (all, mine) in paths.iter_mut().zip(keys.multikey_paths) {
+                    all.extend(mine);
+                }
+            }
             Err(error) => report.errors.push(format!("record {rid}: {error}")),
         }
     }
@@ -314,6 +320,15 @@ pub(crate) fn check<T: PageRead>(
     }
     for wanted in expected {
         report.missing.push(split_entry(&wanted)?.1);
+    }
+    // As mongod's validate: a document may not be multikey where the index is not.
+    for (field, (found, recorded)) in paths.iter().zip(&index.multikey_paths).enumerate() {
+        if !found.is_subset(recorded) || (!found.is_empty() && !index.multikey) {
+            report.errors.push(format!(
+                "documents are multikey at components {found:?} of key field {field} but the \
+                 index records {recorded:?}"
+            ));
+        }
     }
     if report.keys != index.entries {
         report.errors.push(format!(
