@@ -283,3 +283,63 @@ pub(crate) fn rid_of(bytes: &[u8]) -> Result<u64, StoreError> {
         .map_err(|_| StoreError::Corrupt("record id is not 8 bytes".into()))?;
     Ok(u64::from_be_bytes(bytes))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{CollectionMeta, IndexMeta};
+    use crate::index::spec::{IndexSpec, ParseOptions};
+    use bson::rawdoc;
+    use btree::Tree;
+    use std::sync::Arc;
+
+    /// An entry as format 1 (before issue 26) wrote it, field for field.
+    fn format_1_entry() -> bson::RawDocumentBuf {
+        rawdoc! {
+            "records": 12_i64, "ids": 13_i64, "next": 4_i64, "count": 3_i64, "size": 99_i64,
+            "options": { "validationLevel": "strict" },
+            "uuid": bson::Binary { subtype: bson::spec::BinarySubtype::Uuid, bytes: vec![7; 16] },
+        }
+    }
+
+    #[test]
+    fn format_1_entries_read_and_are_written_unchanged() {
+        let old = format_1_entry();
+        let meta = CollectionMeta::decode(old.as_bytes()).expect("format 1 decodes");
+        assert!(meta.indexes.is_empty());
+        assert_eq!(meta.count, 3);
+        assert_eq!(meta.encode(), old, "no indexes: byte-identical to format 1");
+    }
+
+    #[test]
+    fn index_entries_round_trip() {
+        let mut meta = CollectionMeta::decode(format_1_entry().as_bytes()).expect("decodes");
+        let spec = rawdoc! {
+            "key": { "a.b": 1, "c": -1 }, "name": "abc", "unique": true,
+            "partialFilterExpression": { "c": { "$gt": 1 } },
+        };
+        let spec = IndexSpec::parse(&spec, ParseOptions::default()).expect("valid spec");
+        let mut index = IndexMeta::new(Arc::new(spec));
+        index.tree = Tree::from_root(77);
+        index.multikey = true;
+        index.multikey_paths[0].insert(1);
+        index.entries = 5;
+        index.key_bytes = 120;
+        meta.indexes.push(index);
+        let bytes = meta.encode();
+        let back = CollectionMeta::decode(bytes.as_bytes()).expect("decodes");
+        assert_eq!(back, meta);
+        assert_eq!(back.indexes[0].spec.stored, meta.indexes[0].spec.stored);
+        assert!(back.indexes[0].spec.partial.is_some());
+        // Damage is corruption, never a panic.
+        let mut bad = bytes.clone();
+        bad.append(bson::cstr!("extra"), 1);
+        assert!(CollectionMeta::decode(bad.as_bytes()).is_ok(), "unknown fields are ignored");
+        let broken = rawdoc! {
+            "records": 0_i64, "ids": 0_i64, "next": 1_i64, "count": 0_i64, "size": 0_i64,
+            "options": {},
+            "uuid": bson::Binary { subtype: bson::spec::BinarySubtype::Uuid, bytes: vec![0; 16] },
+            "indexes": [{ "spec": { "key": {}, "name": "x" }, "root": 0_i64 }],
+        };
+        assert!(CollectionMeta::decode(broken.as_bytes()).is_err());
+    }
+}
