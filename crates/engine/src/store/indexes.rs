@@ -128,12 +128,13 @@ pub(crate) fn plan<T: PageRead>(
             Some(doc) => keys_of(spec, doc)?.keys,
             None => Vec::new(),
         };
-        let (new_keys, multikey_paths) = match new {
+        let (new_keys, multikey_paths, multikey) = match new {
             Some(doc) => {
                 let keys = keys_of(spec, doc)?;
-                (keys.keys, keys.multikey_paths)
+                let multikey = keys.is_multikey();
+                (keys.keys, keys.multikey_paths, multikey)
             }
-            None => (Vec::new(), Vec::new()),
+            None => (Vec::new(), Vec::new(), false),
         };
         // Both lists are sorted and deduplicated.
         let removed: Vec<Vec<u8>> = old_keys
@@ -154,8 +155,7 @@ pub(crate) fn plan<T: PageRead>(
                 }
             }
         }
-        if !removed.is_empty() || !added.is_empty() || multikey_paths.iter().any(|p| !p.is_empty())
-        {
+        if !removed.is_empty() || !added.is_empty() || multikey {
             changes.push(Change {
                 index: position,
                 removed,
