@@ -136,9 +136,7 @@ fn plan(point: &str) -> Option<Plan> {
         // The setup's two builds pass the load point first (over an empty collection);
         // later passes are client 0's builds of `k_1` over the data.
         "ddl.create_index.before_load" => live(Index, INDEX, 5),
-        "ddl.create_index.before_commit" | "ddl.drop_index.before_commit" => {
-            live(Index, INDEX, 3)
-        }
+        "ddl.create_index.before_commit" | "ddl.drop_index.before_commit" => live(Index, INDEX, 3),
         "checkpoint.start" | "checkpoint.after_header" | "wal.truncate.after_rename" => {
             live(Insert, DATA, 3)
         }

@@ -169,11 +169,13 @@ impl From<crate::store::StoreError> for Error {
     fn from(error: crate::store::StoreError) -> Error {
         use crate::store::StoreError;
         let code = match &error {
-            StoreError::DuplicateKey { pattern, value, .. } => {
+            StoreError::DuplicateKey(key) => {
                 return Error::WithInfo {
                     code: ErrorCode::DuplicateKey,
                     message: error.to_string(),
-                    info: Box::new(bson::doc! { "keyPattern": pattern, "keyValue": value }),
+                    info: Box::new(
+                        bson::doc! { "keyPattern": &key.pattern, "keyValue": &key.value },
+                    ),
                 };
             }
             StoreError::Rejected(inner) => return inner.clone(),

@@ -19,13 +19,25 @@ use std::collections::BTreeSet;
 fn pool() -> Vec<(&'static str, Document)> {
     vec![
         ("a_1", doc! { "key": { "a": 1 }, "name": "a_1" }),
-        ("a_1_e_-1", doc! { "key": { "a": 1, "e": -1 }, "name": "a_1_e_-1" }),
+        (
+            "a_1_e_-1",
+            doc! { "key": { "a": 1, "e": -1 }, "name": "a_1_e_-1" },
+        ),
         ("cx", doc! { "key": { "c.x": 1 }, "name": "cx" }),
         ("ax", doc! { "key": { "a.x": -1 }, "name": "ax" }),
         ("ab", doc! { "key": { "a": 1, "b": 1 }, "name": "ab" }),
-        ("e_hashed", doc! { "key": { "e": "hashed" }, "name": "e_hashed" }),
-        ("u_b", doc! { "key": { "b": 1 }, "name": "u_b", "unique": true }),
-        ("u_eb", doc! { "key": { "e": 1, "b": 1 }, "name": "u_eb", "unique": true }),
+        (
+            "e_hashed",
+            doc! { "key": { "e": "hashed" }, "name": "e_hashed" },
+        ),
+        (
+            "u_b",
+            doc! { "key": { "b": 1 }, "name": "u_b", "unique": true },
+        ),
+        (
+            "u_eb",
+            doc! { "key": { "e": 1, "b": 1 }, "name": "u_eb", "unique": true },
+        ),
         (
             "us_b",
             doc! { "key": { "b": -1 }, "name": "us_b", "unique": true, "sparse": true },
@@ -33,7 +45,7 @@ fn pool() -> Vec<(&'static str, Document)> {
         (
             "up_e",
             doc! { "key": { "e": 1 }, "name": "up_e", "unique": true,
-                   "partialFilterExpression": { "e": { "$gt": 5 } } },
+            "partialFilterExpression": { "e": { "$gt": 5 } } },
         ),
     ]
 }
@@ -250,7 +262,11 @@ fn run_steps(steps: Vec<Step>, case: u64) {
                 doc.extend(body);
                 next_id += 1;
                 let expected = model.refusal(-1, &doc);
-                let reply = run(&engine, "db", raw(doc! { "insert": "c", "documents": [doc.clone()] }));
+                let reply = run(
+                    &engine,
+                    "db",
+                    raw(doc! { "insert": "c", "documents": [doc.clone()] }),
+                );
                 assert_eq!(write_code(&reply), expected, "insert {doc:?}");
                 if expected.is_none() {
                     model.docs.push(doc);
@@ -328,7 +344,11 @@ fn run_steps(steps: Vec<Step>, case: u64) {
             Step::DropIndex(i) if !model.indexes.is_empty() => {
                 let at = i % model.indexes.len();
                 let name = pool()[model.indexes[at]].0;
-                ok(&engine, "db", raw(doc! { "dropIndexes": "c", "index": name }));
+                ok(
+                    &engine,
+                    "db",
+                    raw(doc! { "dropIndexes": "c", "index": name }),
+                );
                 model.indexes.remove(at);
             }
             Step::Reopen => {

@@ -262,7 +262,10 @@ impl Op {
                 .and_then(Bson::as_document)
                 .and_then(|e| e.get_i32("code").ok());
             if n() != 0 || code != Some(11000) {
-                return Err(format!("{} answered {reply} (expected 11000)", self.describe()));
+                return Err(format!(
+                    "{} answered {reply} (expected 11000)",
+                    self.describe()
+                ));
             }
             return Ok(());
         }
@@ -586,7 +589,7 @@ impl Track {
         let len = self.rng.below(400) as usize;
         doc! {
             "_id": id, "u": format!("u{id}"),
-            "m": [(self.op_no % 7) as i64, (id % 3) as i64],
+            "m": [(self.op_no % 7) as i64, id % 3],
             "k": self.rng.below(50) as i64, "pad": pad(len, self.op_no),
         }
     }

@@ -175,7 +175,7 @@ impl<'e, 'w, 's> Sink<'e, 'w, 's> {
 /// A store failure while writing `doc`: a duplicate `_id` carries what drivers read.
 fn store_error(error: StoreError, doc: &RawDocument) -> Error {
     match error {
-        StoreError::DuplicateKey { .. } | StoreError::Rejected(_) => duplicate_key(&error, doc),
+        StoreError::DuplicateKey(_) | StoreError::Rejected(_) => duplicate_key(&error, doc),
         other => other.into(),
     }
 }

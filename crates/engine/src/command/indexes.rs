@@ -384,9 +384,8 @@ pub(super) fn coll_mod_index(
         if !(0..=i64::from(i32::MAX)).contains(&expire) {
             return Err(Error::new(
                 ErrorCode::InvalidOptions,
-                format!(
-                    "TTL index 'expireAfterSeconds' option must be within an acceptable range, try a lower number"
-                ),
+                "TTL index 'expireAfterSeconds' option must be within an acceptable range, \
+                 try a lower number",
             ));
         }
         if i64::from(old) != expire {

@@ -80,7 +80,7 @@ impl Failure {
     /// statement (with MongoDB's `keyPattern`/`keyValue`), anything else the command.
     pub(super) fn store(error: StoreError, doc: &RawDocument) -> Failure {
         match error {
-            StoreError::DuplicateKey { .. } | StoreError::Rejected(_) => {
+            StoreError::DuplicateKey(_) | StoreError::Rejected(_) => {
                 Failure::Statement(duplicate_key(&error, doc))
             }
             other => Failure::Fatal(other.into()),

@@ -333,7 +333,10 @@ mod tests {
         // Damage is corruption, never a panic.
         let mut bad = bytes.clone();
         bad.append(bson::cstr!("extra"), 1);
-        assert!(CollectionMeta::decode(bad.as_bytes()).is_ok(), "unknown fields are ignored");
+        assert!(
+            CollectionMeta::decode(bad.as_bytes()).is_ok(),
+            "unknown fields are ignored"
+        );
         let broken = rawdoc! {
             "records": 0_i64, "ids": 0_i64, "next": 1_i64, "count": 0_i64, "size": 0_i64,
             "options": {},

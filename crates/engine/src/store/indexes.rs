@@ -17,8 +17,8 @@
 //!   updates and deletes (live or at replay) regenerates them, and an index build applied
 //!   at replay reads the same records the live build read.
 
-use super::StoreError;
 use super::catalog::{CollectionMeta, IndexMeta, Namespace, rid_key, rid_of};
+use super::{DuplicateKey, StoreError};
 use crate::index::display;
 use crate::index::keys::{self, Keys};
 use crate::index::spec::IndexSpec;
@@ -92,13 +92,13 @@ pub(crate) fn duplicate(
             values.get(i).cloned().unwrap_or(bson::Bson::Null),
         );
     }
-    StoreError::DuplicateKey {
+    StoreError::DuplicateKey(Box::new(DuplicateKey {
         ns: ns.clone(),
         index: spec.name.clone(),
         shown: display::document(&value),
         pattern: spec.key_pattern.clone(),
         value,
-    }
+    }))
 }
 
 /// What one record's write changes in one index.

@@ -50,24 +50,33 @@ const CHECKPOINT_PENDING_PAGES_MIN: u64 = 2048;
 /// checkpoint 161 / 6.1 ms; every 4 MiB 27-34 / 9-10 ms; every 16 MiB 25-26 / 7-8 ms.
 const SYNC_AHEAD_BYTES: u64 = 16 << 20;
 
+/// What a duplicate key error reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DuplicateKey {
+    /// The collection.
+    pub ns: Namespace,
+    /// The index name.
+    pub index: String,
+    /// The key as MongoDB prints it (`{ a: 1 }`).
+    pub shown: String,
+    /// The index's key pattern (`keyPattern` of the error).
+    pub pattern: bson::Document,
+    /// The key's values by field (`keyValue`).
+    pub value: bson::Document,
+}
+
 /// A storage failure, mapped to a MongoDB error by the command layer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
     /// A document with an equal key exists in a unique index (`_id_` or a secondary one).
-    #[error("E11000 duplicate key error collection: {ns} index: {index} dup key: {shown}")]
-    DuplicateKey {
-        /// The collection.
-        ns: Namespace,
-        /// The index name.
-        index: String,
-        /// The key as MongoDB prints it (`{ a: 1 }`).
-        shown: String,
-        /// The index's key pattern (`keyPattern` of the error).
-        pattern: bson::Document,
-        /// The key's values by field (`keyValue`).
-        value: bson::Document,
-    },
+    #[error(
+        "E11000 duplicate key error collection: {} index: {} dup key: {}",
+        .0.ns,
+        .0.index,
+        .0.shown
+    )]
+    DuplicateKey(Box<DuplicateKey>),
     /// A document an index cannot hold (171 parallel arrays, 16766 an array in a hashed
     /// index, ...), or an index build refused: mongod's error, nothing changed.
     #[error("{0}")]
@@ -149,13 +158,13 @@ impl StoreError {
             Ok(Some(value)) => bson::Bson::try_from(value).unwrap_or(bson::Bson::Null),
             _ => bson::Bson::Null,
         };
-        StoreError::DuplicateKey {
+        StoreError::DuplicateKey(Box::new(DuplicateKey {
             ns: ns.clone(),
             index: "_id_".to_owned(),
             shown: format!("{{ _id: {id} }}"),
             pattern: bson::doc! { "_id": 1 },
             value: bson::doc! { "_id": value },
-        }
+        }))
     }
 }
 

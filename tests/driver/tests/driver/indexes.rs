@@ -68,7 +68,10 @@ fn create_list_and_drop_indexes() {
     assert_eq!(sku.keys, doc! { "sku": 1 });
     let options = sku.options.as_ref().expect("options");
     assert_eq!(options.unique, Some(true));
-    assert_eq!(listed[3].options.as_ref().and_then(|o| o.sparse), Some(true));
+    assert_eq!(
+        listed[3].options.as_ref().and_then(|o| o.sparse),
+        Some(true)
+    );
     items.drop_index("a_1_b_-1").run().expect("drop_index");
     assert_eq!(
         items.list_index_names().run().expect("names"),
@@ -117,8 +120,14 @@ fn unique_violations_over_the_wire() {
         .as_document()
         .expect("entry")
         .clone();
-    assert_eq!(entry.get_document("keyPattern").ok(), Some(&doc! { "email": 1 }));
-    assert_eq!(entry.get_document("keyValue").ok(), Some(&doc! { "email": "a@x" }));
+    assert_eq!(
+        entry.get_document("keyPattern").ok(),
+        Some(&doc! { "email": 1 })
+    );
+    assert_eq!(
+        entry.get_document("keyValue").ok(),
+        Some(&doc! { "email": "a@x" })
+    );
     users
         .insert_one(doc! { "_id": 4, "email": "b@x" })
         .run()
@@ -134,7 +143,10 @@ fn unique_violations_over_the_wire() {
         .expect_err("findOneAndUpdate to a taken key");
     assert_eq!(write_error_code(&error).0, 11000);
     let error = users
-        .insert_many(vec![doc! { "_id": 5, "email": "c@x" }, doc! { "_id": 6, "email": "c@x" }])
+        .insert_many(vec![
+            doc! { "_id": 5, "email": "c@x" },
+            doc! { "_id": 6, "email": "c@x" },
+        ])
         .run()
         .expect_err("batch with a duplicate");
     assert_eq!(write_error_code(&error).0, 11000);
@@ -150,7 +162,10 @@ fn unique_violations_over_the_wire() {
         .expect_err("build over duplicates");
     let (code, message) = write_error_code(&error);
     assert_eq!(code, 11000);
-    assert!(message.ends_with("index: k_1 dup key: { k: 1 }"), "{message}");
+    assert!(
+        message.ends_with("index: k_1 dup key: { k: 1 }"),
+        "{message}"
+    );
     assert_eq!(dup.list_index_names().run().expect("names"), ["_id_"]);
     let valid = db
         .run_command(doc! { "validate": "users" })
