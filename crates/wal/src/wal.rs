@@ -453,6 +453,26 @@ impl Wal {
         }
     }
 
+    /// Poisons the log without I/O and returns once no write of it is in flight: from
+    /// here on it writes nothing, and every committer not yet told its outcome gets
+    /// `Poisoned` (unknown). For a store being recovered in place, whose new log must be
+    /// the only writer of the file.
+    pub fn poison(&self) {
+        let mut state = self.state.lock();
+        if !state.poisoned {
+            state.poisoned = true;
+            state.gather.timer = None;
+            self.published.poisoned.store(true, Ordering::Release);
+        }
+        while state.io_busy {
+            self.changed.wait(&mut state);
+        }
+        self.changed.notify_all();
+        drop(state);
+        self.bells.ring(0, true);
+        self.bells.ring(1, true);
+    }
+
     /// Whether an earlier I/O failure poisoned the log.
     pub fn is_poisoned(&self) -> bool {
         self.published.poisoned.load(Ordering::Acquire)

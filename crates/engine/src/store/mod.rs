@@ -380,6 +380,13 @@ impl Store {
     pub fn recover(&self) -> Result<Arc<Store>, StoreError> {
         self.stop_checkpointer();
         self.failed.store(true, Ordering::Release);
+        // The old store must write nothing more: a transaction or checkpoint under way
+        // finishes first (the gate), and its log stops, with any write in flight done, so
+        // a committer still waiting on it can never append behind the new log's back
+        // (it is told its outcome is unknown). Found by the fault sweep: an acknowledged
+        // write was lost when the old log wrote after the new one had opened the file.
+        let _gate = self.gate.lock();
+        self.wal.poison();
         let name = self
             .wal_name
             .strip_suffix("-wal")
