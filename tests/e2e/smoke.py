@@ -5,7 +5,8 @@ Usage: python smoke.py mongodb://127.0.0.1:PORT/
 
 import sys
 
-from pymongo import MongoClient, ReturnDocument
+import gridfs
+from pymongo import ASCENDING, DESCENDING, MongoClient, ReturnDocument
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
 
@@ -49,6 +50,61 @@ def crud_round(client: MongoClient) -> None:
     assert "people" not in db.list_collection_names()
 
 
+def index_round(client: MongoClient) -> None:
+    """createIndex (unique, compound), index_information, a unique violation with its
+    keyPattern/keyValue, a build over duplicates refused, drop_index."""
+    db = client["smoke_py_ix"]
+    db.drop_collection("users")
+    users = db.users
+    assert users.create_index([("email", ASCENDING)], unique=True) == "email_1"
+    assert users.create_index([("age", ASCENDING), ("name", DESCENDING)]) == "age_1_name_-1"
+    info = users.index_information()
+    assert set(info) == {"_id_", "email_1", "age_1_name_-1"}, info
+    assert info["email_1"]["unique"] is True
+    users.insert_many([{"_id": i, "email": f"u{i}@x", "age": i % 3} for i in range(20)])
+    try:
+        users.insert_one({"_id": 100, "email": "u7@x"})
+        raise AssertionError("duplicate email accepted")
+    except DuplicateKeyError as error:
+        assert error.code == 11000
+        assert error.details["keyPattern"] == {"email": 1}, error.details
+        assert error.details["keyValue"] == {"email": "u7@x"}, error.details
+        assert "index: email_1 dup key: { email: \"u7@x\" }" in error.details["errmsg"]
+    try:
+        users.create_index([("age", ASCENDING)], unique=True)
+        raise AssertionError("unique build over duplicates accepted")
+    except DuplicateKeyError as error:
+        assert error.code == 11000
+    assert "age_1" not in users.index_information()
+    users.drop_index("age_1_name_-1")
+    assert set(users.index_information()) == {"_id_", "email_1"}
+    assert db.command("validate", "users")["valid"] is True
+    db.drop_collection("users")
+
+
+def gridfs_round(client: MongoClient) -> None:
+    """GridFSBucket creates its indexes first (a unique one on fs.chunks), then upload,
+    download by id and by name, list, delete."""
+    db = client["smoke_gridfs"]
+    client.drop_database("smoke_gridfs")
+    bucket = gridfs.GridFSBucket(db, chunk_size_bytes=1024)
+    data = bytes(range(256)) * 20
+    file_id = bucket.upload_from_stream("a.bin", data, metadata={"kind": "test"})
+    bucket.upload_from_stream("b.bin", b"small")
+    assert bucket.open_download_stream(file_id).read() == data
+    assert bucket.open_download_stream_by_name("a.bin").read() == data
+    assert sorted(f.filename for f in bucket.find({})) == ["a.bin", "b.bin"]
+    chunks = db["fs.chunks"].index_information()
+    assert chunks["files_id_1_n_1"]["unique"] is True, chunks
+    assert "filename_1_uploadDate_1" in db["fs.files"].index_information()
+    assert db["fs.chunks"].count_documents({"files_id": file_id}) == 5
+    bucket.delete(file_id)
+    assert [f.filename for f in bucket.find({})] == ["b.bin"]
+    assert db["fs.chunks"].count_documents({"files_id": file_id}) == 0
+    assert db.command("validate", "fs.chunks")["valid"] is True
+    client.drop_database("smoke_gridfs")
+
+
 def main(uri: str) -> None:
     client = MongoClient(uri, serverSelectionTimeoutMS=5000, directConnection=True)
     assert client.admin.command("ping")["ok"] == 1.0
@@ -66,6 +122,8 @@ def main(uri: str) -> None:
     status = client.admin.command("serverStatus")
     assert status["connections"]["current"] >= 1
     crud_round(client)
+    index_round(client)
+    gridfs_round(client)
     client.close()
     print(f"pymongo {sys.modules['pymongo'].version}: ok (server {info['version']})")
 

@@ -88,11 +88,12 @@ struct Plan {
 const DATA: &[Workload] = &Workload::ALL;
 const DDL: &[Workload] = &[Workload::Ddl];
 const INSERT: &[Workload] = &[Workload::Insert];
+const INDEX: &[Workload] = &[Workload::Index];
 
 /// The plan for `point`; `None` for a point the matrix does not know (a test keeps every
 /// point of `ALL` planned).
 fn plan(point: &str) -> Option<Plan> {
-    use Workload::{Ddl, Delete, Insert, Update};
+    use Workload::{Ddl, Delete, Index, Insert, Update};
     let live = |small, workloads, max_n| Plan {
         kind: Kind::Live,
         small,
@@ -132,6 +133,10 @@ fn plan(point: &str) -> Option<Plan> {
         | "ddl.rename.before_commit"
         | "ddl.drop_database.between_drops"
         | "ddl.drop_database.before_commit" => live(Ddl, DDL, 3),
+        // The setup's two builds pass the load point first (over an empty collection);
+        // later passes are client 0's builds of `k_1` over the data.
+        "ddl.create_index.before_load" => live(Index, INDEX, 5),
+        "ddl.create_index.before_commit" | "ddl.drop_index.before_commit" => live(Index, INDEX, 3),
         "checkpoint.start" | "checkpoint.after_header" | "wal.truncate.after_rename" => {
             live(Insert, DATA, 3)
         }
@@ -461,8 +466,10 @@ struct Phase {
 /// The clients of a run: the setup client (data workloads) and the workload's clients.
 fn clients_for(workload: Workload, seed: u64) -> Vec<Track> {
     let mut tracks = Vec::new();
-    if workload != Workload::Ddl {
-        tracks.push(Track::setup());
+    match workload {
+        Workload::Ddl => {}
+        Workload::Index => tracks.push(Track::setup_indexed()),
+        _ => tracks.push(Track::setup()),
     }
     tracks.extend((0..workload.clients(seed)).map(|c| Track::client(workload, c, seed)));
     tracks

@@ -169,7 +169,16 @@ impl From<crate::store::StoreError> for Error {
     fn from(error: crate::store::StoreError) -> Error {
         use crate::store::StoreError;
         let code = match &error {
-            StoreError::DuplicateKey { .. } => ErrorCode::DuplicateKey,
+            StoreError::DuplicateKey(key) => {
+                return Error::WithInfo {
+                    code: ErrorCode::DuplicateKey,
+                    message: error.to_string(),
+                    info: Box::new(
+                        bson::doc! { "keyPattern": &key.pattern, "keyValue": &key.value },
+                    ),
+                };
+            }
+            StoreError::Rejected(inner) => return inner.clone(),
             StoreError::NamespaceNotFound(_) => ErrorCode::NamespaceNotFound,
             StoreError::NamespaceExists(_) => ErrorCode::NamespaceExists,
             StoreError::Corrupt(_) => ErrorCode::DataCorruptionDetected,

@@ -6,6 +6,8 @@ mod ddl;
 mod disk_failures;
 mod embedded;
 mod find_and_modify;
+mod index_model;
+mod indexes;
 mod model;
 mod restart;
 mod store;

@@ -35,6 +35,11 @@ pub const ALL: &[&str] = &[
     "ddl.rename.before_commit",
     "ddl.drop_database.between_drops",
     "ddl.drop_database.before_commit",
+    // Index DDL: a build sorted and about to be bulk-loaded (live and at replay), and the
+    // commands before they commit.
+    "ddl.create_index.before_load",
+    "ddl.create_index.before_commit",
+    "ddl.drop_index.before_commit",
     // Checkpoints (`Store::checkpoint`, `Pager::checkpoint`, `Wal::truncate_before`).
     "checkpoint.start",
     "checkpoint.before_pages",

@@ -34,14 +34,20 @@ pub(crate) enum Workload {
     /// create / drop / rename (with and without dropTarget, across databases) /
     /// dropDatabase, with inserts between; one client.
     Ddl,
+    /// Writes under secondary indexes (issue 26): `crash.c` has a unique index on `u` and
+    /// a multikey one on `m`; inserts, updates that move `u` and `m`, deletes, inserts
+    /// that break the unique index (refused with 11000, changing nothing), and on client
+    /// 0 builds and drops of a third index over the data.
+    Index,
 }
 
 impl Workload {
-    pub(crate) const ALL: [Workload; 4] = [
+    pub(crate) const ALL: [Workload; 5] = [
         Workload::Insert,
         Workload::Update,
         Workload::Delete,
         Workload::Ddl,
+        Workload::Index,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -50,6 +56,7 @@ impl Workload {
             Workload::Update => "update",
             Workload::Delete => "delete",
             Workload::Ddl => "ddl",
+            Workload::Index => "index",
         }
     }
 
@@ -149,6 +156,19 @@ pub(crate) enum Op {
     DropDatabase {
         db: String,
     },
+    /// An insert the unique index must refuse (11000): changes nothing.
+    InsertDuplicate {
+        ns: String,
+        doc: Document,
+    },
+    CreateIndexes {
+        ns: String,
+        specs: Vec<Document>,
+    },
+    DropIndex {
+        ns: String,
+        name: String,
+    },
 }
 
 fn split(ns: &str) -> (&str, &str) {
@@ -208,14 +228,47 @@ impl Op {
                 doc! {"renameCollection": from, "to": to, "dropTarget": *drop_target},
             ),
             Op::DropDatabase { db } => (db.as_str(), doc! {"dropDatabase": 1}),
+            Op::InsertDuplicate { ns, doc } => {
+                let (db, coll) = split(ns);
+                (db, doc! {"insert": coll, "documents": [doc.clone()]})
+            }
+            Op::CreateIndexes { ns, specs } => {
+                let (db, coll) = split(ns);
+                (db, doc! {"createIndexes": coll, "indexes": specs.clone()})
+            }
+            Op::DropIndex { ns, name } => {
+                let (db, coll) = split(ns);
+                (db, doc! {"dropIndexes": coll, "index": name.clone()})
+            }
         };
         body.insert("writeConcern", concern);
         (db.to_owned(), body)
     }
 
+    /// Whether the command must be answered with a write error (sent without the
+    /// client's refusal check).
+    fn expects_write_error(&self) -> bool {
+        matches!(self, Op::InsertDuplicate { .. })
+    }
+
     /// Checks the counts in an acknowledged reply against what the model expects.
     fn check_reply(&self, reply: &Document) -> Result<(), String> {
         let n = || reply.get_i32("n").map(i64::from).unwrap_or(-1);
+        if let Op::InsertDuplicate { .. } = self {
+            let code = reply
+                .get_array("writeErrors")
+                .ok()
+                .and_then(|e| e.first())
+                .and_then(Bson::as_document)
+                .and_then(|e| e.get_i32("code").ok());
+            if n() != 0 || code != Some(11000) {
+                return Err(format!(
+                    "{} answered {reply} (expected 11000)",
+                    self.describe()
+                ));
+            }
+            return Ok(());
+        }
         let expected = match self {
             Op::Insert { docs, .. } => docs.len() as i64,
             Op::Inc { ids, .. } => ids.len() as i64,
@@ -288,6 +341,7 @@ impl Op {
                     state.docs.insert((to.clone(), id), doc);
                 }
             }
+            Op::InsertDuplicate { .. } | Op::CreateIndexes { .. } | Op::DropIndex { .. } => {}
             Op::DropDatabase { db } => {
                 let prefix = format!("{db}.");
                 let gone: Vec<String> = state
@@ -326,6 +380,9 @@ impl Op {
                 drop_target,
             } => format!("rename {from} -> {to} (dropTarget {drop_target})"),
             Op::DropDatabase { db } => format!("dropDatabase {db}"),
+            Op::InsertDuplicate { ns, doc } => format!("duplicate insert {ns} {}", brief(doc)),
+            Op::CreateIndexes { ns, specs } => format!("createIndexes {ns} {specs:?}"),
+            Op::DropIndex { ns, name } => format!("dropIndexes {ns} {name}"),
         }
     }
 }
@@ -385,6 +442,8 @@ pub(crate) struct Track {
     script: Vec<Op>,
     /// The setup client: runs its script alone, before the others start.
     setup: bool,
+    /// The index workload's client 0: whether its index `k_1` exists (acknowledged).
+    k_index: bool,
 }
 
 impl Track {
@@ -400,6 +459,19 @@ impl Track {
         track.script = vec![Op::Create {
             ns: DATA_NS.to_owned(),
         }];
+        track
+    }
+
+    /// The setup client of the index workload: `crash.c` with its two indexes.
+    pub(crate) fn setup_indexed() -> Track {
+        let mut track = Track::setup();
+        track.script.push(Op::CreateIndexes {
+            ns: DATA_NS.to_owned(),
+            specs: vec![
+                doc! {"key": {"u": 1}, "name": "u_1", "unique": true},
+                doc! {"key": {"m": 1, "_id": -1}, "name": "m_1__id_-1"},
+            ],
+        });
         track
     }
 
@@ -447,6 +519,7 @@ impl Track {
             acks: 0,
             script: Vec::new(),
             setup: false,
+            k_index: false,
         }
     }
 
@@ -469,13 +542,24 @@ impl Track {
             self.script.remove(0)
         };
         let (db, body) = op.request();
+        let raw = op.expects_write_error();
         self.pending = Some(op);
-        match client.command(&db, body) {
+        let result = if raw {
+            client.raw_command(&db, body)
+        } else {
+            client.command(&db, body)
+        };
+        match result {
             Ok(reply) => {
                 let op = self.pending.take().expect("pending op");
                 op.check_reply(&reply)
                     .map_err(|e| format!("{}: {e}", self.name))?;
                 op.apply(&mut self.acked);
+                match &op {
+                    Op::CreateIndexes { .. } => self.k_index = true,
+                    Op::DropIndex { .. } => self.k_index = false,
+                    _ => {}
+                }
                 self.acks += 1;
                 Ok(true)
             }
@@ -494,6 +578,80 @@ impl Track {
             Workload::Update => self.update_op(),
             Workload::Delete => self.delete_op(),
             Workload::Ddl => self.ddl_op(),
+            Workload::Index => self.index_op(),
+        }
+    }
+
+    /// A document of the index workload: `u` unique (from the `_id`), `m` an array.
+    fn indexed_doc(&mut self) -> Document {
+        let id = self.next_id;
+        self.next_id += 1;
+        let len = self.rng.below(400) as usize;
+        doc! {
+            "_id": id, "u": format!("u{id}"),
+            "m": [(self.op_no % 7) as i64, id % 3],
+            "k": self.rng.below(50) as i64, "pad": pad(len, self.op_no),
+        }
+    }
+
+    fn index_op(&mut self) -> Op {
+        let ns = DATA_NS.to_owned();
+        let mine: Vec<i64> = self
+            .acked
+            .docs
+            .keys()
+            .filter(|(n, id)| *n == ns && self.scope.owns(*id))
+            .map(|(_, id)| *id)
+            .collect();
+        match self.rng.below(12) {
+            0..=3 => {
+                let count = 1 + self.rng.below(3);
+                let docs = (0..count).map(|_| self.indexed_doc()).collect();
+                Op::Insert { ns, docs }
+            }
+            4..=5 if !mine.is_empty() => {
+                // Moves the document's unique key to a fresh one.
+                let id = *self.rng.pick(&mine);
+                let fresh = self.next_id;
+                self.next_id += 1;
+                Op::Set {
+                    ns,
+                    id,
+                    field: "u",
+                    value: format!("u{fresh}"),
+                }
+            }
+            6 if !mine.is_empty() => {
+                let id = *self.rng.pick(&mine);
+                let taken = self.acked.docs[&(ns.clone(), id)]
+                    .get_str("u")
+                    .unwrap_or_default()
+                    .to_owned();
+                let mut doc = self.indexed_doc();
+                doc.insert("u", taken);
+                Op::InsertDuplicate { ns, doc }
+            }
+            7 if !mine.is_empty() => Op::Delete {
+                id: *self.rng.pick(&mine),
+                ns,
+            },
+            8..=9 if self.client == 0 => {
+                if self.k_index {
+                    Op::DropIndex {
+                        ns,
+                        name: "k_1".to_owned(),
+                    }
+                } else {
+                    Op::CreateIndexes {
+                        ns,
+                        specs: vec![doc! {"key": {"k": 1}, "name": "k_1"}],
+                    }
+                }
+            }
+            _ => {
+                let docs = vec![self.indexed_doc()];
+                Op::Insert { ns, docs }
+            }
         }
     }
 

@@ -93,15 +93,20 @@ impl<'e, 'w, 's> Sink<'e, 'w, 's> {
         let mode = match output {
             Output::Out(target) => {
                 let target = target_namespace("$out", target, db)?;
-                let options = match writer.collection(&target)? {
-                    Some(meta) => meta.options,
-                    None => RawDocumentBuf::new(),
-                };
+                let existing = writer.collection(&target)?;
+                let options = existing
+                    .as_ref()
+                    .map_or_else(RawDocumentBuf::new, |meta| meta.options.clone());
                 let temp = Namespace::new(
                     target.db.clone(),
                     format!("tmp.agg_out.{}", engine.ids.object_id(now).to_hex()),
                 );
                 writer.create_collection(&temp, options)?;
+                // The target keeps its indexes, as mongod's `$out` copies them onto the
+                // temporary collection first: a unique one is enforced on the output.
+                for index in existing.iter().flat_map(|meta| &meta.indexes) {
+                    writer.create_index(&temp, &index.spec)?;
+                }
                 Mode::Out { target, temp }
             }
             Output::Merge(merge) => {
@@ -170,7 +175,7 @@ impl<'e, 'w, 's> Sink<'e, 'w, 's> {
 /// A store failure while writing `doc`: a duplicate `_id` carries what drivers read.
 fn store_error(error: StoreError, doc: &RawDocument) -> Error {
     match error {
-        StoreError::DuplicateKey { .. } => duplicate_key(&error, doc),
+        StoreError::DuplicateKey(_) | StoreError::Rejected(_) => duplicate_key(&error, doc),
         other => other.into(),
     }
 }

@@ -85,7 +85,8 @@ pub(crate) fn list_collections(engine: &Engine, request: &Request<'_>) -> Result
     cursor::open(engine, cursor, first)
 }
 
-/// `listIndexes`: a cursor over a collection's indexes (only `_id_` exists).
+/// `listIndexes`: a cursor over a collection's indexes, `_id_` first, then in creation
+/// order, each as mongod lists it (`IndexSpec::list_entry`).
 pub(crate) fn list_indexes(engine: &Engine, request: &Request<'_>) -> Result<Reply, Error> {
     args::check_fields(
         request,
@@ -93,11 +94,14 @@ pub(crate) fn list_indexes(engine: &Engine, request: &Request<'_>) -> Result<Rep
     )?;
     let ns = args::collection(request)?;
     let batch_size = read_args::cursor_option(request)?.flatten();
-    if engine.store().read()?.collection(&ns)?.is_none() {
+    let Some(meta) = engine.store().read()?.collection(&ns)? else {
         let message = format!("ns does not exist: {ns}");
         return Err(Error::new(ErrorCode::NamespaceNotFound, message));
+    };
+    let mut entries = VecDeque::from([to_raw(&id_index())?]);
+    for index in &meta.indexes {
+        entries.push_back(to_raw(&index.spec.list_entry())?);
     }
-    let entries = VecDeque::from([to_raw(&id_index())?]);
     let listing = Namespace::new(request.db, format!("$cmd.listIndexes.{}", ns.coll));
     let cursor = Cursor::new(listing, Source::Buffered(entries));
     let first = FirstBatch {

@@ -1,20 +1,20 @@
-//! Collection and database definition: create, drop, dropDatabase, renameCollection,
-//! createIndexes and dropIndexes.
+//! Collection and database definition: create, drop, dropDatabase and renameCollection
+//! (the index commands are in `indexes.rs`).
 //!
 //! Each runs in one store transaction and honours `writeConcern` like the write commands.
 //! Features the storage cannot give yet (capped collections, validators, views,
-//! time-series and clustered collections, secondary indexes, non-simple collations) are
-//! refused with `NotImplemented` (238) rather than accepted and ignored.
+//! time-series and clustered collections, non-simple collations) are refused with
+//! `NotImplemented` (238) rather than accepted and ignored.
 
 use super::Request;
 use super::args::{self, GENERIC_ARGS};
-use super::write::{array_values, check_collation, missing, wrong_type};
+use super::write::{check_collation, missing, wrong_type};
 use super::write_concern::WriteConcern;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::store::Namespace;
 use bson::raw::{CString, RawBsonRef};
-use bson::{Document, RawDocument, RawDocumentBuf, doc};
+use bson::{Document, RawDocumentBuf, doc};
 use wal::crashpoint;
 
 /// The options create takes besides the generic arguments.
@@ -145,12 +145,14 @@ pub(super) fn drop(engine: &Engine, request: &Request<'_>) -> Result<Document, E
     let concern = WriteConcern::parse(request)?;
     let store = engine.store();
     let mut writer = store.write()?;
+    let meta_indexes = writer.collection(&ns)?.map_or(0, |m| m.indexes.len());
     if !writer.drop_collection(&ns)? {
         return Ok(Document::new());
     }
     crashpoint::hit("ddl.drop.before_commit");
     concern.commit(writer)?;
-    Ok(doc! { "nIndexesWas": 1, "ns": ns.full() })
+    let indexes = 1 + meta_indexes;
+    Ok(doc! { "nIndexesWas": i32::try_from(indexes).unwrap_or(i32::MAX), "ns": ns.full() })
 }
 
 /// dropDatabase: drops every collection of the database in one transaction.
@@ -250,162 +252,4 @@ pub(super) fn rename_collection(engine: &Engine, request: &Request<'_>) -> Resul
     crashpoint::hit("ddl.rename.before_commit");
     concern.commit(writer)?;
     Ok(Document::new())
-}
-
-/// Whether `spec` describes the `_id_` index: `{key: {_id: 1}, name: "_id_"}` (and `v`).
-fn is_id_index(spec: &RawDocument) -> Result<bool, Error> {
-    let key = match spec.get("key") {
-        Ok(Some(RawBsonRef::Document(key))) => key,
-        _ => {
-            return Err(Error::new(
-                ErrorCode::FailedToParse,
-                "The 'key' field is a required property of an index specification",
-            ));
-        }
-    };
-    let name = match spec.get("name") {
-        Ok(Some(RawBsonRef::String(name))) => name,
-        _ => {
-            return Err(Error::new(
-                ErrorCode::FailedToParse,
-                "The 'name' field is a required property of an index specification",
-            ));
-        }
-    };
-    let key_is_id = matches!(
-        key.iter().collect::<Result<Vec<_>, _>>().unwrap_or_default().as_slice(),
-        [(field, value)] if field.as_str() == "_id" && is_one(*value)
-    );
-    let extra = spec
-        .iter()
-        .filter_map(Result::ok)
-        .any(|(field, _)| !matches!(field.as_str(), "key" | "name" | "v" | "ns"));
-    Ok(key_is_id && name == "_id_" && !extra)
-}
-
-fn is_one(value: RawBsonRef<'_>) -> bool {
-    match value {
-        RawBsonRef::Int32(v) => v == 1,
-        RawBsonRef::Int64(v) => v == 1,
-        RawBsonRef::Double(v) => v == 1.0,
-        _ => false,
-    }
-}
-
-/// createIndexes: only the `_id_` index exists, so only its spec is accepted (creating
-/// the collection if needed); any other index is refused clearly.
-pub(super) fn create_indexes(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
-    args::check_fields(
-        request,
-        &[
-            "indexes",
-            "commitQuorum",
-            "ignoreUnknownIndexOptions",
-            "isTimeseriesNamespace",
-        ],
-    )?;
-    let ns = args::collection(request)?;
-    args::check_writable(&ns)?;
-    let concern = WriteConcern::parse(request)?;
-    let Some(indexes) = args::opt_array(request, "indexes")? else {
-        return Err(missing("createIndexes.indexes"));
-    };
-    let specs = array_values(indexes)?;
-    if specs.is_empty() {
-        return Err(Error::new(
-            ErrorCode::BadValue,
-            "Must specify at least one index to create",
-        ));
-    }
-    for (index, spec) in specs.into_iter().enumerate() {
-        let RawBsonRef::Document(spec) = spec else {
-            return Err(wrong_type(
-                &format!("createIndexes.indexes.{index}"),
-                spec,
-                "object",
-            ));
-        };
-        if !is_id_index(spec)? {
-            return Err(Error::new(
-                ErrorCode::NotImplemented,
-                "secondary indexes are not supported yet: only the _id_ index exists",
-            ));
-        }
-    }
-    let store = engine.store();
-    let mut writer = store.write()?;
-    let created = writer.collection(&ns)?.is_none();
-    if created {
-        writer.ensure_collection(&ns)?;
-        concern.commit(writer)?;
-    }
-    Ok(doc! {
-        "numIndexesBefore": 1,
-        "numIndexesAfter": 1,
-        "createdCollectionAutomatically": created,
-        "note": "all indexes already exist",
-    })
-}
-
-/// dropIndexes (and deleteIndexes): the `_id_` index cannot be dropped and no other exists.
-pub(super) fn drop_indexes(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
-    args::check_fields(request, &["index", "isTimeseriesNamespace"])?;
-    let ns = args::collection(request)?;
-    args::check_writable(&ns)?;
-    WriteConcern::parse(request)?;
-    let index = match request.body.get("index") {
-        Ok(Some(index)) => index,
-        _ => return Err(missing(&format!("{}.index", request.name))),
-    };
-    let store = engine.store();
-    let reader = store.read()?;
-    if reader.collection(&ns)?.is_none() {
-        return Err(Error::new(
-            ErrorCode::NamespaceNotFound,
-            format!("ns not found {ns}"),
-        ));
-    }
-    let cannot_drop_id = || Error::new(ErrorCode::InvalidOptions, "cannot drop _id index");
-    let not_found = ErrorCode::Other(27, "IndexNotFound");
-    match index {
-        RawBsonRef::String("*") => {
-            return Ok(doc! { "nIndexesWas": 1, "msg": "non-_id indexes dropped for collection" });
-        }
-        RawBsonRef::String("_id_") => return Err(cannot_drop_id()),
-        RawBsonRef::String(name) => {
-            return Err(Error::new(
-                not_found,
-                format!("index not found with name [{name}]"),
-            ));
-        }
-        RawBsonRef::Document(key) => {
-            let fields = key
-                .iter()
-                .collect::<Result<Vec<_>, _>>()
-                .unwrap_or_default();
-            if matches!(fields.as_slice(), [(f, v)] if f.as_str() == "_id" && is_one(*v)) {
-                return Err(cannot_drop_id());
-            }
-            let text = Document::try_from(key).map_or_else(|_| String::new(), |d| d.to_string());
-            return Err(Error::new(
-                not_found,
-                format!("can't find index with key: {text}"),
-            ));
-        }
-        RawBsonRef::Array(names) => {
-            // Every name but `_id_` is unknown, so the first name decides the answer.
-            if let Some(name) = array_values(names)?.into_iter().next() {
-                return match name {
-                    RawBsonRef::String("_id_") => Err(cannot_drop_id()),
-                    RawBsonRef::String(name) => Err(Error::new(
-                        not_found,
-                        format!("index not found with name [{name}]"),
-                    )),
-                    other => Err(wrong_type("dropIndexes.index", other, "string")),
-                };
-            }
-        }
-        other => return Err(wrong_type("dropIndexes.index", other, "string")),
-    }
-    Ok(doc! { "nIndexesWas": 1 })
 }

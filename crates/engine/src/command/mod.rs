@@ -19,6 +19,7 @@ mod delete;
 mod find;
 mod find_and_modify;
 mod handshake;
+mod indexes;
 mod insert;
 pub(crate) mod point;
 mod read_args;
@@ -209,9 +210,15 @@ const COMMANDS: &[Spec] = &[
         false,
         true,
     ),
-    spec("createIndexes", tree!(ddl::create_indexes), false, false),
-    spec("dropIndexes", tree!(ddl::drop_indexes), false, false),
-    spec("deleteIndexes", tree!(ddl::drop_indexes), false, false),
+    spec(
+        "createIndexes",
+        tree!(indexes::create_indexes),
+        false,
+        false,
+    ),
+    spec("dropIndexes", tree!(indexes::drop_indexes), false, false),
+    spec("collMod", tree!(indexes::coll_mod), false, false),
+    spec("deleteIndexes", tree!(indexes::drop_indexes), false, false),
     spec("collStats", tree!(stats::coll_stats), false, false),
     spec("dbStats", tree!(stats::db_stats), false, false),
     spec("validate", tree!(stats::validate), false, false),

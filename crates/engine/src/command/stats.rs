@@ -42,13 +42,27 @@ struct Sizes {
     index: u64,
 }
 
+/// Estimated bytes of each index of `meta`, `_id_` first.
+fn index_sizes(meta: &CollectionMeta) -> Vec<(String, u64)> {
+    let mut out = vec![(
+        "_id_".to_owned(),
+        pages_bytes(meta.count * INDEX_ENTRY_BYTES),
+    )];
+    for index in &meta.indexes {
+        // Per entry: the key and record id, plus the cell's header and slot.
+        let bytes = index.key_bytes + index.entries * 4;
+        out.push((index.name().to_owned(), pages_bytes(bytes)));
+    }
+    out
+}
+
 impl Sizes {
     fn of(meta: &CollectionMeta) -> Sizes {
         Sizes {
             count: meta.count,
             data: meta.size,
             storage: pages_bytes(meta.size),
-            index: pages_bytes(meta.count * INDEX_ENTRY_BYTES),
+            index: index_sizes(meta).iter().map(|(_, bytes)| bytes).sum(),
         }
     }
 
@@ -137,12 +151,16 @@ pub(super) fn coll_stats(engine: &Engine, request: &Request<'_>) -> Result<Docum
     if sizes.count > 0 {
         reply.insert("avgObjSize", number(sizes.average()));
     }
-    let indexes = u64::from(meta.is_some());
+    let indexes = meta.as_ref().map_or(0, |m| 1 + m.indexes.len() as u64);
     let (storage, index) = if meta.is_some() {
         (sizes.storage / scale, sizes.index / scale)
     } else {
         (0, 0)
     };
+    let mut index_sizes_doc = Document::new();
+    for (name, bytes) in meta.as_ref().map(index_sizes).unwrap_or_default() {
+        index_sizes_doc.insert(name, number(bytes / scale));
+    }
     reply.extend(doc! {
         "numOrphanDocs": 0,
         "storageSize": number(storage),
@@ -152,7 +170,7 @@ pub(super) fn coll_stats(engine: &Engine, request: &Request<'_>) -> Result<Docum
         "indexBuilds": [],
         "totalIndexSize": number(index),
         "totalSize": number(storage + index),
-        "indexSizes": if meta.is_some() { doc! { "_id_": number(index) } } else { doc! {} },
+        "indexSizes": index_sizes_doc,
         "scaleFactor": number(scale),
     });
     Ok(reply)
@@ -182,7 +200,7 @@ pub(super) fn db_stats(engine: &Engine, request: &Request<'_>) -> Result<Documen
         "avgObjSize": average,
         "dataSize": number(total.data / scale),
         "storageSize": number(total.storage / scale),
-        "indexes": number(collections.len() as u64),
+        "indexes": number(collections.iter().map(|(_, m)| 1 + m.indexes.len() as u64).sum()),
         "indexSize": number(total.index / scale),
         "totalSize": number((total.storage + total.index) / scale),
         "scaleFactor": number(scale),
@@ -252,6 +270,32 @@ pub(super) fn validate(engine: &Engine, request: &Request<'_>) -> Result<Documen
             meta.count
         ));
     }
+    let id_valid = errors.is_empty();
+    let mut keys_per_index = doc! { "_id_": number(meta.count) };
+    let mut details = doc! { "_id_": { "valid": id_valid } };
+    let (mut extra, mut missing) = (Vec::new(), Vec::new());
+    for index in &meta.indexes {
+        let name = index.name();
+        let check = reader.check_index(&meta, name)?;
+        keys_per_index.insert(name, number(check.keys));
+        details.insert(name, doc! { "valid": check.is_valid() });
+        let entry = |rid: u64| doc! { "indexName": name, "recordId": i64::try_from(rid).unwrap_or(i64::MAX) };
+        if !check.missing.is_empty() {
+            errors.push(format!(
+                "index {name} lacks {} entries its documents generate",
+                check.missing.len()
+            ));
+        }
+        if !check.extra.is_empty() {
+            errors.push(format!(
+                "index {name} holds {} entries no document generates",
+                check.extra.len()
+            ));
+        }
+        errors.extend(check.errors.iter().map(|e| format!("index {name}: {e}")));
+        missing.extend(check.missing.iter().map(|&rid| Bson::Document(entry(rid))));
+        extra.extend(check.extra.iter().map(|&rid| Bson::Document(entry(rid))));
+    }
     let valid = errors.is_empty();
     let errors: Vec<Bson> = errors.into_iter().map(Bson::String).collect();
     Ok(doc! {
@@ -259,15 +303,15 @@ pub(super) fn validate(engine: &Engine, request: &Request<'_>) -> Result<Documen
         "nInvalidDocuments": number(invalid),
         "nNonCompliantDocuments": number(invalid),
         "nrecords": number(records),
-        "nIndexes": 1,
-        "keysPerIndex": { "_id_": number(meta.count) },
-        "indexDetails": { "_id_": { "valid": valid } },
+        "nIndexes": number(1 + meta.indexes.len() as u64),
+        "keysPerIndex": keys_per_index,
+        "indexDetails": details,
         "valid": valid,
         "repaired": false,
         "warnings": [],
         "errors": errors,
-        "extraIndexEntries": [],
-        "missingIndexEntries": [],
+        "extraIndexEntries": extra,
+        "missingIndexEntries": missing,
         "corruptRecords": [],
     })
 }

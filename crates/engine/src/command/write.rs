@@ -80,7 +80,9 @@ impl Failure {
     /// statement (with MongoDB's `keyPattern`/`keyValue`), anything else the command.
     pub(super) fn store(error: StoreError, doc: &RawDocument) -> Failure {
         match error {
-            StoreError::DuplicateKey { .. } => Failure::Statement(duplicate_key(&error, doc)),
+            StoreError::DuplicateKey(_) | StoreError::Rejected(_) => {
+                Failure::Statement(duplicate_key(&error, doc))
+            }
             other => Failure::Fatal(other.into()),
         }
     }
@@ -91,17 +93,11 @@ impl Failure {
     }
 }
 
-/// The error for a duplicate `_id`, with the fields drivers read from it.
-pub(super) fn duplicate_key(error: &StoreError, doc: &RawDocument) -> Error {
-    let id = match doc.get("_id") {
-        Ok(Some(value)) => Bson::try_from(value).unwrap_or(Bson::Null),
-        _ => Bson::Null,
-    };
-    Error::WithInfo {
-        code: ErrorCode::DuplicateKey,
-        message: error.to_string(),
-        info: Box::new(doc! { "keyPattern": { "_id": 1 }, "keyValue": { "_id": id } }),
-    }
+/// The error for a duplicate key (with the `keyPattern`/`keyValue` drivers read from it)
+/// or a document an index refuses, as a statement's error. `_doc` is the statement's
+/// document (the error carries everything it needs).
+pub(super) fn duplicate_key(error: &StoreError, _doc: &RawDocument) -> Error {
+    Error::from(error.clone())
 }
 
 /// One `writeErrors` entry: `{index, code, ...info, errmsg}` as mongod orders it.

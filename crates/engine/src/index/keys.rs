@@ -19,8 +19,8 @@ use super::error;
 use super::hash;
 use super::spec::{IndexSpec, KeyKind};
 use crate::error::Error;
-use bson::RawBsonRef;
 use bson::raw::{RawArray, RawDocument};
+use bson::{Bson, RawBsonRef};
 use bson_canonical::key::{Direction, encode_field_into};
 use bson_canonical::path::{array_position, get_field};
 use std::collections::BTreeSet;
@@ -61,11 +61,31 @@ pub(crate) fn index_keys(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Er
 
 /// The keys of `doc`, the partial filter aside (the caller has decided the document is in).
 pub(crate) fn generate(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Error> {
+    Ok(generate_with(spec, doc, None)?.0)
+}
+
+/// The values, one per key field, from which `doc` generates the encoded `key`, as
+/// mongod's duplicate key errors show them (`keyValue`); `None` when `doc` has no such key.
+/// Hashed fields show the hash (a 64-bit integer), as mongod's `keyValue` does.
+pub(crate) fn key_values(spec: &IndexSpec, doc: &RawDocument, key: &[u8]) -> Option<Vec<Bson>> {
     if spec.fields.iter().any(|f| f.kind == KeyKind::Hashed) {
-        return hashed_keys(spec, doc);
+        return None;
+    }
+    generate_with(spec, doc, Some(key)).ok()?.1
+}
+
+fn generate_with(
+    spec: &IndexSpec,
+    doc: &RawDocument,
+    wanted: Option<&[u8]>,
+) -> Result<(Keys, Option<Vec<Bson>>), Error> {
+    if spec.fields.iter().any(|f| f.kind == KeyKind::Hashed) {
+        return Ok((hashed_keys(spec, doc)?, None));
     }
     let mut generator = Generator {
         spec,
+        wanted,
+        found: None,
         keys: BTreeSet::new(),
         multikey_paths: vec![BTreeSet::new(); spec.fields.len()],
         path_lengths: spec
@@ -80,12 +100,13 @@ pub(crate) fn generate(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Erro
     generator.walk(fields, fixed, Some(doc), 0, &positional)?;
     if generator.keys.is_empty() && !spec.sparse {
         let nulls = vec![RawBsonRef::Null; spec.fields.len()];
-        generator.keys.insert(generator.encode(&nulls));
+        generator.insert(&nulls);
     }
-    Ok(Keys {
+    let keys = Keys {
         keys: generator.keys.into_iter().collect(),
         multikey_paths: generator.multikey_paths,
-    })
+    };
+    Ok((keys, generator.found))
 }
 
 /// mongod's `PositionalPathInfo`: for a field whose next component is a position in the
@@ -100,6 +121,9 @@ struct Positional<'a, 's> {
 
 struct Generator<'p> {
     spec: &'p IndexSpec,
+    /// A key whose values to capture (`key_values`).
+    wanted: Option<&'p [u8]>,
+    found: Option<Vec<Bson>>,
     keys: BTreeSet<Vec<u8>>,
     multikey_paths: Vec<BTreeSet<usize>>,
     path_lengths: Vec<usize>,
@@ -157,6 +181,19 @@ fn extract_in_array<'a, 's>(
 }
 
 impl<'p> Generator<'p> {
+    /// Adds the key of `values`, capturing them when it is the wanted key.
+    fn insert(&mut self, values: &[RawBsonRef<'_>]) {
+        let key = self.encode(values);
+        if self.found.is_none() && self.wanted == Some(key.as_slice()) {
+            let values = values
+                .iter()
+                .map(|v| Bson::try_from(*v).unwrap_or(Bson::Null))
+                .collect();
+            self.found = Some(values);
+        }
+        self.keys.insert(key);
+    }
+
     fn encode(&self, values: &[RawBsonRef<'_>]) -> Vec<u8> {
         let mut out = Vec::new();
         for (field, value) in self.spec.fields.iter().zip(values) {
@@ -222,8 +259,7 @@ impl<'p> Generator<'p> {
             if self.spec.sparse && not_found == fields.len() {
                 return Ok(());
             }
-            let key = self.encode(&fixed);
-            self.keys.insert(key);
+            self.insert(&fixed);
             return Ok(());
         };
         let mut elements = array.into_iter().filter_map(Result::ok).peekable();

@@ -25,11 +25,11 @@
 //!   this server cannot build (text, 2d, 2dsphere, wildcard, non-simple collations,
 //!   clustered) is refused with 238 NotImplemented, never accepted and ignored.
 //!
-//! Nothing calls this module yet (the engine wiring is the next step of issue 26), hence
-//! the module-level `dead_code` allowance; remove it with the first caller.
-#![allow(dead_code)]
+//! Callers: the store's write path and builds (`store::indexes`: keys of every written
+//! document, `key_values` for duplicate key errors), the catalog (specifications re-parsed
+//! from their stored form) and the index commands (`command::indexes`).
 
-mod display;
+pub(crate) mod display;
 mod hash;
 pub(crate) mod keys;
 mod partial;

@@ -54,6 +54,10 @@ pub(crate) struct IndexSpec {
     /// The key pattern's fields in order.
     pub(crate) fields: Vec<KeyField>,
     /// `v`: 1 or 2.
+    #[expect(
+        dead_code,
+        reason = "read by the planner and explain (issue 26, phase 2)"
+    )]
     pub(crate) version: i32,
     /// `unique` (always true for the `_id` index).
     pub(crate) unique: bool,
@@ -986,6 +990,13 @@ fn fixed_spec(spec: &Document, version: i32) -> Document {
 /// The name drivers and the shell give an index when the client names none:
 /// `<field>_<value>` per key field, joined by `_` (`a_1_b_-1`, `a_hashed`, `$**_1`).
 /// Numbers print as JavaScript prints them (`1`, `-1`, `1.5`).
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "drivers name indexes; kept for the shell-style helpers"
+    )
+)]
 pub(crate) fn default_name(key: &Document) -> String {
     let parts: Vec<String> = key
         .iter()

@@ -8,11 +8,18 @@
 //!   (checked by `validate`).
 //! - `next_rid` is greater than every record id the collection has used, so ids are never
 //!   reused within a collection's life.
+//! - Each secondary index's tree holds exactly the keys its documents generate
+//!   (`index::keys::index_keys`), each as `key ++ record id` (checked by `validate`); its
+//!   `entries` counts them. An entry without `indexes` (written before indexes existed)
+//!   reads as a collection with only `_id_`.
 
 use super::StoreError;
+use crate::index::spec::{IndexSpec, ParseOptions};
 use bson::spec::BinarySubtype;
-use bson::{RawDocument, RawDocumentBuf, rawdoc};
+use bson::{RawArrayBuf, RawDocument, RawDocumentBuf, cstr, rawdoc};
 use btree::{Btree, Tree};
+use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// The catalog tree.
 pub(crate) const CATALOG: Btree = Btree::new(0);
@@ -70,6 +77,115 @@ pub struct CollectionMeta {
     pub options: RawDocumentBuf,
     /// The collection's UUID (listCollections `info.uuid`).
     pub uuid: [u8; 16],
+    /// Its secondary indexes, in creation order (`_id_` is `ids`, not listed here).
+    pub indexes: Vec<IndexMeta>,
+}
+
+/// A secondary index as the catalog records it.
+#[derive(Clone, Debug)]
+pub struct IndexMeta {
+    /// The validated specification (from its stored form).
+    pub(crate) spec: Arc<IndexSpec>,
+    /// Entries: index key ++ record id (u64 big-endian) → empty value.
+    pub tree: Tree,
+    /// Whether some document made the index multikey (never reset, as in mongod).
+    pub multikey: bool,
+    /// Per key field, the path components at which an array was met (mongod's
+    /// multikey paths; the planner's bound rules need them).
+    pub multikey_paths: Vec<BTreeSet<usize>>,
+    /// Entries in the tree.
+    pub entries: u64,
+    /// Bytes of their keys (record ids included), for the size estimates.
+    pub key_bytes: u64,
+}
+
+impl IndexMeta {
+    /// A new, empty index.
+    pub(crate) fn new(spec: Arc<IndexSpec>) -> IndexMeta {
+        let fields = spec.fields.len();
+        IndexMeta {
+            spec,
+            tree: Tree::EMPTY,
+            multikey: false,
+            multikey_paths: vec![BTreeSet::new(); fields],
+            entries: 0,
+            key_bytes: 0,
+        }
+    }
+
+    /// The index name.
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    fn encode(&self) -> RawDocumentBuf {
+        let mut paths = RawArrayBuf::new();
+        for components in &self.multikey_paths {
+            let mut list = RawArrayBuf::new();
+            for &c in components {
+                list.push(to_i64(c as u64));
+            }
+            paths.push(list);
+        }
+        let spec = RawDocumentBuf::try_from(&self.spec.stored)
+            .expect("a validated index specification encodes as BSON");
+        rawdoc! {
+            "spec": spec,
+            "root": to_i64(self.tree.root()),
+            "multikey": self.multikey,
+            "paths": paths,
+            "entries": to_i64(self.entries),
+            "keyBytes": to_i64(self.key_bytes),
+        }
+    }
+
+    fn decode(doc: &RawDocument) -> Result<IndexMeta, StoreError> {
+        let bad = |what: &str| StoreError::Corrupt(format!("catalog index entry: {what}"));
+        let int = |key: &str| -> Result<u64, StoreError> {
+            let value = doc.get_i64(key).map_err(|_| bad(key))?;
+            u64::try_from(value).map_err(|_| bad(key))
+        };
+        let stored = doc.get_document("spec").map_err(|_| bad("spec"))?;
+        let spec = IndexSpec::parse(stored, ParseOptions::default())
+            .map_err(|e| bad(&format!("spec ({e})")))?;
+        let mut multikey_paths = Vec::new();
+        for field in doc.get_array("paths").map_err(|_| bad("paths"))? {
+            let Ok(bson::RawBsonRef::Array(list)) = field else {
+                return Err(bad("paths"));
+            };
+            let mut components = BTreeSet::new();
+            for c in list {
+                let c = c
+                    .ok()
+                    .and_then(|c| c.as_i64())
+                    .ok_or_else(|| bad("paths"))?;
+                components.insert(usize::try_from(c).map_err(|_| bad("paths"))?);
+            }
+            multikey_paths.push(components);
+        }
+        if multikey_paths.len() != spec.fields.len() {
+            return Err(bad("paths length"));
+        }
+        Ok(IndexMeta {
+            spec: Arc::new(spec),
+            tree: Tree::from_root(int("root")?),
+            multikey: doc.get_bool("multikey").map_err(|_| bad("multikey"))?,
+            multikey_paths,
+            entries: int("entries")?,
+            key_bytes: int("keyBytes")?,
+        })
+    }
+}
+
+impl PartialEq for IndexMeta {
+    fn eq(&self, other: &IndexMeta) -> bool {
+        self.spec.stored == other.spec.stored
+            && self.tree == other.tree
+            && self.multikey == other.multikey
+            && self.multikey_paths == other.multikey_paths
+            && self.entries == other.entries
+            && self.key_bytes == other.key_bytes
+    }
 }
 
 impl CollectionMeta {
@@ -83,11 +199,17 @@ impl CollectionMeta {
             size: 0,
             options,
             uuid,
+            indexes: Vec::new(),
         }
     }
 
+    /// The secondary index named `name`.
+    pub fn index(&self, name: &str) -> Option<&IndexMeta> {
+        self.indexes.iter().find(|index| index.name() == name)
+    }
+
     pub(crate) fn encode(&self) -> RawDocumentBuf {
-        rawdoc! {
+        let mut doc = rawdoc! {
             "records": to_i64(self.records.root()),
             "ids": to_i64(self.ids.root()),
             "next": to_i64(self.next_rid),
@@ -95,7 +217,16 @@ impl CollectionMeta {
             "size": to_i64(self.size),
             "options": self.options.clone(),
             "uuid": bson::Binary { subtype: BinarySubtype::Uuid, bytes: self.uuid.to_vec() },
+        };
+        // Absent while there are none: such an entry is byte-identical to format 1.
+        if !self.indexes.is_empty() {
+            let mut list = RawArrayBuf::new();
+            for index in &self.indexes {
+                list.push(index.encode());
+            }
+            doc.append(cstr!("indexes"), list);
         }
+        doc
     }
 
     pub(crate) fn decode(bytes: &[u8]) -> Result<CollectionMeta, StoreError> {
@@ -107,6 +238,19 @@ impl CollectionMeta {
         };
         let uuid = doc.get_binary("uuid").map_err(|_| bad("uuid"))?;
         let uuid: [u8; 16] = uuid.bytes.try_into().map_err(|_| bad("uuid length"))?;
+        let mut indexes = Vec::new();
+        match doc.get("indexes") {
+            Ok(None) => {}
+            Ok(Some(bson::RawBsonRef::Array(list))) => {
+                for index in list {
+                    let Ok(bson::RawBsonRef::Document(index)) = index else {
+                        return Err(bad("indexes"));
+                    };
+                    indexes.push(IndexMeta::decode(index)?);
+                }
+            }
+            _ => return Err(bad("indexes")),
+        }
         Ok(CollectionMeta {
             records: Tree::from_root(int("records")?),
             ids: Tree::from_root(int("ids")?),
@@ -118,6 +262,7 @@ impl CollectionMeta {
                 .map_err(|_| bad("options"))?
                 .to_owned(),
             uuid,
+            indexes,
         })
     }
 }
@@ -137,4 +282,67 @@ pub(crate) fn rid_of(bytes: &[u8]) -> Result<u64, StoreError> {
         .try_into()
         .map_err(|_| StoreError::Corrupt("record id is not 8 bytes".into()))?;
     Ok(u64::from_be_bytes(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CollectionMeta, IndexMeta};
+    use crate::index::spec::{IndexSpec, ParseOptions};
+    use bson::rawdoc;
+    use btree::Tree;
+    use std::sync::Arc;
+
+    /// An entry as format 1 (before issue 26) wrote it, field for field.
+    fn format_1_entry() -> bson::RawDocumentBuf {
+        rawdoc! {
+            "records": 12_i64, "ids": 13_i64, "next": 4_i64, "count": 3_i64, "size": 99_i64,
+            "options": { "validationLevel": "strict" },
+            "uuid": bson::Binary { subtype: bson::spec::BinarySubtype::Uuid, bytes: vec![7; 16] },
+        }
+    }
+
+    #[test]
+    fn format_1_entries_read_and_are_written_unchanged() {
+        let old = format_1_entry();
+        let meta = CollectionMeta::decode(old.as_bytes()).expect("format 1 decodes");
+        assert!(meta.indexes.is_empty());
+        assert_eq!(meta.count, 3);
+        assert_eq!(meta.encode(), old, "no indexes: byte-identical to format 1");
+    }
+
+    #[test]
+    fn index_entries_round_trip() {
+        let mut meta = CollectionMeta::decode(format_1_entry().as_bytes()).expect("decodes");
+        let spec = rawdoc! {
+            "key": { "a.b": 1, "c": -1 }, "name": "abc", "unique": true,
+            "partialFilterExpression": { "c": { "$gt": 1 } },
+        };
+        let spec = IndexSpec::parse(&spec, ParseOptions::default()).expect("valid spec");
+        let mut index = IndexMeta::new(Arc::new(spec));
+        index.tree = Tree::from_root(77);
+        index.multikey = true;
+        index.multikey_paths[0].insert(1);
+        index.entries = 5;
+        index.key_bytes = 120;
+        meta.indexes.push(index);
+        let bytes = meta.encode();
+        let back = CollectionMeta::decode(bytes.as_bytes()).expect("decodes");
+        assert_eq!(back, meta);
+        assert_eq!(back.indexes[0].spec.stored, meta.indexes[0].spec.stored);
+        assert!(back.indexes[0].spec.partial.is_some());
+        // Damage is corruption, never a panic.
+        let mut bad = bytes.clone();
+        bad.append(bson::cstr!("extra"), 1);
+        assert!(
+            CollectionMeta::decode(bad.as_bytes()).is_ok(),
+            "unknown fields are ignored"
+        );
+        let broken = rawdoc! {
+            "records": 0_i64, "ids": 0_i64, "next": 1_i64, "count": 0_i64, "size": 0_i64,
+            "options": {},
+            "uuid": bson::Binary { subtype: bson::spec::BinarySubtype::Uuid, bytes: vec![0; 16] },
+            "indexes": [{ "spec": { "key": {}, "name": "x" }, "root": 0_i64 }],
+        };
+        assert!(CollectionMeta::decode(broken.as_bytes()).is_err());
+    }
 }

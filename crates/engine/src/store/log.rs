@@ -4,8 +4,12 @@
 //! A record is the concatenation of operation documents (each a BSON document, so each
 //! carries its own length): `{o: "c", n, opt, u}` create, `{o: "x", n}` drop,
 //! `{o: "m", n, to}` rename, `{o: "i", n, r, d}` insert, `{o: "u", n, r, d}` update and
-//! `{o: "d", n, r}` delete, where `n` is the namespace `db.coll`, `r` the record id and
-//! `d` the document. A transaction too large for one record spans several: each but the
+//! `{o: "d", n, r}` delete, `{o: "ci", n, s}` create index (built from the collection's
+//! records when applied), `{o: "di", n, x}` drop index and `{o: "mi", n, x, s}` replace an
+//! index's specification (collMod), where `n` is the namespace `db.coll`, `r` the record
+//! id, `d` the document, `s` an index specification in its stored form and `x` an index
+//! name. Index entries are never logged: applying an insert, update or delete derives
+//! them from the documents, live and at replay alike. A transaction too large for one record spans several: each but the
 //! last ends with the marker `{o: "+"}` (continued), and replay applies a transaction only
 //! once its last record is read. See `docs/format.md`, "Engine log records".
 //!
@@ -48,6 +52,19 @@ pub(crate) enum Op {
         ns: Namespace,
         rid: u64,
     },
+    CreateIndex {
+        ns: Namespace,
+        spec: RawDocumentBuf,
+    },
+    DropIndex {
+        ns: Namespace,
+        name: String,
+    },
+    ModifyIndex {
+        ns: Namespace,
+        name: String,
+        spec: RawDocumentBuf,
+    },
 }
 
 fn rid_i64(rid: u64) -> i64 {
@@ -71,6 +88,13 @@ impl Op {
                 rawdoc! { "o": "u", "n": ns.full(), "r": rid_i64(*rid), "d": doc.clone() }
             }
             Op::Delete { ns, rid } => rawdoc! { "o": "d", "n": ns.full(), "r": rid_i64(*rid) },
+            Op::CreateIndex { ns, spec } => {
+                rawdoc! { "o": "ci", "n": ns.full(), "s": spec.clone() }
+            }
+            Op::DropIndex { ns, name } => rawdoc! { "o": "di", "n": ns.full(), "x": name.as_str() },
+            Op::ModifyIndex { ns, name, spec } => {
+                rawdoc! { "o": "mi", "n": ns.full(), "x": name.as_str(), "s": spec.clone() }
+            }
         };
         out.extend_from_slice(doc.as_bytes());
     }
@@ -80,6 +104,7 @@ impl Op {
         64 + match self {
             Op::Create { options, .. } => options.as_bytes().len(),
             Op::Insert { doc, .. } | Op::Update { doc, .. } => doc.as_bytes().len(),
+            Op::CreateIndex { spec, .. } | Op::ModifyIndex { spec, .. } => spec.as_bytes().len(),
             _ => 0,
         }
     }
@@ -137,6 +162,16 @@ fn decode_op(doc: &RawDocument) -> Result<Op, StoreError> {
             .map(ToOwned::to_owned)
             .map_err(|_| bad("document"))
     };
+    let spec = || {
+        doc.get_document("s")
+            .map(ToOwned::to_owned)
+            .map_err(|_| bad("index specification"))
+    };
+    let index_name = || {
+        doc.get_str("x")
+            .map(ToOwned::to_owned)
+            .map_err(|_| bad("index name"))
+    };
     let kind = doc.get_str("o").map_err(|_| bad("kind"))?;
     Ok(match kind {
         "c" => {
@@ -166,6 +201,19 @@ fn decode_op(doc: &RawDocument) -> Result<Op, StoreError> {
         "d" => Op::Delete {
             ns: ns("n")?,
             rid: rid()?,
+        },
+        "ci" => Op::CreateIndex {
+            ns: ns("n")?,
+            spec: spec()?,
+        },
+        "di" => Op::DropIndex {
+            ns: ns("n")?,
+            name: index_name()?,
+        },
+        "mi" => Op::ModifyIndex {
+            ns: ns("n")?,
+            name: index_name()?,
+            spec: spec()?,
         },
         _ => return Err(bad("kind")),
     })
@@ -199,6 +247,19 @@ mod tests {
             Op::Delete {
                 ns: ns.clone(),
                 rid: 1,
+            },
+            Op::CreateIndex {
+                ns: ns.clone(),
+                spec: rawdoc! {"v": 2, "key": {"a": 1}, "name": "a_1"},
+            },
+            Op::ModifyIndex {
+                ns: ns.clone(),
+                name: "a_1".into(),
+                spec: rawdoc! {"v": 2, "hidden": true, "key": {"a": 1}, "name": "a_1"},
+            },
+            Op::DropIndex {
+                ns: ns.clone(),
+                name: "a_1".into(),
             },
             Op::Rename {
                 from: ns.clone(),

@@ -23,11 +23,13 @@
 //! - After an I/O failure nothing is written again until the store is reopened.
 
 mod catalog;
+mod indexes;
 mod log;
 mod meta_cache;
 mod txn;
 
-pub use catalog::{CollectionMeta, Namespace};
+pub use catalog::{CollectionMeta, IndexMeta, Namespace};
+pub use indexes::IndexCheck;
 pub use txn::{Reader, Record, Writer};
 
 use parking_lot::{Condvar, Mutex};
@@ -48,18 +50,37 @@ const CHECKPOINT_PENDING_PAGES_MIN: u64 = 2048;
 /// checkpoint 161 / 6.1 ms; every 4 MiB 27-34 / 9-10 ms; every 16 MiB 25-26 / 7-8 ms.
 const SYNC_AHEAD_BYTES: u64 = 16 << 20;
 
+/// What a duplicate key error reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DuplicateKey {
+    /// The collection.
+    pub ns: Namespace,
+    /// The index name.
+    pub index: String,
+    /// The key as MongoDB prints it (`{ a: 1 }`).
+    pub shown: String,
+    /// The index's key pattern (`keyPattern` of the error).
+    pub pattern: bson::Document,
+    /// The key's values by field (`keyValue`).
+    pub value: bson::Document,
+}
+
 /// A storage failure, mapped to a MongoDB error by the command layer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// A document with an equal `_id` exists.
-    #[error("E11000 duplicate key error collection: {ns} index: _id_ dup key: {{ _id: {id} }}")]
-    DuplicateKey {
-        /// The collection.
-        ns: Namespace,
-        /// The `_id` value, as MongoDB prints it.
-        id: String,
-    },
+    /// A document with an equal key exists in a unique index (`_id_` or a secondary one).
+    #[error(
+        "E11000 duplicate key error collection: {} index: {} dup key: {}",
+        .0.ns,
+        .0.index,
+        .0.shown
+    )]
+    DuplicateKey(Box<DuplicateKey>),
+    /// A document an index cannot hold (171 parallel arrays, 16766 an array in a hashed
+    /// index, ...), or an index build refused: mongod's error, nothing changed.
+    #[error("{0}")]
+    Rejected(crate::error::Error),
     /// The collection does not exist.
     #[error("ns not found: {0}")]
     NamespaceNotFound(Namespace),
@@ -136,7 +157,17 @@ impl StoreError {
                 .map_or_else(|_| "?".to_owned(), |v| v.to_string()),
             _ => "null".to_owned(),
         };
-        StoreError::DuplicateKey { ns: ns.clone(), id }
+        let value = match doc.get("_id") {
+            Ok(Some(value)) => bson::Bson::try_from(value).unwrap_or(bson::Bson::Null),
+            _ => bson::Bson::Null,
+        };
+        StoreError::DuplicateKey(Box::new(DuplicateKey {
+            ns: ns.clone(),
+            index: "_id_".to_owned(),
+            shown: format!("{{ _id: {id} }}"),
+            pattern: bson::doc! { "_id": 1 },
+            value: bson::doc! { "_id": value },
+        }))
     }
 }
 
@@ -638,7 +669,7 @@ impl Store {
         self.check_io(result)
     }
 
-    fn new_uuid(&self) -> [u8; 16] {
+    pub(crate) fn new_uuid(&self) -> [u8; 16] {
         let seq = self.uuid_seq.fetch_add(1, Ordering::Relaxed);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -736,6 +767,18 @@ impl Store {
             report.documents += meta.count;
             extents.extend(records.extents);
             extents.extend(ids.extents);
+            for index in &meta.indexes {
+                let tree = index.tree.verify(reader.txn())?;
+                if tree.entries != index.entries {
+                    return Err(StoreError::Corrupt(format!(
+                        "{ns}: index {} counts {} entries but its tree holds {}",
+                        index.name(),
+                        index.entries,
+                        tree.entries
+                    )));
+                }
+                extents.extend(tree.extents);
+            }
         }
         drop(reader);
         let pages = self.pager.verify(&extents)?;

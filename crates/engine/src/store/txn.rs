@@ -12,11 +12,17 @@
 //!   so the live state and the replayed state cannot differ.
 //! - The `_id_` index holds exactly one entry per record, keyed by the canonical key of
 //!   its `_id`: 1, 1i64 and 1.0 are one key.
+//! - Every secondary index changes only inside `apply`, derived from the document change
+//!   being applied (`indexes::plan`, then `indexes::apply`), so replay regenerates every
+//!   entry; an operation refused by a unique index or by key generation is refused before
+//!   its first change.
 
 use super::catalog::{CATALOG, CollectionMeta, Namespace, rid_key, rid_of};
+use super::indexes::{self, IndexCheck};
 use super::log::Op;
 use super::meta_cache::MetaCache;
 use super::{Store, StoreError};
+use crate::index::spec::{IndexSpec, ParseOptions};
 use bson::raw::RawBsonRef;
 use bson::{RawDocument, RawDocumentBuf};
 use btree::{PageRead, Tree};
@@ -25,6 +31,7 @@ use parking_lot::MutexGuard;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
+use std::sync::Arc;
 use wal::crashpoint;
 
 /// A record: its id and its document bytes, borrowed from the file when possible.
@@ -168,6 +175,30 @@ impl<'s> Reader<'s> {
             let (_, rid) = entry?;
             indexed_record(&self.txn, records, &rid)
         }))
+    }
+
+    /// Entries of the secondary index `name` whose encoded key lies within
+    /// `(lower, upper)`, as (index key, record id) in key order: the planner's seam. The
+    /// keys are `bson_canonical::key` encodings, one per key field, concatenated.
+    pub fn index_scan(
+        &self,
+        meta: &CollectionMeta,
+        name: &str,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+    ) -> Result<impl Iterator<Item = Result<(Vec<u8>, u64), StoreError>> + '_, StoreError> {
+        let index = meta
+            .index(name)
+            .ok_or_else(|| StoreError::Corrupt(format!("no index {name}")))?;
+        indexes::scan(&self.txn, index, lower, upper)
+    }
+
+    /// Compares the secondary index `name` with the entries its documents generate.
+    pub fn check_index(&self, meta: &CollectionMeta, name: &str) -> Result<IndexCheck, StoreError> {
+        let index = meta
+            .index(name)
+            .ok_or_else(|| StoreError::Corrupt(format!("no index {name}")))?;
+        indexes::check(&self.txn, meta, index)
     }
 
     /// Records with ids after `after` (from the start when `None`), in id order.
@@ -456,6 +487,47 @@ impl<'s> Writer<'s> {
         })
     }
 
+    /// Builds the secondary index `spec` over `ns`'s records (the caller has checked it
+    /// against the existing ones); a unique index over duplicates is `DuplicateKey`, a
+    /// document the index cannot hold `Rejected`, and then nothing changed.
+    pub(crate) fn create_index(
+        &mut self,
+        ns: &Namespace,
+        spec: &IndexSpec,
+    ) -> Result<(), StoreError> {
+        let spec = bson::RawDocumentBuf::try_from(&spec.stored)
+            .map_err(|e| StoreError::Corrupt(format!("index specification: {e}")))?;
+        self.apply(Op::CreateIndex {
+            ns: ns.clone(),
+            spec,
+        })
+    }
+
+    /// Drops the secondary index `name` of `ns` and frees its pages.
+    pub fn drop_index(&mut self, ns: &Namespace, name: &str) -> Result<(), StoreError> {
+        self.apply(Op::DropIndex {
+            ns: ns.clone(),
+            name: name.to_owned(),
+        })
+    }
+
+    /// Replaces the specification of index `name` (collMod: `hidden`,
+    /// `expireAfterSeconds`); its key pattern and entries stay.
+    pub(crate) fn modify_index(
+        &mut self,
+        ns: &Namespace,
+        name: &str,
+        spec: &IndexSpec,
+    ) -> Result<(), StoreError> {
+        let spec = bson::RawDocumentBuf::try_from(&spec.stored)
+            .map_err(|e| StoreError::Corrupt(format!("index specification: {e}")))?;
+        self.apply(Op::ModifyIndex {
+            ns: ns.clone(),
+            name: name.to_owned(),
+            spec,
+        })
+    }
+
     /// Applies one operation to the trees and the cached catalog, and logs it.
     pub(crate) fn apply(&mut self, op: Op) -> Result<(), StoreError> {
         match &op {
@@ -467,6 +539,9 @@ impl<'s> Writer<'s> {
                 let (meta, txn) = self.meta_and_txn(ns)?;
                 meta.records.destroy(txn)?;
                 meta.ids.destroy(txn)?;
+                for index in &mut meta.indexes {
+                    index.tree.destroy(txn)?;
+                }
                 self.metas.insert(ns.clone(), None);
             }
             Op::Rename { from, to } => {
@@ -476,33 +551,80 @@ impl<'s> Writer<'s> {
             }
             Op::Insert { ns, rid, doc } => {
                 let (meta, txn) = self.meta_and_txn(ns)?;
+                // Every refusal comes before the first change.
+                let changes = indexes::plan(&*txn, ns, meta, *rid, None, Some(doc))?;
                 meta.ids.insert(txn, &id_key(doc), &rid_key(*rid))?;
                 meta.records.insert(txn, &rid_key(*rid), doc.as_bytes())?;
+                indexes::apply(txn, meta, *rid, changes)?;
                 meta.count += 1;
                 meta.size += doc.as_bytes().len() as u64;
                 meta.next_rid = meta.next_rid.max(rid + 1);
             }
             Op::Update { ns, rid, doc } => {
                 let (meta, txn) = self.meta_and_txn(ns)?;
-                let (old_key, old_len) = stored_id_key(txn, meta, *rid)?;
+                let old = stored_record(txn, meta, *rid)?;
                 let new_key = id_key(doc);
-                if old_key != new_key {
-                    if meta.ids.get(&*txn, &new_key)?.is_some() {
-                        return Err(StoreError::duplicate(ns, doc));
+                if old.id_key != new_key && meta.ids.get(&*txn, &new_key)?.is_some() {
+                    return Err(StoreError::duplicate(ns, doc));
+                }
+                let changes = match &old.doc {
+                    Some(old_doc) => {
+                        indexes::plan(&*txn, ns, meta, *rid, Some(old_doc), Some(doc))?
                     }
-                    meta.ids.remove(txn, &old_key)?;
+                    None => Vec::new(),
+                };
+                if old.id_key != new_key {
+                    meta.ids.remove(txn, &old.id_key)?;
                     meta.ids.insert(txn, &new_key, &rid_key(*rid))?;
                 }
                 meta.records.insert(txn, &rid_key(*rid), doc.as_bytes())?;
-                meta.size = meta.size - old_len + doc.as_bytes().len() as u64;
+                indexes::apply(txn, meta, *rid, changes)?;
+                meta.size = meta.size - old.len + doc.as_bytes().len() as u64;
             }
             Op::Delete { ns, rid } => {
                 let (meta, txn) = self.meta_and_txn(ns)?;
-                let (old_key, old_len) = stored_id_key(txn, meta, *rid)?;
-                meta.ids.remove(txn, &old_key)?;
+                let old = stored_record(txn, meta, *rid)?;
+                let changes = match &old.doc {
+                    Some(old_doc) => indexes::plan(&*txn, ns, meta, *rid, Some(old_doc), None)?,
+                    None => Vec::new(),
+                };
+                meta.ids.remove(txn, &old.id_key)?;
                 meta.records.remove(txn, &rid_key(*rid))?;
+                indexes::apply(txn, meta, *rid, changes)?;
                 meta.count -= 1;
-                meta.size -= old_len;
+                meta.size -= old.len;
+            }
+            Op::CreateIndex { ns, spec } => {
+                let spec = IndexSpec::parse(spec, ParseOptions::default())
+                    .map_err(StoreError::Rejected)?;
+                let (meta, txn) = self.meta_and_txn(ns)?;
+                if meta.index(&spec.name).is_some() {
+                    return Err(StoreError::Corrupt(format!(
+                        "{ns}: index {} created twice",
+                        spec.name
+                    )));
+                }
+                let index = indexes::build(txn, ns, meta, Arc::new(spec))?;
+                meta.indexes.push(index);
+            }
+            Op::DropIndex { ns, name } => {
+                let (meta, txn) = self.meta_and_txn(ns)?;
+                let position = index_position(meta, ns, name)?;
+                let mut index = meta.indexes.remove(position);
+                index.tree.destroy(txn)?;
+            }
+            Op::ModifyIndex { ns, name, spec } => {
+                let spec = IndexSpec::parse(spec, ParseOptions::default())
+                    .map_err(StoreError::Rejected)?;
+                let meta = self.meta_mut(ns)?;
+                let position = index_position(meta, ns, name)?;
+                let index = &mut meta.indexes[position];
+                if index.spec.key_pattern != spec.key_pattern {
+                    return Err(StoreError::Corrupt(format!(
+                        "{ns}: collMod changes the key of index {name}"
+                    )));
+                }
+                index.spec = Arc::new(spec);
             }
         }
         if self.logged {
@@ -580,17 +702,37 @@ impl<'s> Writer<'s> {
     }
 }
 
-/// The `_id_` key and byte length of stored record `rid`.
-fn stored_id_key(
+/// The position of index `name` in `meta`; its absence is corruption (the caller checked).
+fn index_position(meta: &CollectionMeta, ns: &Namespace, name: &str) -> Result<usize, StoreError> {
+    meta.indexes
+        .iter()
+        .position(|index| index.name() == name)
+        .ok_or_else(|| StoreError::Corrupt(format!("{ns}: no index {name}")))
+}
+
+/// What a write needs of the record it replaces or deletes.
+struct Stored {
+    id_key: Vec<u8>,
+    len: u64,
+    /// The document, copied only when secondary indexes need its keys.
+    doc: Option<RawDocumentBuf>,
+}
+
+/// The `_id_` key, byte length and (with secondary indexes) document of record `rid`.
+fn stored_record(
     txn: &WriteTxn<'_>,
     meta: &CollectionMeta,
     rid: u64,
-) -> Result<(Vec<u8>, u64), StoreError> {
+) -> Result<Stored, StoreError> {
     let bytes = meta.records.get(txn, &rid_key(rid))?;
     let bytes = bytes.ok_or_else(|| StoreError::Corrupt(format!("no record {rid}")))?;
     let doc = RawDocument::from_bytes(&bytes)
         .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
-    Ok((id_key(doc), bytes.len() as u64))
+    Ok(Stored {
+        id_key: id_key(doc),
+        len: bytes.len() as u64,
+        doc: (!meta.indexes.is_empty()).then(|| doc.to_owned()),
+    })
 }
 
 fn to_doc(bytes: &[u8]) -> Result<RawDocumentBuf, StoreError> {

@@ -7,6 +7,7 @@ mod crash;
 mod drivers;
 mod full_disk;
 mod harness;
+mod indexes;
 mod lock;
 mod protocol;
 mod reads;

@@ -1,0 +1,376 @@
+//! Secondary indexes in the store: the entries of one record's write (planned, checked,
+//! then applied), index builds from a collection's records, the agreement check behind
+//! `validate`, and the scan the planner will use.
+//!
+//! Layout: one B+tree per index whose keys are `index key ++ record id` (8 bytes,
+//! big-endian) with empty values, for unique and non-unique indexes alike. Index keys are
+//! prefix-free (`bson_canonical::key`), so the entries of one key are exactly the tree
+//! keys that start with it, ordered by record id, and a uniqueness check is one seek.
+//!
+//! Invariants:
+//! - An index holds exactly the keys its documents generate (`index::keys::index_keys`,
+//!   deduplicated per document), each once per record that generates it.
+//! - A unique index never holds one key for two records: `plan` refuses the write before
+//!   anything changes (D25: a failed statement leaves nothing), and `build` refuses the
+//!   whole index.
+//! - Entries are derived from documents, never logged: applying the log's inserts,
+//!   updates and deletes (live or at replay) regenerates them, and an index build applied
+//!   at replay reads the same records the live build read.
+
+use super::catalog::{CollectionMeta, IndexMeta, Namespace, rid_key, rid_of};
+use super::{DuplicateKey, StoreError};
+use crate::index::display;
+use crate::index::keys::{self, Keys};
+use crate::index::spec::IndexSpec;
+use bson::{Document, RawDocument};
+use btree::{PageRead, Tree};
+use pager::WriteTxn;
+use std::collections::BTreeSet;
+use std::ops::Bound;
+use std::sync::Arc;
+use wal::crashpoint;
+
+/// Bytes of the record id at the end of every entry.
+const RID_BYTES: usize = 8;
+
+/// The tree key of `key` for record `rid`.
+pub(crate) fn entry_key(key: &[u8], rid: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(key.len() + RID_BYTES);
+    out.extend_from_slice(key);
+    out.extend_from_slice(&rid_key(rid));
+    out
+}
+
+/// Splits a tree key into the index key and the record id.
+pub(crate) fn split_entry(entry: &[u8]) -> Result<(&[u8], u64), StoreError> {
+    let at = entry
+        .len()
+        .checked_sub(RID_BYTES)
+        .ok_or_else(|| StoreError::Corrupt("index entry shorter than a record id".into()))?;
+    let (key, rid) = entry.split_at(at);
+    Ok((key, rid_of(rid)?))
+}
+
+/// The keys `doc` gives `spec`; a document the index cannot hold is `Rejected`.
+pub(crate) fn keys_of(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, StoreError> {
+    keys::index_keys(spec, doc).map_err(StoreError::Rejected)
+}
+
+/// The record other than `rid` holding `key` in `tree`, if any.
+fn holder<T: PageRead>(
+    txn: &T,
+    tree: Tree,
+    key: &[u8],
+    rid: u64,
+) -> Result<Option<u64>, StoreError> {
+    let lower = entry_key(key, 0);
+    for entry in tree.range(txn, Bound::Included(&lower[..]), Bound::Unbounded)? {
+        let (entry, _) = entry?;
+        let (found, other) = split_entry(&entry)?;
+        if found != key {
+            return Ok(None);
+        }
+        if other != rid {
+            return Ok(Some(other));
+        }
+    }
+    Ok(None)
+}
+
+/// MongoDB's duplicate key error for `key` of `index`, which `doc` generates.
+pub(crate) fn duplicate(
+    ns: &Namespace,
+    spec: &IndexSpec,
+    doc: &RawDocument,
+    key: &[u8],
+) -> StoreError {
+    let values = keys::key_values(spec, doc, key).unwrap_or_default();
+    let mut value = Document::new();
+    for (i, field) in spec.fields.iter().enumerate() {
+        value.insert(
+            field.path.clone(),
+            values.get(i).cloned().unwrap_or(bson::Bson::Null),
+        );
+    }
+    StoreError::DuplicateKey(Box::new(DuplicateKey {
+        ns: ns.clone(),
+        index: spec.name.clone(),
+        shown: display::document(&value),
+        pattern: spec.key_pattern.clone(),
+        value,
+    }))
+}
+
+/// What one record's write changes in one index.
+pub(crate) struct Change {
+    /// Position of the index in `CollectionMeta::indexes`.
+    index: usize,
+    removed: Vec<Vec<u8>>,
+    added: Vec<Vec<u8>>,
+    /// The new document's multikey paths (merged into the index's).
+    multikey_paths: Vec<BTreeSet<usize>>,
+}
+
+/// The index changes of replacing `old` by `new` in record `rid` (either may be absent:
+/// an insert or a delete), checked against every unique index. Changes nothing.
+pub(crate) fn plan<T: PageRead>(
+    txn: &T,
+    ns: &Namespace,
+    meta: &CollectionMeta,
+    rid: u64,
+    old: Option<&RawDocument>,
+    new: Option<&RawDocument>,
+) -> Result<Vec<Change>, StoreError> {
+    let mut changes = Vec::with_capacity(meta.indexes.len());
+    for (position, index) in meta.indexes.iter().enumerate() {
+        let spec = &index.spec;
+        let old_keys = match old {
+            Some(doc) => keys_of(spec, doc)?.keys,
+            None => Vec::new(),
+        };
+        let (new_keys, multikey_paths, multikey) = match new {
+            Some(doc) => {
+                let keys = keys_of(spec, doc)?;
+                let multikey = keys.is_multikey();
+                (keys.keys, keys.multikey_paths, multikey)
+            }
+            None => (Vec::new(), Vec::new(), false),
+        };
+        // Both lists are sorted and deduplicated.
+        let removed: Vec<Vec<u8>> = old_keys
+            .iter()
+            .filter(|k| new_keys.binary_search(k).is_err())
+            .cloned()
+            .collect();
+        let added: Vec<Vec<u8>> = new_keys
+            .into_iter()
+            .filter(|k| old_keys.binary_search(k).is_err())
+            .collect();
+        if spec.unique
+            && let Some(doc) = new
+        {
+            for key in &added {
+                if holder(txn, index.tree, key, rid)?.is_some() {
+                    return Err(duplicate(ns, spec, doc, key));
+                }
+            }
+        }
+        if !removed.is_empty() || !added.is_empty() || multikey {
+            changes.push(Change {
+                index: position,
+                removed,
+                added,
+                multikey_paths,
+            });
+        }
+    }
+    Ok(changes)
+}
+
+/// Applies planned changes to the trees and the entry.
+pub(crate) fn apply(
+    txn: &mut WriteTxn<'_>,
+    meta: &mut CollectionMeta,
+    rid: u64,
+    changes: Vec<Change>,
+) -> Result<(), StoreError> {
+    for change in changes {
+        let index = meta
+            .indexes
+            .get_mut(change.index)
+            .expect("a change names an index of the same entry");
+        for key in &change.removed {
+            let entry = entry_key(key, rid);
+            if !index.tree.remove(txn, &entry)? {
+                return Err(StoreError::Corrupt(format!(
+                    "index {} lacks an entry of record {rid}",
+                    index.name()
+                )));
+            }
+            index.entries -= 1;
+            index.key_bytes -= entry.len() as u64;
+        }
+        for key in &change.added {
+            let entry = entry_key(key, rid);
+            index.tree.insert(txn, &entry, &[])?;
+            index.entries += 1;
+            index.key_bytes += entry.len() as u64;
+        }
+        merge_multikey(index, &change.multikey_paths);
+    }
+    Ok(())
+}
+
+fn merge_multikey(index: &mut IndexMeta, paths: &[BTreeSet<usize>]) {
+    for (mine, theirs) in index.multikey_paths.iter_mut().zip(paths) {
+        if !theirs.is_empty() {
+            index.multikey = true;
+            mine.extend(theirs.iter().copied());
+        }
+    }
+}
+
+/// Builds `spec` over the records of `meta`: every entry generated, sorted once, checked
+/// for duplicates (unique), then bulk-loaded into a new tree. Any refusal comes before the
+/// first page is written, so a failed build leaves nothing.
+pub(crate) fn build(
+    txn: &mut WriteTxn<'_>,
+    ns: &Namespace,
+    meta: &CollectionMeta,
+    spec: Arc<IndexSpec>,
+) -> Result<IndexMeta, StoreError> {
+    let mut index = IndexMeta::new(Arc::clone(&spec));
+    let mut entries: Vec<Vec<u8>> = Vec::new();
+    let mut paths = vec![BTreeSet::new(); spec.fields.len()];
+    for record in meta.records.iter(&*txn)? {
+        let (key, bytes) = record?;
+        let rid = rid_of(&key)?;
+        let doc = RawDocument::from_bytes(&bytes)
+            .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
+        let keys = keys_of(&spec, doc)?;
+        for (mine, theirs) in paths.iter_mut().zip(&keys.multikey_paths) {
+            mine.extend(theirs.iter().copied());
+        }
+        entries.extend(keys.keys.iter().map(|k| entry_key(k, rid)));
+    }
+    entries.sort_unstable();
+    if spec.unique {
+        for pair in entries.windows(2) {
+            let (a, _) = split_entry(&pair[0])?;
+            let (b, rid) = split_entry(&pair[1])?;
+            if a == b {
+                let bytes = meta
+                    .records
+                    .get(&*txn, &rid_key(rid))?
+                    .ok_or_else(|| StoreError::Corrupt(format!("no record {rid}")))?;
+                let doc = RawDocument::from_bytes(&bytes)
+                    .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
+                return Err(duplicate(ns, &spec, doc, b));
+            }
+        }
+    }
+    crashpoint::hit("ddl.create_index.before_load");
+    index.entries = index
+        .tree
+        .bulk_load(txn, entries.iter().map(|e| (e.as_slice(), &[][..])))?;
+    index.key_bytes = entries.iter().map(|e| e.len() as u64).sum();
+    merge_multikey(&mut index, &paths);
+    Ok(index)
+}
+
+/// What `check` found in one index.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct IndexCheck {
+    /// Entries in the tree.
+    pub keys: u64,
+    /// Entries the documents generate that the tree lacks (record ids).
+    pub missing: Vec<u64>,
+    /// Entries the tree holds that no document generates (record ids).
+    pub extra: Vec<u64>,
+    /// Documents whose keys could not be generated, and why.
+    pub errors: Vec<String>,
+}
+
+impl IndexCheck {
+    /// Whether the index agrees with its documents.
+    pub fn is_valid(&self) -> bool {
+        self.missing.is_empty() && self.extra.is_empty() && self.errors.is_empty()
+    }
+}
+
+/// Compares `index` with what the records of `meta` generate, in both directions.
+pub(crate) fn check<T: PageRead>(
+    txn: &T,
+    meta: &CollectionMeta,
+    index: &IndexMeta,
+) -> Result<IndexCheck, StoreError> {
+    let mut report = IndexCheck::default();
+    let mut expected: BTreeSet<Vec<u8>> = BTreeSet::new();
+    let mut paths = vec![BTreeSet::new(); index.spec.fields.len()];
+    for record in meta.records.iter(txn)? {
+        let (key, bytes) = record?;
+        let rid = rid_of(&key)?;
+        let Ok(doc) = RawDocument::from_bytes(&bytes) else {
+            report.errors.push(format!("record {rid} is not BSON"));
+            continue;
+        };
+        match keys::index_keys(&index.spec, doc) {
+            Ok(keys) => {
+                expected.extend(keys.keys.iter().map(|k| entry_key(k, rid)));
+                for (all, mine) in paths.iter_mut().zip(keys.multikey_paths) {
+                    all.extend(mine);
+                }
+            }
+            Err(error) => report.errors.push(format!("record {rid}: {error}")),
+        }
+    }
+    let mut expected = expected.into_iter().peekable();
+    for entry in index.tree.iter(txn)? {
+        let (entry, _) = entry?;
+        report.keys += 1;
+        while let Some(wanted) = expected.next_if(|wanted| wanted.as_slice() < &entry[..]) {
+            report.missing.push(split_entry(&wanted)?.1);
+        }
+        if expected
+            .next_if(|wanted| wanted.as_slice() == &entry[..])
+            .is_none()
+        {
+            report.extra.push(split_entry(&entry)?.1);
+        }
+    }
+    for wanted in expected {
+        report.missing.push(split_entry(&wanted)?.1);
+    }
+    // As mongod's validate: a document may not be multikey where the index is not.
+    for (field, (found, recorded)) in paths.iter().zip(&index.multikey_paths).enumerate() {
+        if !found.is_subset(recorded) || (!found.is_empty() && !index.multikey) {
+            report.errors.push(format!(
+                "documents are multikey at components {found:?} of key field {field} but the \
+                 index records {recorded:?}"
+            ));
+        }
+    }
+    if report.keys != index.entries {
+        report.errors.push(format!(
+            "the catalog counts {} entries but the tree holds {}",
+            index.entries, report.keys
+        ));
+    }
+    Ok(report)
+}
+
+/// Entries of `index` whose index key lies within `(lower, upper)` (encoded keys, as
+/// `bson_canonical::key` writes them), in key order then record id order: the planner's
+/// seam. Yields each entry's index key and record id.
+pub(crate) fn scan<'t, T: PageRead>(
+    txn: &'t T,
+    index: &IndexMeta,
+    lower: Bound<&[u8]>,
+    upper: Bound<&[u8]>,
+) -> Result<impl Iterator<Item = Result<(Vec<u8>, u64), StoreError>> + 't, StoreError> {
+    // Keys are prefix-free: `k ++ rid` for every rid lies in [k ++ 0, k ++ MAX].
+    let lower = match lower {
+        Bound::Included(k) => Bound::Included(entry_key(k, 0)),
+        Bound::Excluded(k) => Bound::Excluded(entry_key(k, u64::MAX)),
+        Bound::Unbounded => Bound::Unbounded,
+    };
+    let upper = match upper {
+        Bound::Included(k) => Bound::Included(entry_key(k, u64::MAX)),
+        Bound::Excluded(k) => Bound::Excluded(entry_key(k, 0)),
+        Bound::Unbounded => Bound::Unbounded,
+    };
+    let range = index.tree.range(txn, as_slice(&lower), as_slice(&upper))?;
+    Ok(range.map(|entry| {
+        let (entry, _) = entry?;
+        let (key, rid) = split_entry(&entry)?;
+        Ok((key.to_vec(), rid))
+    }))
+}
+
+fn as_slice(bound: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match bound {
+        Bound::Included(k) => Bound::Included(k.as_slice()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
