@@ -21,14 +21,12 @@
 //! A [`Cursor`] moves through: open (first batch buffered) → more batches by `getMore`
 //! as it is iterated → exhausted (server cursor id 0), or dropped early (`killCursors`).
 
-use crate::engine::{ConnectionContext, Engine, EngineOptions, StartupOptions};
-use crate::host::{Host, HostFacts, MemoryFacts};
+use crate::engine::{ConnectionContext, Engine};
 use bson::raw::RawBsonRef;
 use bson::{Bson, Document, RawDocumentBuf, doc};
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// The database every [`Database::collection`] call uses.
 pub const DEFAULT_DATABASE: &str = "test";
@@ -139,40 +137,6 @@ fn reply_error(reply: &Document) -> DbError {
     }
 }
 
-/// The host of an embedded engine: the real clock, no machine facts.
-struct EmbeddedHost {
-    started: Instant,
-    facts: HostFacts,
-}
-
-impl Host for EmbeddedHost {
-    fn now_millis(&self) -> i64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-    }
-    fn uptime_millis(&self) -> u64 {
-        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
-    }
-    fn memory(&self) -> MemoryFacts {
-        MemoryFacts::default()
-    }
-    fn facts(&self) -> &HostFacts {
-        &self.facts
-    }
-}
-
-fn embedded_options() -> EngineOptions {
-    EngineOptions {
-        host: Arc::new(EmbeddedHost {
-            started: Instant::now(),
-            facts: HostFacts::default(),
-        }),
-        startup: StartupOptions::default(),
-        connections_max: 0,
-    }
-}
-
 /// A database file opened in this process.
 pub struct Database {
     engine: Arc<Engine>,
@@ -181,7 +145,7 @@ pub struct Database {
 impl Database {
     /// Opens (or creates) the database file at `path`, recovering it after a crash.
     pub fn open(path: impl AsRef<Path>) -> Result<Database, DbError> {
-        let engine = Engine::open(path.as_ref(), embedded_options())?;
+        let engine = Engine::open(path.as_ref(), crate::client::embedded_options())?;
         Ok(Database {
             engine: Arc::new(engine),
         })
@@ -191,7 +155,7 @@ impl Database {
     #[must_use]
     pub fn memory() -> Database {
         Database {
-            engine: Arc::new(Engine::new(embedded_options())),
+            engine: Arc::new(Engine::new(crate::client::embedded_options())),
         }
     }
 

@@ -80,15 +80,15 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// The most documents one `insert` command carries (mongod's `maxWriteBatchSize`).
-pub const WRITE_BATCH_SIZE_MAX: usize = 100_000;
-/// The largest message (mongod's `maxMessageSizeBytes`): the driver fills a batch's
-/// documents up to this less the command and [`MESSAGE_OVERHEAD`].
-pub const MESSAGE_SIZE_MAX: usize = 48_000_000;
+/// The largest message (`maxMessageSizeBytes`): the driver fills a batch's documents up
+/// to this less the command and [`MESSAGE_OVERHEAD`].
+pub use crate::limits::MESSAGE_SIZE_MAX;
+/// The most documents one write command carries (`maxWriteBatchSize`).
+pub use crate::limits::WRITE_BATCH_SIZE_MAX;
 /// What the driver reserves of a message for its framing.
 const MESSAGE_OVERHEAD: usize = 1_000;
 /// The largest document (`maxBsonObjectSize`).
-pub const DOCUMENT_SIZE_MAX: usize = 16 * 1024 * 1024;
+pub use crate::limits::BSON_OBJECT_SIZE_MAX as DOCUMENT_SIZE_MAX;
 
 /// The host of an embedded engine: the real clock, no machine facts.
 struct EmbeddedHost {
