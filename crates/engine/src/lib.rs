@@ -21,6 +21,7 @@ mod host;
 mod index;
 pub mod limits;
 mod object_id;
+mod plan;
 mod sessions;
 mod stats;
 pub mod store;

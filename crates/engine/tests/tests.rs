@@ -9,6 +9,7 @@ mod find_and_modify;
 mod index_model;
 mod indexes;
 mod model;
+mod planner;
 mod restart;
 mod store;
 mod store_concurrency;

@@ -3,16 +3,17 @@
 //! and its output is handed out through a cursor, or written by a final `$out`/`$merge`
 //! (`aggregate_output`).
 
+use super::access::{Reading, candidates, fail_on};
 use super::aggregate_output::Sink;
 use super::args;
 use super::cursor::{self, Cursor, Deadline, FirstBatch, Source};
-use super::find::{candidates, fail_on, id_equality};
 use super::read_args::{self, Hint, number_i64};
 use super::write_concern::WriteConcern;
 use super::{Reply, Request};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::limits::{BATCH_SIZE_DEFAULT, SORT_BYTES_MAX};
+use crate::plan::{self, Access};
 use crate::store::{CollectionMeta, Namespace, Reader};
 use bson::raw::cstr;
 use bson::raw::{RawArray, RawBsonRef};
@@ -278,7 +279,7 @@ impl Run<'_> {
             }
             return fail_on(&failure);
         };
-        self.hint.check(ns)?;
+        plan::check_hint(&meta, ns, &self.hint)?;
         if let Some(counted) = count_from_catalog(self.stages, meta.count) {
             // Every driver's countDocuments({}): answered from the catalog's count.
             if let Some(doc) = counted? {
@@ -286,24 +287,23 @@ impl Run<'_> {
             }
             return Ok(());
         }
-        let id = leading_match(self.stages).and_then(id_equality);
+        let access = plan::choose(&meta, ns, leading_match(self.stages), &self.hint)?;
         // The leading `$match` also filters at the scan, so documents it drops are never
         // copied out of the store (the stage still runs; matching twice is idempotent).
         let filter = self.pipeline.leading_match();
         // A leading `$group` or `$count` reads a few fields: only those are copied out of
         // the store (the leading `$match`, already applied to whole documents, is skipped).
         let fields = self.pipeline.input_fields();
-        let input = candidates(
-            &reader,
-            &meta,
+        let reading = Reading {
+            reader: &reader,
+            meta: &meta,
             ns,
             filter,
-            id,
-            self.deadline,
-            &failure,
-            fields.as_ref(),
-        )
-        .map(Ok);
+            deadline: self.deadline,
+            failure: &failure,
+            fields: fields.as_ref(),
+        };
+        let input = candidates(reading, &access).map(Ok);
         let output: Box<dyn Iterator<Item = Result<RawDocumentBuf, QueryError>>> = match fields {
             Some(_) => Box::new(self.pipeline.stream_after_match_with(input, &foreign)),
             None => Box::new(self.pipeline.stream_with(input, &foreign)),
@@ -366,16 +366,16 @@ impl Foreign for Collections<'_> {
         let Some((ns, meta)) = self.known.get(name) else {
             return Ok(Box::new(std::iter::empty()));
         };
-        let docs = candidates(
-            self.reader,
+        let reading = Reading {
+            reader: self.reader,
             meta,
             ns,
-            None,
-            None,
-            self.deadline,
-            self.failure,
-            None,
-        );
+            filter: None,
+            deadline: self.deadline,
+            failure: self.failure,
+            fields: None,
+        };
+        let docs = candidates(reading, &Access::Collection);
         Ok(Box::new(docs.map(Ok)))
     }
 }

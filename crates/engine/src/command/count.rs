@@ -1,13 +1,14 @@
 //! The count and distinct commands: a number or a set of values, no cursor.
 
 use super::Request;
+use super::access::{Reading, candidates, fail_on};
 use super::args;
 use super::cursor::Deadline;
-use super::find::{candidates, fail_on, id_equality};
 use super::read_args::{self, number_i64, to_usize};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::limits::DISTINCT_BYTES_MAX;
+use crate::plan;
 use bson::raw::{RawArray, RawBsonRef, RawIter};
 use bson::{Bson, Document, RawDocument, doc};
 use query::Filter;
@@ -49,28 +50,28 @@ pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, 
     let store = engine.store();
     let reader = store.read()?;
     let meta = reader.collection(&ns)?;
-    if meta.is_some() {
-        hint.check(&ns)?;
+    if let Some(meta) = &meta {
+        plan::check_hint(meta, &ns, &hint)?;
     }
     let total = match (meta, &filter) {
         (None, _) => 0,
         (Some(meta), None) => meta.count,
         (Some(meta), Some(filter)) => {
-            let id = spec.and_then(id_equality);
+            let access = plan::choose(&meta, &ns, spec, &hint)?;
             let failure = RefCell::new(None);
             let wanted = limit.map_or(usize::MAX, |n| to_usize(n.saturating_add(skip)));
             // Counting reads no field: matches are cut to nothing instead of copied.
             let nothing = BTreeSet::new();
-            let found = candidates(
-                &reader,
-                &meta,
-                &ns,
-                Some(filter),
-                id,
-                &deadline,
-                &failure,
-                Some(&nothing),
-            );
+            let reading = Reading {
+                reader: &reader,
+                meta: &meta,
+                ns: &ns,
+                filter: Some(filter),
+                deadline: &deadline,
+                failure: &failure,
+                fields: Some(&nothing),
+            };
+            let found = candidates(reading, &access);
             let counted = found.take(wanted).count();
             fail_on(&failure)?;
             counted as u64
@@ -126,19 +127,18 @@ pub(crate) fn distinct(engine: &Engine, request: &Request<'_>) -> Result<Documen
     let Some(meta) = reader.collection(&ns)? else {
         return Ok(doc! { "values": [] });
     };
-    hint.check(&ns)?;
-    let id = spec.and_then(id_equality);
+    let access = plan::choose(&meta, &ns, spec, &hint)?;
     let failure = RefCell::new(None);
-    let found = candidates(
-        &reader,
-        &meta,
-        &ns,
-        filter.as_ref(),
-        id,
-        &deadline,
-        &failure,
-        None,
-    );
+    let reading = Reading {
+        reader: &reader,
+        meta: &meta,
+        ns: &ns,
+        filter: filter.as_ref(),
+        deadline: &deadline,
+        failure: &failure,
+        fields: None,
+    };
+    let found = candidates(reading, &access);
     let mut set = DistinctSet::default();
     for doc in found {
         let mut reached = Vec::new();

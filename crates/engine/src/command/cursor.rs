@@ -15,12 +15,13 @@ use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::host::Host;
 use crate::limits::{BATCH_BYTES_MAX, DEADLINE_CHECK_INTERVAL};
-use crate::store::Namespace;
+use crate::plan::IndexAccess;
+use crate::store::{Namespace, WalkPosition, WalkTarget};
 use bson::raw::{CStr, RawArrayBuf, RawBsonRef, cstr};
 use bson::{Document, RawDocument, RawDocumentBuf, doc};
 use query::{Filter, Projection};
 use std::cell::Cell;
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 
 /// An open query: where its results come from and how they are shaped.
 pub(crate) struct Cursor {
@@ -44,6 +45,8 @@ pub(crate) struct Cursor {
 pub(crate) enum Source {
     /// A natural-order scan, resumed from a fresh snapshot for each batch.
     Scan(Scan),
+    /// An index walk in index order, resumed from a fresh snapshot for each batch.
+    Index(IndexScan),
     /// Results computed when the cursor opened.
     Buffered(VecDeque<RawDocumentBuf>),
 }
@@ -55,6 +58,23 @@ pub(crate) struct Scan {
     pub(crate) uuid: [u8; 16],
     /// The last record id examined; the next batch continues after it.
     pub(crate) after: Option<u64>,
+    /// Matches still to skip.
+    pub(crate) skip: u64,
+    /// Matches still to return (`None`: no limit).
+    pub(crate) limit: Option<u64>,
+}
+
+/// The position and counters of an index walk.
+pub(crate) struct IndexScan {
+    /// The collection's UUID when the walk began (as [`Scan::uuid`]).
+    pub(crate) uuid: [u8; 16],
+    /// The index and its ranges.
+    pub(crate) access: IndexAccess,
+    /// Where the walk stands; the next batch continues after it.
+    pub(crate) position: WalkPosition,
+    /// Records already examined: a multikey index (or a document whose key moved forward
+    /// between batches) names a record more than once; it is returned once.
+    pub(crate) seen: HashSet<u64>,
     /// Matches still to skip.
     pub(crate) skip: u64,
     /// Matches still to return (`None`: no limit).
@@ -122,6 +142,12 @@ impl Cursor {
                 self.pending = pending;
                 Ok(exhausted)
             }
+            Source::Index(walk) => {
+                let pending = walk.fill(engine, &self.ns, shape, batch, deadline)?;
+                let exhausted = pending.is_none();
+                self.pending = pending;
+                Ok(exhausted)
+            }
         }
     }
 }
@@ -165,16 +191,7 @@ impl Scan {
         }
         let store = engine.store();
         let reader = store.read()?;
-        let meta = match reader.collection(ns)? {
-            Some(meta) if meta.uuid == self.uuid => meta,
-            _ => {
-                let message = format!("collection {ns} was dropped or renamed");
-                return Err(Error::new(
-                    ErrorCode::Other(175, "QueryPlanKilled"),
-                    message,
-                ));
-            }
-        };
+        let meta = same_collection(&reader, ns, self.uuid)?;
         for entry in reader.scan(&meta, self.after)? {
             deadline.tick()?;
             let (rid, bytes) = entry?;
@@ -199,6 +216,86 @@ impl Scan {
             }
         }
         Ok(None)
+    }
+}
+
+/// The catalog entry of `ns` if it is still the collection `uuid` names, else 175
+/// QueryPlanKilled (dropped, or renamed and recreated, while the cursor was open).
+fn same_collection(
+    reader: &crate::store::Reader<'_>,
+    ns: &Namespace,
+    uuid: [u8; 16],
+) -> Result<crate::store::CollectionMeta, Error> {
+    match reader.collection(ns)? {
+        Some(meta) if meta.uuid == uuid => Ok(meta),
+        _ => {
+            let message = format!("collection {ns} was dropped or renamed");
+            Err(Error::new(
+                ErrorCode::Other(175, "QueryPlanKilled"),
+                message,
+            ))
+        }
+    }
+}
+
+impl IndexScan {
+    /// Walks on from the last position into `batch`; returns the shaped document that did
+    /// not fit, or `None` when the walk is exhausted.
+    fn fill(
+        &mut self,
+        engine: &Engine,
+        ns: &Namespace,
+        shape: Shape<'_>,
+        batch: &mut Batch,
+        deadline: &Deadline<'_>,
+    ) -> Result<Option<RawDocumentBuf>, Error> {
+        if self.limit == Some(0) {
+            return Ok(None);
+        }
+        let store = engine.store();
+        let reader = store.read()?;
+        let meta = same_collection(&reader, ns, self.uuid)?;
+        if let WalkTarget::Index(name) = &self.access.target
+            && meta.index(name).is_none()
+        {
+            let message = format!("index '{name}' dropped");
+            return Err(Error::new(
+                ErrorCode::Other(175, "QueryPlanKilled"),
+                message,
+            ));
+        }
+        let mut pending = None;
+        let (seen, skip, limit) = (&mut self.seen, &mut self.skip, &mut self.limit);
+        reader.walk(
+            &meta,
+            &self.access.target,
+            &self.access.ranges,
+            &mut self.position,
+            |rid, bytes| -> Result<bool, Error> {
+                deadline.tick()?;
+                if !seen.insert(rid) {
+                    return Ok(true);
+                }
+                let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
+                if !shape.matches(doc)? {
+                    return Ok(true);
+                }
+                if *skip > 0 {
+                    *skip -= 1;
+                    return Ok(true);
+                }
+                let shaped = shape.apply(doc)?;
+                if let Some(limit) = limit.as_mut() {
+                    *limit -= 1;
+                }
+                if let Err(shaped) = batch.offer(shaped) {
+                    pending = Some(shaped);
+                    return Ok(false);
+                }
+                Ok(*limit != Some(0))
+            },
+        )?;
+        Ok(pending)
     }
 }
 

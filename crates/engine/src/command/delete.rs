@@ -102,10 +102,17 @@ fn run_statement(
     statement: &Statement<'_>,
     vars: &Variables,
 ) -> Result<usize, Failure> {
-    check_hint(statement.hint)?;
+    let hint = check_hint(statement.hint)?;
     check_collation(statement.collation)?;
     let filter = Filter::parse_with(statement.filter, vars)?;
-    let selected = select(writer, ns, &filter, statement.filter, statement.first_only)?;
+    let selected = select(
+        writer,
+        ns,
+        &filter,
+        statement.filter,
+        &hint,
+        statement.first_only,
+    )?;
     for (rid, _) in &selected {
         writer.delete(ns, *rid).map_err(Failure::fatal)?;
     }

@@ -4,19 +4,20 @@
 //! The `_id_` index only proposes: the document it names is always checked against the whole
 //! filter, like every scanned document.
 
+use super::access::{self, Reading, fail_on, if_matches};
 use super::args;
-use super::cursor::{self, Cursor, Deadline, FirstBatch, Scan, Source, corrupt_record};
+use super::cursor::{self, Cursor, Deadline, FirstBatch, IndexScan, Scan, Source};
 use super::read_args::{self, Hint, to_usize};
 use super::{Reply, Request};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::limits::{BATCH_SIZE_DEFAULT, SORT_BYTES_MAX};
-use crate::store::{CollectionMeta, Namespace, Reader};
-use bson::raw::RawBsonRef;
+use crate::plan::{self, Access};
+use crate::store::{CollectionMeta, Namespace, Reader, WalkPosition};
 use bson::{RawDocument, RawDocumentBuf};
 use query::{Filter, Projection, SortSpec};
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 
 /// The options of find besides the generic ones.
 const FIND_FIELDS: &[&str] = &[
@@ -86,7 +87,6 @@ pub(crate) fn find(engine: &Engine, request: &Request<'_>) -> Result<Reply, Erro
     let Some(meta) = reader.collection(&ns)? else {
         return Ok(cursor::reply(&ns, 0, &[], bson::raw::cstr!("firstBatch")));
     };
-    query.hint.check(&ns)?;
     let source = plan(&reader, &meta, &ns, &query, &deadline)?;
     drop(reader);
     let mut cursor = Cursor::new(ns, source);
@@ -117,7 +117,7 @@ fn parse_find<'a>(request: &Request<'a>, now_ms: i64) -> Result<FindQuery<'a>, E
     read_args::check_collation(request)?;
     let time_ms = read_args::max_time_ms(request)?;
     let hint = read_args::hint(request)?;
-    let order = parse_order(sort, hint)?;
+    let order = parse_order(sort, &hint)?;
     let id_sort = sort.and_then(id_sort_direction);
     Ok(FindQuery {
         filter_spec,
@@ -176,9 +176,9 @@ fn id_sort_direction(spec: &RawDocument) -> Option<bool> {
     }
 }
 
-fn parse_order(sort: Option<&RawDocument>, hint: Hint) -> Result<Order, Error> {
+fn parse_order(sort: Option<&RawDocument>, hint: &Hint) -> Result<Order, Error> {
     let Some(spec) = sort else {
-        return Ok(Order::Natural(hint != Hint::Natural(false)));
+        return Ok(Order::Natural(*hint != Hint::Natural(false)));
     };
     if spec.get("$natural").ok().flatten().is_none() {
         return Ok(Order::Sorted(SortSpec::parse(spec)?));
@@ -195,8 +195,9 @@ fn parse_order(sort: Option<&RawDocument>, hint: Hint) -> Result<Order, Error> {
     }
 }
 
-/// Chooses how the results are produced: an `_id` lookup, a resumable scan, or a
-/// blocking sort.
+/// Chooses how the results are produced: a resumable scan (of the collection or of an
+/// index) when results come in the order they are read, else the candidates buffered
+/// (and sorted).
 fn plan(
     reader: &Reader<'_>,
     meta: &CollectionMeta,
@@ -204,33 +205,48 @@ fn plan(
     query: &FindQuery<'_>,
     deadline: &Deadline<'_>,
 ) -> Result<Source, Error> {
-    let id = query.filter_spec.and_then(id_equality);
-    if id.is_none()
-        && let Order::Natural(true) = query.order
-    {
-        return Ok(Source::Scan(Scan {
-            uuid: meta.uuid,
-            after: None,
-            skip: query.skip,
-            limit: query.limit,
-        }));
+    let mut access = plan::choose(meta, ns, query.filter_spec, &query.hint)?;
+    if let Order::Natural(false) = query.order {
+        // A reverse natural order is the collection's, read backwards.
+        access = Access::Collection;
     }
-    if let (None, Some(forward), Some(limit)) = (id, query.id_sort, query.limit)
+    match (&access, &query.order) {
+        (Access::Collection, Order::Natural(true)) => {
+            return Ok(Source::Scan(Scan {
+                uuid: meta.uuid,
+                after: None,
+                skip: query.skip,
+                limit: query.limit,
+            }));
+        }
+        (Access::Index(index), Order::Natural(true)) => {
+            return Ok(Source::Index(IndexScan {
+                uuid: meta.uuid,
+                access: index.clone(),
+                position: WalkPosition::default(),
+                seen: HashSet::new(),
+                skip: query.skip,
+                limit: query.limit,
+            }));
+        }
+        _ => {}
+    }
+    if let (Access::Collection, Some(forward), Some(limit)) = (&access, query.id_sort, query.limit)
         && matches!(query.hint, Hint::None | Hint::Id)
     {
         return walk_id_index(reader, meta, ns, query, deadline, forward, limit);
     }
     let failure = RefCell::new(None);
-    let found = candidates(
+    let reading = Reading {
         reader,
         meta,
         ns,
-        query.filter.as_ref(),
-        id,
+        filter: query.filter.as_ref(),
         deadline,
-        &failure,
-        None,
-    );
+        failure: &failure,
+        fields: None,
+    };
+    let found = access::candidates(reading, &access);
     let docs = match &query.order {
         Order::Sorted(spec) => {
             let keep = query.limit.map(|n| n.saturating_add(query.skip));
@@ -278,141 +294,6 @@ fn walk_id_index(
     }
     docs.drain(..to_usize(query.skip).min(docs.len()));
     Ok(Source::Buffered(docs))
-}
-
-/// Stored record `rid` of `ns`, copied out when it matches `filter` (every record when
-/// `None`): the check every candidate an index proposes goes through.
-pub(crate) fn if_matches(
-    ns: &Namespace,
-    filter: Option<&Filter>,
-    rid: u64,
-    bytes: &[u8],
-) -> Result<Option<RawDocumentBuf>, Error> {
-    if_matches_cut(ns, filter, rid, bytes, None)
-}
-
-/// [`if_matches`], copying out only the top-level `fields` when given (in document order;
-/// the filter still sees the whole document).
-fn if_matches_cut(
-    ns: &Namespace,
-    filter: Option<&Filter>,
-    rid: u64,
-    bytes: &[u8],
-    fields: Option<&BTreeSet<String>>,
-) -> Result<Option<RawDocumentBuf>, Error> {
-    let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
-    let matched = match filter {
-        Some(filter) => filter.try_matches(doc)?,
-        None => true,
-    };
-    if !matched {
-        return Ok(None);
-    }
-    let Some(fields) = fields else {
-        return Ok(Some(doc.to_owned()));
-    };
-    let mut cut = RawDocumentBuf::new();
-    for element in doc.iter_elements() {
-        let element = element.map_err(|_| corrupt_record(ns, rid))?;
-        if fields.contains(element.key().as_str()) {
-            let value = element.value().map_err(|_| corrupt_record(ns, rid))?;
-            cut.append(element.key(), value);
-        }
-    }
-    Ok(Some(cut))
-}
-
-/// Returns the error a candidate stream left behind, if any.
-pub(crate) fn fail_on(failure: &RefCell<Option<Error>>) -> Result<(), Error> {
-    match failure.borrow_mut().take() {
-        Some(error) => Err(error),
-        None => Ok(()),
-    }
-}
-
-/// The value of an `_id` equality at the top level of `filter` (`{_id: v}` or
-/// `{_id: {$eq: v}}`), for the `_id_` index to propose the one candidate. Regular
-/// expressions, arrays and other operators are left to a scan.
-pub(crate) fn id_equality(filter: &RawDocument) -> Option<RawBsonRef<'_>> {
-    let value = filter.get("_id").ok()??;
-    let value = match value {
-        RawBsonRef::Document(spec) => {
-            let mut elements = spec.iter_elements();
-            let first = elements.next()?.ok()?;
-            if !first.key().as_str().starts_with('$') {
-                value
-            } else if first.key().as_str() == "$eq" && elements.next().is_none() {
-                first.value().ok()?
-            } else {
-                return None;
-            }
-        }
-        other => other,
-    };
-    match value {
-        RawBsonRef::RegularExpression(_) | RawBsonRef::Array(_) => None,
-        value => Some(value),
-    }
-}
-
-/// The documents of `meta` that match `filter`, in natural order: only the one the `_id_`
-/// index names when `id` is given, else every record; each cut down to the top-level
-/// `fields` when given (the filter sees the whole document). A failure (storage, deadline,
-/// filter evaluation) ends the stream and is left in `failure`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn candidates<'r>(
-    reader: &'r Reader<'_>,
-    meta: &'r CollectionMeta,
-    ns: &'r Namespace,
-    filter: Option<&'r Filter>,
-    id: Option<RawBsonRef<'r>>,
-    deadline: &'r Deadline<'_>,
-    failure: &'r RefCell<Option<Error>>,
-    fields: Option<&'r BTreeSet<String>>,
-) -> Box<dyn Iterator<Item = RawDocumentBuf> + 'r> {
-    let fail = move |error: Error| {
-        *failure.borrow_mut() = Some(error);
-    };
-    let keep = move |rid: u64, bytes: &[u8]| -> Result<Option<RawDocumentBuf>, Error> {
-        deadline.tick()?;
-        if_matches_cut(ns, filter, rid, bytes, fields)
-    };
-    if let Some(id) = id {
-        return match reader.find_id(meta, id) {
-            Ok(None) => Box::new(std::iter::empty()),
-            Ok(Some((rid, bytes))) => match keep(rid, &bytes) {
-                Ok(doc) => Box::new(doc.into_iter()),
-                Err(error) => {
-                    fail(error);
-                    Box::new(std::iter::empty())
-                }
-            },
-            Err(error) => {
-                fail(error.into());
-                Box::new(std::iter::empty())
-            }
-        };
-    }
-    let scan = match reader.scan(meta, None) {
-        Ok(scan) => scan,
-        Err(error) => {
-            fail(error.into());
-            return Box::new(std::iter::empty());
-        }
-    };
-    let step = move |entry: Result<crate::store::Record<'r>, crate::store::StoreError>| {
-        let result = entry
-            .map_err(Error::from)
-            .and_then(|(rid, bytes)| keep(rid, &bytes));
-        match result {
-            Ok(doc) => Some(doc),
-            Err(error) => {
-                fail(error);
-                None
-            }
-        }
-    };
-    Box::new(scan.map_while(step).flatten())
 }
 
 /// The error for a blocking stage that outgrew `SORT_BYTES_MAX`.

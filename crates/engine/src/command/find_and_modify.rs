@@ -45,6 +45,7 @@ struct Plan<'a> {
     update: Option<update::Update>,
     return_new: bool,
     upsert: bool,
+    hint: super::read_args::Hint,
 }
 
 /// findAndModify: `{lastErrorObject: {n, updatedExisting?, upserted?}, value}`.
@@ -87,7 +88,7 @@ fn parse<'a>(request: &Request<'a>, now_ms: i64) -> Result<Plan<'a>, Error> {
     let array_filters = args::opt_array(request, "arrayFilters")?
         .map(|array| documents_of(array, &format!("{}.arrayFilters", request.name)))
         .transpose()?;
-    check_hint(request.body.get("hint").ok().flatten())?;
+    let hint = check_hint(request.body.get("hint").ok().flatten())?;
     check_collation(args::opt_doc(request, "collation")?)?;
     let vars = command_variables(request, now_ms)?;
     if !remove && update.is_none() {
@@ -128,6 +129,7 @@ fn parse<'a>(request: &Request<'a>, now_ms: i64) -> Result<Plan<'a>, Error> {
             .transpose()?,
         return_new,
         upsert,
+        hint,
     })
 }
 
@@ -139,11 +141,13 @@ fn target(
     plan: &Plan<'_>,
 ) -> Result<Option<(u64, RawDocumentBuf)>, Failure> {
     match &plan.sort {
-        None => Ok(select(writer, ns, &plan.filter, plan.filter_doc, true)?
-            .into_iter()
-            .next()),
+        None => Ok(
+            select(writer, ns, &plan.filter, plan.filter_doc, &plan.hint, true)?
+                .into_iter()
+                .next(),
+        ),
         Some(sort) => {
-            let all = select(writer, ns, &plan.filter, plan.filter_doc, false)?;
+            let all = select(writer, ns, &plan.filter, plan.filter_doc, &plan.hint, false)?;
             Ok(sort.sort(all, Some(1), |item| &*item.1).into_iter().next())
         }
     }

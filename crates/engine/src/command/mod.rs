@@ -7,6 +7,7 @@
 //! turns an `Err` into MongoDB's error shape. Names are matched exactly, as
 //! mongod does; aliases (`isMaster`/`ismaster`) are separate rows.
 
+mod access;
 mod admin;
 mod aggregate;
 mod aggregate_output;

@@ -6,10 +6,11 @@
 //! find would do for that filter: the same namespace checks, the same `_id_` lookup, and
 //! the same re-check of the whole filter against the document the index proposes.
 
+use super::access::if_matches;
 use super::args;
-use super::find::{id_equality, if_matches};
 use crate::engine::Engine;
 use crate::error::Error;
+use crate::plan::id_equality;
 use crate::store::Namespace;
 use bson::{RawDocument, RawDocumentBuf};
 use query::Filter;

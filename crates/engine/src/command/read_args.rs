@@ -9,35 +9,7 @@ use bson::RawDocument;
 use bson::raw::{RawArray, RawBsonRef};
 use query::Variables;
 
-/// Which way a query reads the collection, from its `hint`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Hint {
-    /// No hint: the engine chooses.
-    None,
-    /// `{$natural: 1}` or `{$natural: -1}`: a collection scan, forward when `true`.
-    Natural(bool),
-    /// The `_id_` index (by name or by key pattern `{_id: 1}`).
-    Id,
-    /// An index that does not exist: an error once the collection is known to exist (a
-    /// query on a missing collection answers nothing without planning, as in mongod).
-    NoSuchIndex,
-}
-
-impl Hint {
-    /// Fails for a hint naming a missing index of existing collection `ns`.
-    pub(crate) fn check(self, ns: &Namespace) -> Result<Hint, Error> {
-        if self != Hint::NoSuchIndex {
-            return Ok(self);
-        }
-        Err(Error::new(
-            ErrorCode::BadValue,
-            format!(
-                "error processing query: ns={ns} planner returned error :: caused by :: hint \
-                 provided does not correspond to an existing index"
-            ),
-        ))
-    }
-}
+pub(crate) use crate::plan::Hint;
 
 /// The raw value of `key`, if present.
 pub(crate) fn field<'a>(request: &Request<'a>, key: &str) -> Result<Option<RawBsonRef<'a>>, Error> {
@@ -196,13 +168,13 @@ pub(crate) fn cursor_namespace(request: &Request<'_>, key: &str) -> Result<Names
     Ok(Namespace::new(request.db, name))
 }
 
-/// The `hint` option. Only the `_id_` index exists; any other index is
-/// [`Hint::NoSuchIndex`].
+/// The `hint` option: by name or key pattern (resolved against the collection by the
+/// planner), or `$natural`.
 pub(crate) fn hint(request: &Request<'_>) -> Result<Hint, Error> {
     match field(request, "hint")? {
         None => Ok(Hint::None),
         Some(RawBsonRef::String("_id_")) => Ok(Hint::Id),
-        Some(RawBsonRef::String(_)) => Ok(Hint::NoSuchIndex),
+        Some(RawBsonRef::String(name)) => Ok(Hint::Name(name.to_owned())),
         Some(RawBsonRef::Document(spec)) => {
             let mut elements = spec.iter_elements();
             let Some(first) = elements.next() else {
@@ -218,7 +190,7 @@ pub(crate) fn hint(request: &Request<'_>) -> Result<Hint, Error> {
                     "$natural hint must be 1 or -1 and the only field of the hint",
                 )),
                 ("_id", Some(1), true) => Ok(Hint::Id),
-                _ => Ok(Hint::NoSuchIndex),
+                _ => Ok(Hint::Pattern(spec.to_owned())),
             }
         }
         Some(_) => Err(Error::new(

@@ -184,7 +184,7 @@ fn run_statement(
     vars: &Variables,
     now: i64,
 ) -> Result<Outcome, Failure> {
-    check_hint(statement.hint)?;
+    let hint = check_hint(statement.hint)?;
     check_collation(statement.collation)?;
     let filter = Filter::parse_with(statement.filter, vars)?;
     let update = match statement.constants {
@@ -210,7 +210,14 @@ fn run_statement(
             "multi update is not supported for replacement-style update",
         )));
     }
-    let selected = select(writer, ns, &filter, statement.filter, !statement.multi)?;
+    let selected = select(
+        writer,
+        ns,
+        &filter,
+        statement.filter,
+        &hint,
+        !statement.multi,
+    )?;
     let mut outcome = Outcome::default();
     if selected.is_empty() {
         if statement.upsert {

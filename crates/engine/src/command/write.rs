@@ -12,11 +12,14 @@
 
 use super::Request;
 use super::args::{self, bson_type_name};
+use super::read_args::Hint;
 use crate::error::{Error, ErrorCode};
-use crate::store::{Namespace, StoreError, Writer};
+use crate::plan::{self, Access};
+use crate::store::{Namespace, StoreError, WalkPosition, Writer};
 use bson::raw::RawBsonRef;
 use bson::{Bson, Document, RawArray, RawDocument, RawDocumentBuf, doc};
 use query::{Filter, Variables};
+use std::collections::HashSet;
 
 /// Why one statement of a write command did not happen.
 #[derive(Debug)]
@@ -258,38 +261,36 @@ pub(super) fn documents_of(array: &RawArray, path: &str) -> Result<Vec<RawDocume
     Ok(out)
 }
 
-/// Refuses a `hint` that names anything but the `_id_` index or natural order.
-pub(super) fn check_hint(hint: Option<RawBsonRef<'_>>) -> Result<(), Error> {
+/// A write statement's `hint`: a name or a key pattern (resolved against the collection
+/// when the statement selects its documents), `$natural`, or nothing.
+pub(super) fn check_hint(hint: Option<RawBsonRef<'_>>) -> Result<Hint, Error> {
     let is_one = |value: RawBsonRef<'_>| match value {
         RawBsonRef::Int32(v) => v == 1 || v == -1,
         RawBsonRef::Int64(v) => v == 1 || v == -1,
         RawBsonRef::Double(v) => v == 1.0 || v == -1.0,
         _ => false,
     };
-    let valid = match hint {
-        None => true,
-        Some(RawBsonRef::String(name)) => name == "_id_",
+    match hint {
+        None => Ok(Hint::None),
+        Some(RawBsonRef::String("_id_")) => Ok(Hint::Id),
+        Some(RawBsonRef::String(name)) => Ok(Hint::Name(name.to_owned())),
         Some(RawBsonRef::Document(doc)) => {
             let fields: Vec<_> = doc.iter().collect::<Result<_, _>>().unwrap_or_default();
-            match fields.as_slice() {
-                [] => true,
-                [(key, value)] => {
-                    (key.as_str() == "_id" || key.as_str() == "$natural") && is_one(*value)
+            Ok(match fields.as_slice() {
+                [] => Hint::None,
+                [(key, value)] if key.as_str() == "$natural" && is_one(*value) => {
+                    Hint::Natural(match value {
+                        RawBsonRef::Int32(v) => *v > 0,
+                        RawBsonRef::Int64(v) => *v > 0,
+                        RawBsonRef::Double(v) => *v > 0.0,
+                        _ => true,
+                    })
                 }
-                _ => false,
-            }
+                [(key, value)] if key.as_str() == "_id" && is_one(*value) => Hint::Id,
+                _ => Hint::Pattern(doc.to_owned()),
+            })
         }
-        Some(other) => {
-            return Err(wrong_type("hint", other, "object"));
-        }
-    };
-    if valid {
-        Ok(())
-    } else {
-        Err(Error::new(
-            ErrorCode::BadValue,
-            "hint provided does not correspond to an existing index",
-        ))
+        Some(other) => Err(wrong_type("hint", other, "object")),
     }
 }
 
@@ -349,23 +350,31 @@ fn pinned_id(filter: &RawDocument) -> Option<RawBsonRef<'_>> {
     }
 }
 
-/// The records of `ns` that `filter` (compiled from `filter_doc`) selects, in natural
-/// order; only the first when `first_only`. A filter that fails at run time (a `$expr`
-/// type error) fails the statement.
+/// The records of `ns` that `filter` (compiled from `filter_doc`) selects, in the order
+/// the planner's access path reads them (natural order for a scan, index order for an
+/// index); only the first when `first_only`. A filter that fails at run time (a `$expr`
+/// type error) fails the statement; a hint naming no index is 2 BadValue.
 pub(super) fn select(
     writer: &mut Writer<'_>,
     ns: &Namespace,
     filter: &Filter,
     filter_doc: &RawDocument,
+    hint: &Hint,
     first_only: bool,
 ) -> Result<Vec<(u64, RawDocumentBuf)>, Failure> {
-    if let Some(id) = pinned_id(filter_doc) {
+    if *hint == Hint::None
+        && let Some(id) = pinned_id(filter_doc)
+    {
         let found = writer.find_id(ns, id).map_err(Failure::fatal)?;
         return match found {
             Some((rid, doc)) if filter.try_matches(&doc)? => Ok(vec![(rid, doc)]),
             _ => Ok(Vec::new()),
         };
     }
+    let Some(meta) = writer.collection(ns).map_err(Failure::fatal)? else {
+        return Ok(Vec::new());
+    };
+    let access = plan::choose(&meta, ns, Some(filter_doc), hint)?;
     let mut failure: Option<query::QueryError> = None;
     let mut test = |doc: &RawDocument| {
         if failure.is_some() {
@@ -377,15 +386,46 @@ pub(super) fn select(
             first_only
         })
     };
-    let selected = if first_only {
-        let found = writer
-            .find_first(ns, None, |_, doc| test(doc))
-            .map_err(Failure::fatal)?;
-        found.into_iter().collect()
-    } else {
-        writer
+    let selected = match access {
+        Access::Index(index) => {
+            let mut seen = HashSet::new();
+            let mut out = Vec::new();
+            let mut position = WalkPosition::default();
+            writer
+                .walk(
+                    ns,
+                    &index.target,
+                    &index.ranges,
+                    &mut position,
+                    |rid, bytes| -> Result<bool, StoreError> {
+                        if !seen.insert(rid) {
+                            return Ok(true);
+                        }
+                        let doc = RawDocument::from_bytes(bytes).map_err(|_| {
+                            StoreError::Corrupt(format!("record {rid} is not BSON"))
+                        })?;
+                        if test(doc) {
+                            out.push((rid, doc.to_owned()));
+                        }
+                        Ok(!first_only || out.is_empty())
+                    },
+                )
+                .map_err(Failure::fatal)?;
+            out
+        }
+        Access::Id(id) => {
+            let found = writer.find_id(ns, id).map_err(Failure::fatal)?;
+            found.into_iter().filter(|(_, doc)| test(doc)).collect()
+        }
+        Access::Collection if first_only => {
+            let found = writer
+                .find_first(ns, None, |_, doc| test(doc))
+                .map_err(Failure::fatal)?;
+            found.into_iter().collect()
+        }
+        Access::Collection => writer
             .scan_while(ns, None, |_, doc| test(doc))
-            .map_err(Failure::fatal)?
+            .map_err(Failure::fatal)?,
     };
     match failure {
         Some(error) => Err(error.into()),

@@ -39,7 +39,15 @@ pub(crate) mod spec;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use partial::key_of as canonical_key;
+pub(crate) use spec::truthy;
+
 use crate::error::{Error, ErrorCode};
+
+/// The 64-bit hash a hashed index keys `value` by (missing fields hash as null).
+pub(crate) fn hash_key(value: bson::raw::RawBsonRef<'_>) -> i64 {
+    hash::hash64(value, hash::SEED_DEFAULT)
+}
 
 /// An error with MongoDB's code, name and message.
 fn error(code: i32, name: &'static str, message: impl Into<String>) -> Error {

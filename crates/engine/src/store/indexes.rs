@@ -374,3 +374,93 @@ fn as_slice(bound: &Bound<Vec<u8>>) -> Bound<&[u8]> {
         Bound::Unbounded => Bound::Unbounded,
     }
 }
+
+/// The tree an index walk reads: the `_id_` index or a secondary index by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WalkTarget {
+    /// `_id_`: keys are the canonical encodings of `_id`, values the record ids.
+    Id,
+    /// A secondary index: keys are `index key ++ record id`.
+    Index(String),
+}
+
+/// A half-open range of tree keys, `[lower, upper)` (`upper: None`: to the end). The
+/// planner builds them from complete field encodings, so an index key lies in a range
+/// exactly when its entry (the key followed by its record id) does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRange {
+    /// The first tree key in the range (inclusive).
+    pub lower: Vec<u8>,
+    /// The first tree key past it (exclusive); `None`: the end of the tree.
+    pub upper: Option<Vec<u8>>,
+}
+
+/// Where a walk over ranges stands: the range it is in and the last tree key it read, so
+/// a walk resumed in a later snapshot continues after it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WalkPosition {
+    /// The index of the range being walked.
+    pub range: usize,
+    /// The last tree key read (`None`: nothing read yet).
+    pub after: Option<Vec<u8>>,
+}
+
+/// Walks `ranges` (in order, sorted and disjoint) of `target` from `position`, handing
+/// each entry's record to `visit` until it answers `false` (the position then names that
+/// entry: the walk resumes after it) or the ranges end.
+pub(crate) fn walk<T: PageRead, E: From<StoreError>>(
+    txn: &T,
+    meta: &CollectionMeta,
+    target: &WalkTarget,
+    ranges: &[KeyRange],
+    position: &mut WalkPosition,
+    mut visit: impl FnMut(u64, &[u8]) -> Result<bool, E>,
+) -> Result<(), E> {
+    let (tree, is_id) = match target {
+        WalkTarget::Id => (meta.ids, true),
+        WalkTarget::Index(name) => match meta.index(name) {
+            Some(index) => (index.tree, false),
+            None => return Err(StoreError::Corrupt(format!("no index {name}")).into()),
+        },
+    };
+    while let Some(range) = ranges.get(position.range) {
+        let lower = match &position.after {
+            Some(after) if after.as_slice() >= range.lower.as_slice() => {
+                Bound::Excluded(after.as_slice())
+            }
+            _ => Bound::Included(range.lower.as_slice()),
+        };
+        let empty = match (&lower, &range.upper) {
+            (Bound::Included(l) | Bound::Excluded(l), Some(upper)) => *l >= upper.as_slice(),
+            _ => false,
+        };
+        if !empty {
+            let upper = range
+                .upper
+                .as_deref()
+                .map_or(Bound::Unbounded, Bound::Excluded);
+            for entry in tree.range(txn, lower, upper).map_err(StoreError::from)? {
+                let (key, value) = entry.map_err(StoreError::from)?;
+                let rid = if is_id {
+                    rid_of(&value)?
+                } else {
+                    split_entry(&key)?.1
+                };
+                position.after = Some(key.to_vec());
+                let Some(bytes) = meta
+                    .records
+                    .get(txn, &rid_key(rid))
+                    .map_err(StoreError::from)?
+                else {
+                    let message = format!("an index names record {rid}, which does not exist");
+                    return Err(StoreError::Corrupt(message).into());
+                };
+                if !visit(rid, &bytes)? {
+                    return Ok(());
+                }
+            }
+        }
+        position.range += 1;
+    }
+    Ok(())
+}

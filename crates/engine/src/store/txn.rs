@@ -18,7 +18,7 @@
 //!   its first change.
 
 use super::catalog::{CATALOG, CollectionMeta, Namespace, rid_key, rid_of};
-use super::indexes::{self, IndexCheck};
+use super::indexes::{self, IndexCheck, KeyRange, WalkPosition, WalkTarget};
 use super::log::Op;
 use super::meta_cache::MetaCache;
 use super::{Store, StoreError};
@@ -193,6 +193,20 @@ impl<'s> Reader<'s> {
         indexes::scan(&self.txn, index, lower, upper)
     }
 
+    /// Walks `ranges` of `target` from `position`, handing each entry's record (id and
+    /// bytes) to `visit` until it answers `false`: the planner's access path. Records an
+    /// index names more than once (multikey) are handed over each time.
+    pub fn walk<E: From<StoreError>>(
+        &self,
+        meta: &CollectionMeta,
+        target: &WalkTarget,
+        ranges: &[KeyRange],
+        position: &mut WalkPosition,
+        visit: impl FnMut(u64, &[u8]) -> Result<bool, E>,
+    ) -> Result<(), E> {
+        indexes::walk(&self.txn, meta, target, ranges, position, visit)
+    }
+
     /// Compares the secondary index `name` with the entries its documents generate.
     pub fn check_index(&self, meta: &CollectionMeta, name: &str) -> Result<IndexCheck, StoreError> {
         let index = meta
@@ -345,6 +359,22 @@ impl<'s> Writer<'s> {
             Some((rid, bytes)) => Ok(Some((rid, to_doc(&bytes)?))),
             None => Ok(None),
         }
+    }
+
+    /// [`Reader::walk`] inside this transaction (its own changes included); nothing when
+    /// `ns` does not exist.
+    pub fn walk<E: From<StoreError>>(
+        &mut self,
+        ns: &Namespace,
+        target: &WalkTarget,
+        ranges: &[KeyRange],
+        position: &mut WalkPosition,
+        visit: impl FnMut(u64, &[u8]) -> Result<bool, E>,
+    ) -> Result<(), E> {
+        let Some(meta) = self.meta(ns)?.cloned() else {
+            return Ok(());
+        };
+        indexes::walk(&self.txn, &meta, target, ranges, position, visit)
     }
 
     /// Records of `ns` after `after` for which `keep` holds, in id order.

@@ -1,0 +1,201 @@
+//! Candidate documents for the read commands (find, count, distinct, aggregate's input):
+//! the planner's access path ([`crate::plan::Access`]) run over one snapshot, every
+//! document checked against the whole filter before it is handed on.
+//!
+//! Invariants:
+//! - Nothing reaches a caller unchecked: an index walk, the `_id_` lookup and the scan all
+//!   end in [`if_matches_cut`].
+//! - An index walk hands each record on at most once (a multikey index names a record
+//!   once per key; the stream remembers the ids it has handed on).
+
+use super::cursor::{Deadline, corrupt_record};
+use crate::error::Error;
+use crate::plan::{Access, IndexAccess};
+use crate::store::{CollectionMeta, Namespace, Reader, WalkPosition};
+use bson::{RawDocument, RawDocumentBuf};
+use query::Filter;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashSet, VecDeque};
+
+/// Documents an index walk buffers before handing them on.
+const WALK_CHUNK: usize = 64;
+
+/// Stored record `rid` of `ns`, copied out when it matches `filter` (every record when
+/// `None`): the check every candidate an index proposes goes through.
+pub(crate) fn if_matches(
+    ns: &Namespace,
+    filter: Option<&Filter>,
+    rid: u64,
+    bytes: &[u8],
+) -> Result<Option<RawDocumentBuf>, Error> {
+    if_matches_cut(ns, filter, rid, bytes, None)
+}
+
+/// [`if_matches`], copying out only the top-level `fields` when given (in document order;
+/// the filter still sees the whole document).
+fn if_matches_cut(
+    ns: &Namespace,
+    filter: Option<&Filter>,
+    rid: u64,
+    bytes: &[u8],
+    fields: Option<&BTreeSet<String>>,
+) -> Result<Option<RawDocumentBuf>, Error> {
+    let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
+    let matched = match filter {
+        Some(filter) => filter.try_matches(doc)?,
+        None => true,
+    };
+    if !matched {
+        return Ok(None);
+    }
+    let Some(fields) = fields else {
+        return Ok(Some(doc.to_owned()));
+    };
+    let mut cut = RawDocumentBuf::new();
+    for element in doc.iter_elements() {
+        let element = element.map_err(|_| corrupt_record(ns, rid))?;
+        if fields.contains(element.key().as_str()) {
+            let value = element.value().map_err(|_| corrupt_record(ns, rid))?;
+            cut.append(element.key(), value);
+        }
+    }
+    Ok(Some(cut))
+}
+
+/// Returns the error a candidate stream left behind, if any.
+pub(crate) fn fail_on(failure: &RefCell<Option<Error>>) -> Result<(), Error> {
+    match failure.borrow_mut().take() {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// What a candidate stream reads and how it checks and cuts what it reads.
+pub(crate) struct Reading<'r> {
+    pub(crate) reader: &'r Reader<'r>,
+    pub(crate) meta: &'r CollectionMeta,
+    pub(crate) ns: &'r Namespace,
+    pub(crate) filter: Option<&'r Filter>,
+    pub(crate) deadline: &'r Deadline<'r>,
+    /// Where a failure (storage, deadline, filter evaluation) is left; it ends the stream.
+    pub(crate) failure: &'r RefCell<Option<Error>>,
+    /// Top-level fields to copy out (`None`: the whole document).
+    pub(crate) fields: Option<&'r BTreeSet<String>>,
+}
+
+impl<'r> Reading<'r> {
+    fn fail(&self, error: Error) {
+        *self.failure.borrow_mut() = Some(error);
+    }
+
+    fn keep(&self, rid: u64, bytes: &[u8]) -> Result<Option<RawDocumentBuf>, Error> {
+        self.deadline.tick()?;
+        if_matches_cut(self.ns, self.filter, rid, bytes, self.fields)
+    }
+}
+
+/// The documents of `reading.meta` that match its filter, read by `access`: in natural
+/// order for a scan, in index order for an index walk.
+pub(crate) fn candidates<'r>(
+    reading: Reading<'r>,
+    access: &Access<'r>,
+) -> Box<dyn Iterator<Item = RawDocumentBuf> + 'r> {
+    match access {
+        Access::Id(id) => match reading.reader.find_id(reading.meta, *id) {
+            Ok(None) => Box::new(std::iter::empty()),
+            Ok(Some((rid, bytes))) => match reading.keep(rid, &bytes) {
+                Ok(doc) => Box::new(doc.into_iter()),
+                Err(error) => {
+                    reading.fail(error);
+                    Box::new(std::iter::empty())
+                }
+            },
+            Err(error) => {
+                reading.fail(error.into());
+                Box::new(std::iter::empty())
+            }
+        },
+        Access::Index(index) => Box::new(IndexStream {
+            reading,
+            access: index.clone(),
+            position: WalkPosition::default(),
+            seen: HashSet::new(),
+            buffer: VecDeque::new(),
+            done: false,
+        }),
+        Access::Collection => {
+            let scan = match reading.reader.scan(reading.meta, None) {
+                Ok(scan) => scan,
+                Err(error) => {
+                    reading.fail(error.into());
+                    return Box::new(std::iter::empty());
+                }
+            };
+            let step = move |entry: Result<crate::store::Record<'r>, crate::store::StoreError>| {
+                let result = entry
+                    .map_err(Error::from)
+                    .and_then(|(rid, bytes)| reading.keep(rid, &bytes));
+                match result {
+                    Ok(doc) => Some(doc),
+                    Err(error) => {
+                        reading.fail(error);
+                        None
+                    }
+                }
+            };
+            Box::new(scan.map_while(step).flatten())
+        }
+    }
+}
+
+/// An index walk read a chunk at a time, in index order, each record once.
+struct IndexStream<'r> {
+    reading: Reading<'r>,
+    access: IndexAccess,
+    position: WalkPosition,
+    seen: HashSet<u64>,
+    buffer: VecDeque<RawDocumentBuf>,
+    done: bool,
+}
+
+impl IndexStream<'_> {
+    fn refill(&mut self) -> Result<(), Error> {
+        let mut found = false;
+        let reading = &self.reading;
+        let multikey = self.access.multikey;
+        let (seen, buffer) = (&mut self.seen, &mut self.buffer);
+        reading.reader.walk(
+            reading.meta,
+            &self.access.target,
+            &self.access.ranges,
+            &mut self.position,
+            |rid, bytes| -> Result<bool, Error> {
+                found = true;
+                if multikey && !seen.insert(rid) {
+                    return Ok(true);
+                }
+                buffer.extend(reading.keep(rid, bytes)?);
+                Ok(buffer.len() < WALK_CHUNK)
+            },
+        )?;
+        // A walk that stopped early names its last entry; one that ran out did not stop.
+        if self.buffer.len() < WALK_CHUNK || !found {
+            self.done = true;
+        }
+        Ok(())
+    }
+}
+
+impl Iterator for IndexStream<'_> {
+    type Item = RawDocumentBuf;
+
+    fn next(&mut self) -> Option<RawDocumentBuf> {
+        while self.buffer.is_empty() && !self.done {
+            if let Err(error) = self.refill() {
+                self.reading.fail(error);
+                self.done = true;
+            }
+        }
+        self.buffer.pop_front()
+    }
+}

@@ -1,0 +1,264 @@
+//! The query planner (issue 26; plan choice by trial and `explain` are issue 17): which
+//! access path answers a filter. A collection scan, the `_id_` index's point lookup, or a
+//! walk over ranges of one index (`_id_` or secondary), chosen from the filter's top-level
+//! conjunction ([`predicates`]), turned into tree-key ranges per index ([`bounds`]).
+//!
+//! Invariants:
+//! - An index only proposes: every document an access path yields is re-checked against
+//!   the whole filter by the caller. So a plan may be wider than the filter (it is an
+//!   over-approximation), never narrower: every document the filter matches lies in the
+//!   ranges of the chosen index ([`bounds`] states the rules that keep it so).
+//! - An index is chosen without a hint only when it is sure to hold every match: never a
+//!   hidden index, a sparse index only when a bounded field cannot match a missing field,
+//!   a partial index only when the filter implies its `partialFilterExpression`
+//!   ([`implies`]). A hint is obeyed as mongod obeys it (a sparse or partial index hinted
+//!   answers from its entries); a hint naming no index (or a hidden one) is 2 BadValue.
+//! - Choice without trial: the index whose bounds pin the most leading fields wins (a
+//!   unique index pinned on every field first, then the count of point fields, then a
+//!   range on the next field); ties go to `_id_`, then to the older index. Unbounded
+//!   indexes are never chosen: a collection scan reads less.
+//! - Planning reads only the catalog entry it is given and allocates per index, not per
+//!   document.
+
+mod bounds;
+mod implies;
+mod predicates;
+#[cfg(test)]
+mod tests;
+
+use crate::error::{Error, ErrorCode};
+use crate::index::spec::KeyKind;
+use crate::store::{CollectionMeta, IndexMeta, KeyRange, Namespace, WalkTarget};
+use bounds::FieldView;
+use bson::raw::RawBsonRef;
+use bson::{RawDocument, RawDocumentBuf};
+use predicates::Predicates;
+use std::collections::BTreeSet;
+
+/// A query's `hint`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Hint {
+    /// No hint: the planner chooses.
+    None,
+    /// `{$natural: 1}` or `{$natural: -1}`: a collection scan, forward when `true`.
+    Natural(bool),
+    /// The `_id_` index (by name or by key pattern `{_id: 1}`).
+    Id,
+    /// An index by name.
+    Name(String),
+    /// An index by key pattern.
+    Pattern(RawDocumentBuf),
+}
+
+/// How a query reads its candidates.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Access<'f> {
+    /// Every record, in record id order.
+    Collection,
+    /// The one record whose `_id` is this value (the `_id_` index's point lookup).
+    Id(RawBsonRef<'f>),
+    /// Ranges of one index, in index order.
+    Index(IndexAccess),
+}
+
+/// A walk over ranges of one index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct IndexAccess {
+    /// The tree walked.
+    pub(crate) target: WalkTarget,
+    /// The index name (`_id_` for the `_id_` index).
+    pub(crate) name: String,
+    /// The tree-key ranges, sorted and disjoint.
+    pub(crate) ranges: Vec<KeyRange>,
+    /// Whether one record may appear under several keys (callers deduplicate).
+    pub(crate) multikey: bool,
+}
+
+/// No array seen anywhere (the `_id_` index: `_id` is never an array).
+static NO_ARRAYS: BTreeSet<usize> = BTreeSet::new();
+
+/// One index as the planner weighs it.
+struct Candidate<'m> {
+    name: &'m str,
+    target: WalkTarget,
+    fields: Vec<FieldView<'m>>,
+    unique: bool,
+    multikey: bool,
+    index: Option<&'m IndexMeta>,
+}
+
+impl<'m> Candidate<'m> {
+    fn id() -> Candidate<'static> {
+        Candidate {
+            name: "_id_",
+            target: WalkTarget::Id,
+            fields: vec![FieldView {
+                path: "_id",
+                kind: KeyKind::Ascending,
+                multikey: &NO_ARRAYS,
+            }],
+            unique: true,
+            multikey: false,
+            index: None,
+        }
+    }
+
+    fn secondary(index: &'m IndexMeta) -> Candidate<'m> {
+        let fields = index
+            .spec
+            .fields
+            .iter()
+            .zip(&index.multikey_paths)
+            .map(|(field, multikey)| FieldView {
+                path: &field.path,
+                kind: field.kind,
+                multikey,
+            })
+            .collect();
+        Candidate {
+            name: index.name(),
+            target: WalkTarget::Index(index.name().to_owned()),
+            fields,
+            unique: index.spec.unique,
+            multikey: index.multikey,
+            index: Some(index),
+        }
+    }
+
+    fn access(&self, predicates: &Predicates<'_>) -> (IndexAccess, bounds::Bounds) {
+        let bounds = bounds::bounds(&self.fields, predicates);
+        let access = IndexAccess {
+            target: self.target.clone(),
+            name: self.name.to_owned(),
+            ranges: bounds.ranges.clone(),
+            multikey: self.multikey,
+        };
+        (access, bounds)
+    }
+}
+
+/// The access path for `filter` over the collection `meta` of `ns`, obeying `hint`.
+pub(crate) fn choose<'f>(
+    meta: &CollectionMeta,
+    ns: &Namespace,
+    filter: Option<&'f RawDocument>,
+    hint: &Hint,
+) -> Result<Access<'f>, Error> {
+    let forced = match hint {
+        Hint::Natural(_) => return Ok(Access::Collection),
+        Hint::None => None,
+        forced => Some(hinted(meta, ns, forced)?),
+    };
+    let predicates = Predicates::of(filter);
+    if let Some(candidate) = forced {
+        return Ok(Access::Index(candidate.access(&predicates).0));
+    }
+    if let Some(id) = filter.and_then(id_equality) {
+        return Ok(Access::Id(id));
+    }
+    let mut best: Option<((bool, usize, bool), IndexAccess)> = None;
+    let candidates = std::iter::once(Candidate::id())
+        .chain(meta.indexes.iter().map(Candidate::secondary))
+        .filter(|c| c.index.is_none_or(|index| !index.spec.hidden));
+    for candidate in candidates {
+        let (access, bounds) = candidate.access(&predicates);
+        if bounds.is_unbounded() || !holds_every_match(&candidate, &bounds, filter, &predicates) {
+            continue;
+        }
+        let pinned = candidate.unique && bounds.point_fields == candidate.fields.len();
+        let score = (pinned, bounds.point_fields, bounds.range_field);
+        if best.as_ref().is_none_or(|(top, _)| score > *top) {
+            best = Some((score, access));
+        }
+    }
+    Ok(best.map_or(Access::Collection, |(_, access)| Access::Index(access)))
+}
+
+/// Validates `hint` against the collection (for commands that may not plan at all, such
+/// as a count without a filter).
+pub(crate) fn check_hint(meta: &CollectionMeta, ns: &Namespace, hint: &Hint) -> Result<(), Error> {
+    match hint {
+        Hint::None | Hint::Natural(_) | Hint::Id => Ok(()),
+        other => hinted(meta, ns, other).map(|_| ()),
+    }
+}
+
+/// The index a hint names; 2 BadValue as mongod words it when none does.
+fn hinted<'m>(
+    meta: &'m CollectionMeta,
+    ns: &Namespace,
+    hint: &Hint,
+) -> Result<Candidate<'m>, Error> {
+    let found = match hint {
+        Hint::Id => return Ok(Candidate::id()),
+        Hint::Name(name) => meta.indexes.iter().find(|i| i.name() == name),
+        Hint::Pattern(pattern) => {
+            let wanted = bson::Document::try_from(pattern.as_ref())
+                .map(|p| crate::index::canonical_key(&bson::Bson::Document(p)))
+                .ok();
+            meta.indexes.iter().find(|i| {
+                wanted.as_ref().is_some_and(|w| {
+                    *w == crate::index::canonical_key(&bson::Bson::Document(
+                        i.spec.key_pattern.clone(),
+                    ))
+                })
+            })
+        }
+        Hint::None | Hint::Natural(_) => None,
+    };
+    match found {
+        Some(index) if !index.spec.hidden => Ok(Candidate::secondary(index)),
+        _ => Err(Error::new(
+            ErrorCode::BadValue,
+            format!(
+                "error processing query: ns={ns} planner returned error :: caused by :: hint \
+                 provided does not correspond to an existing index"
+            ),
+        )),
+    }
+}
+
+/// Whether `candidate` holds an entry for every document the filter matches (sparse and
+/// partial indexes leave some documents out).
+fn holds_every_match(
+    candidate: &Candidate<'_>,
+    bounds: &bounds::Bounds,
+    filter: Option<&RawDocument>,
+    predicates: &Predicates<'_>,
+) -> bool {
+    let Some(index) = candidate.index else {
+        return true;
+    };
+    if index.spec.sparse && !bounds.excludes_missing {
+        return false;
+    }
+    match &index.spec.partial {
+        Some(partial) => implies::implies(filter, predicates, &partial.document),
+        None => true,
+    }
+}
+
+/// The value of an `_id` equality at the top level of `filter` (`{_id: v}` or
+/// `{_id: {$eq: v}}`), for the `_id_` index to propose the one candidate. Regular
+/// expressions, arrays and other operators are left to the other paths.
+pub(crate) fn id_equality(filter: &RawDocument) -> Option<RawBsonRef<'_>> {
+    let value = filter.get("_id").ok()??;
+    let value = match value {
+        RawBsonRef::Document(spec) => {
+            let mut elements = spec.iter_elements();
+            let first = elements.next()?.ok()?;
+            if !first.key().as_str().starts_with('$') {
+                value
+            } else if first.key().as_str() == "$eq" && elements.next().is_none() {
+                first.value().ok()?
+            } else {
+                return None;
+            }
+        }
+        other => other,
+    };
+    match value {
+        RawBsonRef::RegularExpression(_) | RawBsonRef::Array(_) => None,
+        value => Some(value),
+    }
+}

@@ -1,0 +1,543 @@
+//! Differential property test of the planner (issue 26): random documents (arrays,
+//! arrays of sub-documents, nested documents, mixed types, missing fields), a random set of
+//! indexes (ascending, descending, compound, multikey, shared array prefixes, hashed,
+//! sparse, partial, unique-free), random filters (equalities, `$in`, ranges, `$ne`,
+//! `$exists`, `$and`, `$or`). Every query through the planner, and through every index by
+//! hint, must return exactly what a collection scan (`hint: {$natural: 1}`) returns:
+//! find (also batch by batch through getMore), count, distinct, and the documents an
+//! `updateMany` and a `deleteMany` touch. A broken bound (an index that under-approximates)
+//! turns it red.
+
+use crate::support::{ok, options, run};
+use bson::{Bson, Document, RawDocumentBuf, doc};
+use engine::Engine;
+use proptest::prelude::*;
+
+fn raw(doc: Document) -> RawDocumentBuf {
+    RawDocumentBuf::try_from(&doc).expect("encodes")
+}
+
+/// `(name, key, extra options, whether a hint of it must agree with a scan)`: sparse and
+/// partial indexes answer a hint from their entries only, as in mongod.
+fn pool() -> Vec<(&'static str, Document, Document, bool)> {
+    vec![
+        ("a_1", doc! { "a": 1 }, doc! {}, true),
+        ("a_-1", doc! { "a": -1 }, doc! {}, true),
+        ("a_1_b_1", doc! { "a": 1, "b": 1 }, doc! {}, true),
+        ("b_-1_a_1", doc! { "b": -1, "a": 1 }, doc! {}, true),
+        ("ax_1", doc! { "a.x": 1 }, doc! {}, true),
+        ("ax_1_ay_-1", doc! { "a.x": 1, "a.y": -1 }, doc! {}, true),
+        ("cx_1", doc! { "c.x": 1 }, doc! {}, true),
+        ("b_hashed", doc! { "b": "hashed" }, doc! {}, true),
+        ("b_sparse", doc! { "b": 1 }, doc! { "sparse": true }, false),
+        (
+            "b_partial",
+            doc! { "b": 1 },
+            doc! { "partialFilterExpression": { "b": { "$gt": 0 } } },
+            false,
+        ),
+    ]
+}
+
+fn scalar() -> impl Strategy<Value = Bson> {
+    prop_oneof![
+        4 => (0i32..2).prop_map(Bson::Int32),
+        1 => (-2i32..4).prop_map(Bson::Int32),
+        1 => (-2i64..4).prop_map(Bson::Int64),
+        1 => prop_oneof![Just(0.5), Just(2.0), Just(f64::NAN)].prop_map(Bson::Double),
+        1 => prop_oneof![Just("p"), Just("q"), Just("")].prop_map(|s| Bson::String(s.to_owned())),
+        1 => Just(Bson::Null),
+        1 => any::<bool>().prop_map(Bson::Boolean),
+        1 => (0i64..2).prop_map(|t| Bson::DateTime(bson::DateTime::from_millis(t))),
+    ]
+}
+
+fn sub_doc() -> impl Strategy<Value = Bson> {
+    (
+        proptest::option::of(scalar()),
+        proptest::option::of(prop_oneof![
+            scalar(),
+            proptest::collection::vec(scalar(), 0..3).prop_map(Bson::Array)
+        ]),
+    )
+        .prop_map(|(x, y)| {
+            let mut d = Document::new();
+            if let Some(x) = x {
+                d.insert("x", x);
+            }
+            if let Some(y) = y {
+                d.insert("y", y);
+            }
+            Bson::Document(d)
+        })
+}
+
+fn value_a() -> impl Strategy<Value = Option<Bson>> {
+    proptest::option::of(prop_oneof![
+        3 => scalar(),
+        2 => proptest::collection::vec(scalar(), 0..4).prop_map(Bson::Array),
+        2 => proptest::collection::vec((-2i32..4).prop_map(Bson::Int32), 0..4).prop_map(Bson::Array),
+        2 => proptest::collection::vec((0i32..2).prop_map(Bson::Int32), 0..3).prop_map(Bson::Array),
+        2 => sub_doc(),
+        2 => proptest::collection::vec(sub_doc(), 0..3).prop_map(Bson::Array),
+        1 => proptest::collection::vec(
+            proptest::collection::vec(scalar(), 0..2).prop_map(Bson::Array), 0..2)
+            .prop_map(Bson::Array),
+    ])
+}
+
+fn body() -> impl Strategy<Value = Document> {
+    (
+        value_a(),
+        proptest::option::of(scalar()),
+        proptest::option::of(sub_doc()),
+    )
+        .prop_map(|(a, b, c)| {
+            let mut d = Document::new();
+            if let Some(a) = a {
+                d.insert("a", a);
+            }
+            if let Some(b) = b {
+                d.insert("b", b);
+            }
+            if let Some(c) = c {
+                d.insert("c", c);
+            }
+            d
+        })
+}
+
+fn operand() -> impl Strategy<Value = Bson> {
+    prop_oneof![
+        4 => scalar(),
+        2 => proptest::collection::vec((0i32..2).prop_map(Bson::Int32), 0..3).prop_map(Bson::Array),
+        1 => proptest::collection::vec(scalar(), 0..3).prop_map(Bson::Array),
+        1 => sub_doc(),
+    ]
+}
+
+fn predicate() -> impl Strategy<Value = (String, Bson)> {
+    let path = prop_oneof![
+        2 => Just("a"),
+        1 => Just("b"),
+        2 => Just("a.x"),
+        2 => Just("a.y"),
+        1 => Just("c.x"),
+        1 => Just("c")
+    ];
+    let condition = prop_oneof![
+        3 => operand(),
+        1 => operand().prop_map(|v| Bson::Document(doc! { "$eq": v })),
+        2 => proptest::collection::vec(operand(), 0..4)
+            .prop_map(|v| Bson::Document(doc! { "$in": v })),
+        3 => (prop_oneof![Just("$gt"), Just("$gte"), Just("$lt"), Just("$lte")], scalar(),
+              proptest::option::of((prop_oneof![Just("$lt"), Just("$lte")], scalar())))
+            .prop_map(|(op, v, more)| {
+                let mut d = doc! { op: v };
+                if let Some((op2, v2)) = more
+                    && !d.contains_key(op2)
+                {
+                    d.insert(op2, v2);
+                }
+                Bson::Document(d)
+            }),
+        2 => (-2i32..4, -2i32..4, any::<bool>()).prop_map(|(lo, hi, inclusive)| {
+            let (gt, lt) = if inclusive { ("$gte", "$lte") } else { ("$gt", "$lt") };
+            Bson::Document(doc! { gt: lo, lt: hi })
+        }),
+        1 => scalar().prop_map(|v| Bson::Document(doc! { "$ne": v })),
+        1 => any::<bool>().prop_map(|e| Bson::Document(doc! { "$exists": e })),
+    ];
+    (path, condition).prop_map(|(p, c)| (p.to_owned(), c))
+}
+
+fn filter() -> impl Strategy<Value = Document> {
+    prop_oneof![
+        4 => conjunction(),
+        // Two fields through one array: the elements that satisfy each may differ.
+        1 => (0i32..2, 0i32..2).prop_map(|(x, y)| doc! { "a.x": x, "a.y": y }),
+    ]
+}
+
+fn conjunction() -> impl Strategy<Value = Document> {
+    (
+        proptest::collection::vec(predicate(), 0..3),
+        0u8..4,
+        proptest::collection::vec(predicate(), 0..2),
+    )
+        .prop_map(|(preds, shape, extra)| {
+            let mut conj = Document::new();
+            for (p, c) in preds {
+                conj.insert(p, c);
+            }
+            match shape {
+                0 => {
+                    let extra: Vec<Bson> = extra
+                        .into_iter()
+                        .map(|(p, c)| Bson::Document(doc! { p: c }))
+                        .collect();
+                    if !extra.is_empty() {
+                        conj.insert("$and", extra);
+                    }
+                    conj
+                }
+                1 => {
+                    let extra: Vec<Bson> = extra
+                        .into_iter()
+                        .map(|(p, c)| Bson::Document(doc! { p: c }))
+                        .collect();
+                    if !extra.is_empty() {
+                        conj.insert("$or", extra);
+                    }
+                    conj
+                }
+                _ => conj,
+            }
+        })
+}
+
+/// Every document a find returns, following the cursor through getMore.
+fn find_all(engine: &Engine, mut cmd: Document) -> Result<Vec<Document>, Document> {
+    cmd.insert("batchSize", 2);
+    let reply = run(engine, "db", raw(cmd));
+    if reply.get_f64("ok").ok() != Some(1.0) {
+        return Err(reply);
+    }
+    let cursor = reply.get_document("cursor").expect("cursor");
+    let mut docs: Vec<Document> = cursor
+        .get_array("firstBatch")
+        .expect("firstBatch")
+        .iter()
+        .map(|d| d.as_document().expect("doc").clone())
+        .collect();
+    let mut id = cursor.get_i64("id").expect("id");
+    while id != 0 {
+        let reply = ok(
+            engine,
+            "db",
+            raw(doc! { "getMore": id, "collection": "c", "batchSize": 3 }),
+        );
+        let cursor = reply.get_document("cursor").expect("cursor");
+        docs.extend(
+            cursor
+                .get_array("nextBatch")
+                .expect("nextBatch")
+                .iter()
+                .map(|d| d.as_document().expect("doc").clone()),
+        );
+        id = cursor.get_i64("id").expect("id");
+    }
+    docs.sort_by_key(|d| d.get_i32("_id").expect("_id"));
+    Ok(docs)
+}
+
+fn ids(docs: &[Document]) -> Vec<i32> {
+    docs.iter()
+        .map(|d| d.get_i32("_id").expect("_id"))
+        .collect()
+}
+
+fn count(engine: &Engine, filter: &Document, hint: Bson) -> Result<i32, Document> {
+    let reply = run(
+        engine,
+        "db",
+        raw(doc! { "count": "c", "query": filter.clone(), "hint": hint }),
+    );
+    match reply.get_i32("n") {
+        Ok(n) => Ok(n),
+        Err(_) => Err(reply),
+    }
+}
+
+/// The distinct values of `b`, as canonical keys: equal values (1 and 1.0) are one, and
+/// which of them is shown depends on which document came first.
+fn distinct(engine: &Engine, filter: &Document, hint: Bson) -> Result<Vec<Vec<u8>>, Document> {
+    let reply = run(
+        engine,
+        "db",
+        raw(doc! { "distinct": "c", "key": "b", "query": filter.clone(), "hint": hint }),
+    );
+    let Ok(values) = reply.get_array("values") else {
+        return Err(reply);
+    };
+    let holder = raw(doc! { "v": values.clone() });
+    let Ok(Some(bson::raw::RawBsonRef::Array(values))) = holder.get("v") else {
+        unreachable!("an array was put there");
+    };
+    Ok(values
+        .into_iter()
+        .map(|v| bson_canonical::encode(v.expect("value")))
+        .collect())
+}
+
+fn natural() -> Bson {
+    Bson::Document(doc! { "$natural": 1 })
+}
+
+fn check_case(bodies: Vec<Document>, chosen: Vec<bool>, filters: Vec<Document>) {
+    let engine = Engine::new(options());
+    let pool = pool();
+    let mut indexes = Vec::new();
+    for ((name, key, extra, _), on) in pool.iter().zip(chosen) {
+        if on {
+            let mut spec = doc! { "key": key.clone(), "name": *name };
+            spec.extend(extra.clone());
+            indexes.push(spec);
+        }
+    }
+    let names: Vec<(&str, bool)> = pool
+        .iter()
+        .filter(|(name, ..)| {
+            indexes
+                .iter()
+                .any(|i| i.get_str("name").ok() == Some(*name))
+        })
+        .map(|(name, _, _, hintable)| (*name, *hintable))
+        .collect();
+    ok(&engine, "db", raw(doc! { "create": "c" }));
+    ok(&engine, "db", raw(doc! { "create": "d" }));
+    if !indexes.is_empty() {
+        ok(
+            &engine,
+            "db",
+            raw(doc! { "createIndexes": "c", "indexes": indexes.clone() }),
+        );
+    }
+    for (i, body) in bodies.into_iter().enumerate() {
+        let mut doc = doc! { "_id": i as i32 };
+        doc.extend(body);
+        let reply = run(
+            &engine,
+            "db",
+            raw(doc! { "insert": "c", "documents": [doc.clone()] }),
+        );
+        if reply.get_array("writeErrors").is_ok() {
+            continue; // an index refused it (a hashed index and an array)
+        }
+        ok(
+            &engine,
+            "db",
+            raw(doc! { "insert": "d", "documents": [doc] }),
+        );
+    }
+    for filter in filters {
+        let scan = find_all(
+            &engine,
+            doc! { "find": "c", "filter": filter.clone(), "hint": natural() },
+        );
+        let Ok(expected) = scan else {
+            continue; // the filter itself is refused (e.g. a bad operand)
+        };
+        let planned = find_all(&engine, doc! { "find": "c", "filter": filter.clone() })
+            .expect("planned find");
+        assert_eq!(ids(&planned), ids(&expected), "find {filter:?}");
+        assert_eq!(
+            count(&engine, &filter, Bson::Document(doc! {})).expect("count"),
+            expected.len() as i32,
+            "count {filter:?}"
+        );
+        let scanned_values = distinct(&engine, &filter, natural()).expect("distinct");
+        assert_eq!(
+            distinct(&engine, &filter, Bson::Document(doc! {})).expect("distinct"),
+            scanned_values,
+            "distinct {filter:?}"
+        );
+        for (name, hintable) in &names {
+            if !hintable {
+                continue;
+            }
+            let hinted = find_all(
+                &engine,
+                doc! { "find": "c", "filter": filter.clone(), "hint": *name },
+            )
+            .expect("hinted find");
+            assert_eq!(ids(&hinted), ids(&expected), "find {filter:?} hint {name}");
+            assert_eq!(
+                count(&engine, &filter, Bson::String((*name).to_owned())).expect("count"),
+                expected.len() as i32,
+                "count {filter:?} hint {name}"
+            );
+        }
+    }
+}
+
+fn check_writes(bodies: Vec<Document>, filter: Document) {
+    let engine = Engine::new(options());
+    let specs: Vec<Document> = pool()
+        .into_iter()
+        .filter(|(_, key, ..)| !key.values().any(|v| v.as_str() == Some("hashed")))
+        .map(|(name, key, extra, _)| {
+            let mut spec = doc! { "key": key, "name": name };
+            spec.extend(extra);
+            spec
+        })
+        .collect();
+    ok(&engine, "db", raw(doc! { "create": "c" }));
+    ok(
+        &engine,
+        "db",
+        raw(doc! { "createIndexes": "c", "indexes": specs }),
+    );
+    ok(&engine, "db", raw(doc! { "create": "d" }));
+    let docs: Vec<Document> = bodies
+        .into_iter()
+        .enumerate()
+        .map(|(i, body)| {
+            let mut doc = doc! { "_id": i as i32 };
+            doc.extend(body);
+            doc
+        })
+        .collect();
+    if docs.is_empty() {
+        return;
+    }
+    for coll in ["c", "d"] {
+        ok(
+            &engine,
+            "db",
+            raw(doc! { "insert": coll, "documents": docs.clone() }),
+        );
+    }
+    let mut replies = Vec::new();
+    for coll in ["c", "d"] {
+        let update = doc! {
+            "update": coll,
+            "updates": [{ "q": filter.clone(), "u": { "$inc": { "m": 1 } }, "multi": true }],
+        };
+        replies.push(run(&engine, "db", raw(update)));
+        let one = doc! {
+            "update": coll,
+            "updates": [{ "q": filter.clone(), "u": { "$inc": { "one": 1 } } }],
+        };
+        replies.push(run(&engine, "db", raw(one)));
+    }
+    if replies[0].get_f64("ok").ok() != Some(1.0) || replies[0].get_array("writeErrors").is_ok() {
+        return;
+    }
+    assert_eq!(
+        replies[0].get("n"),
+        replies[2].get("n"),
+        "updateMany {filter:?}"
+    );
+    assert_eq!(
+        replies[1].get("n"),
+        replies[3].get("n"),
+        "updateOne {filter:?}"
+    );
+    // find_all follows getMores on "c" only; the batches here are single.
+    let c = find_all(
+        &engine,
+        doc! { "find": "c", "filter": { "m": 1 }, "batchSize": 1000 },
+    )
+    .expect("c");
+    let d = run(
+        &engine,
+        "db",
+        raw(doc! { "find": "d", "filter": { "m": 1 }, "batchSize": 1000 }),
+    );
+    let mut d_ids: Vec<i32> = d
+        .get_document("cursor")
+        .expect("cursor")
+        .get_array("firstBatch")
+        .expect("batch")
+        .iter()
+        .map(|x| x.as_document().expect("doc").get_i32("_id").expect("_id"))
+        .collect();
+    d_ids.sort_unstable();
+    assert_eq!(ids(&c), d_ids, "updateMany touched {filter:?}");
+    let mut deleted = Vec::new();
+    for coll in ["c", "d"] {
+        let delete = doc! { "delete": coll, "deletes": [{ "q": filter.clone(), "limit": 0 }] };
+        deleted.push(ok(&engine, "db", raw(delete)).get("n").cloned());
+    }
+    assert_eq!(deleted[0], deleted[1], "deleteMany {filter:?}");
+    let valid = ok(&engine, "db", raw(doc! { "validate": "c" }));
+    assert_eq!(valid.get_bool("valid").ok(), Some(true), "{valid:?}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("MFDB_PLANNER_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
+    ))]
+
+    #[test]
+    fn index_plans_return_what_a_collection_scan_returns(
+        bodies in proptest::collection::vec(body(), 0..24),
+        chosen in proptest::collection::vec(any::<bool>(), 10),
+        filters in proptest::collection::vec(filter(), 1..8),
+    ) {
+        check_case(bodies, chosen, filters);
+    }
+
+    #[test]
+    fn index_driven_writes_touch_what_a_scan_touches(
+        bodies in proptest::collection::vec(body(), 0..16),
+        filter in filter(),
+    ) {
+        check_writes(bodies, filter);
+    }
+}
+
+#[test]
+fn two_bounds_on_a_multikey_field_are_not_intersected() {
+    let engine = Engine::new(options());
+    ok(
+        &engine,
+        "db",
+        raw(doc! { "createIndexes": "c", "indexes": [{ "key": { "a": 1 }, "name": "a_1" }] }),
+    );
+    ok(
+        &engine,
+        "db",
+        raw(
+            doc! { "insert": "c", "documents": [{ "_id": 1, "a": [4, -1] }, { "_id": 2, "a": 1 }] },
+        ),
+    );
+    let filter = doc! { "a": { "$gt": 3, "$lt": 0 } };
+    for hint in [
+        natural(),
+        Bson::String("a_1".into()),
+        Bson::Document(doc! {}),
+    ] {
+        let found = find_all(
+            &engine,
+            doc! { "find": "c", "filter": filter.clone(), "hint": hint.clone() },
+        )
+        .expect("find");
+        assert_eq!(ids(&found), vec![1], "hint {hint:?}");
+    }
+}
+
+#[test]
+fn fields_through_one_array_are_not_compounded() {
+    let engine = Engine::new(options());
+    ok(
+        &engine,
+        "db",
+        raw(
+            doc! { "createIndexes": "c", "indexes": [{ "key": { "a.x": 1, "a.y": -1 }, "name": "axy" }] },
+        ),
+    );
+    ok(
+        &engine,
+        "db",
+        raw(doc! { "insert": "c", "documents": [
+            { "_id": 1, "a": [{ "x": 0 }, { "y": 1 }] },
+            { "_id": 2, "a": { "x": 0, "y": 1 } },
+            { "_id": 3, "a": [{ "x": 0, "y": 0 }] },
+        ] }),
+    );
+    let filter = doc! { "a.x": 0, "a.y": 1 };
+    for hint in [
+        natural(),
+        Bson::String("axy".into()),
+        Bson::Document(doc! {}),
+    ] {
+        let found = find_all(
+            &engine,
+            doc! { "find": "c", "filter": filter.clone(), "hint": hint.clone() },
+        )
+        .expect("find");
+        assert_eq!(ids(&found), vec![1, 2], "hint {hint:?}");
+    }
+}
