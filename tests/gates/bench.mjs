@@ -179,6 +179,27 @@ async function table() {
   // The mean shows the tail the median hides (stalls behind checkpoints and log growth).
   row('insertOne_seq_x200_mean_ms', inserts.reduce((a, b) => a + b, 0) / inserts.length);
   await seq.drop();
+  // Index maintenance: the same inserts into a collection without secondary indexes and one
+  // with three, interleaved so both see the same machine.
+  const plain = db.collection('seq_plain');
+  const indexed3 = db.collection('seq_3idx');
+  await plain.insertOne(makeDoc(2000000));
+  await indexed3.createIndexes([{ key: { k: 1 } }, { key: { p: 1 } }, { key: { p: -1, k: 1 } }]);
+  await indexed3.insertOne(makeDoc(2000000));
+  const plainTimes = [];
+  const indexedTimes = [];
+  for (let i = 0; i < 200; i++) {
+    let t = performance.now();
+    await plain.insertOne(makeDoc(i));
+    plainTimes.push(performance.now() - t);
+    t = performance.now();
+    await indexed3.insertOne(makeDoc(i));
+    indexedTimes.push(performance.now() - t);
+  }
+  row('insertOne_seq_plain_x200_ms', median(plainTimes));
+  row('insertOne_seq_3idx_x200_ms', median(indexedTimes));
+  await plain.drop();
+  await indexed3.drop();
   // Long enough to cross a checkpoint (the server checkpoints after 64 MiB of log): the tail
   // a writer sees when one runs.
   const longBytes = num('long-bytes', 0);

@@ -280,6 +280,11 @@ fn run_mongosh(mongosh: &Path, uri: &str) -> Result<String> {
                 c.updateOne({_id: 2}, {$inc: {n: 10}}); \
                 c.deleteOne({_id: 3}); \
                 print('crud count=' + c.countDocuments({}) + ' n2=' + c.findOne({_id: 2}).n); \
+                c.createIndex({n: 1}); \
+                const ix = c.getIndexes().map(i => i.name).sort().join(','); \
+                const hinted = c.find({n: {$gte: 1}}).hint({n: 1}).toArray().map(d => d.n).join(','); \
+                c.dropIndex('n_1'); \
+                print('index list=' + ix + ' hinted=' + hinted + ' after=' + c.getIndexes().length); \
                 c.drop()";
     let text = check(
         Command::new(mongosh)
@@ -293,6 +298,9 @@ fn run_mongosh(mongosh: &Path, uri: &str) -> Result<String> {
     }
     if !text.contains("crud count=2 n2=12") {
         bail!("mongosh CRUD round failed:\n{}", indent(&text));
+    }
+    if !text.contains("index list=_id_,n_1 hinted=1,12 after=1") {
+        bail!("mongosh index round failed:\n{}", indent(&text));
     }
     reject_warnings(&text)?;
     let interactive = interactive_mongosh(mongosh, uri)?;
