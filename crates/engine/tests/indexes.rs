@@ -779,3 +779,101 @@ fn indexes_survive_a_restart_without_close() {
     assert_eq!(write_errors(&reply), [(0, 11000)]);
     engine.store().verify().expect("verify");
 }
+
+#[test]
+fn coll_mod_prepares_unique_then_converts_as_mongod() {
+    let engine = engine();
+    create_index(&engine, "c", doc! { "key": { "x": 1 }, "name": "x_1" });
+    insert(
+        &engine,
+        "c",
+        vec![
+            doc! { "_id": 1, "x": 1 },
+            doc! { "_id": 2, "x": 1 },
+            doc! { "_id": 3, "x": 2 },
+        ],
+    );
+    let modify = |index: Document| raw(doc! { "collMod": "c", "index": index });
+    fails(
+        &engine,
+        "db",
+        modify(doc! { "name": "x_1", "unique": true }),
+        72,
+    );
+    let reply = ok(
+        &engine,
+        "db",
+        modify(doc! { "keyPattern": { "x": 1 }, "prepareUnique": true }),
+    );
+    assert_eq!(
+        reply.get_bool("prepareUnique_old").ok(),
+        Some(false),
+        "{reply:?}"
+    );
+    assert_eq!(
+        reply.get_bool("prepareUnique_new").ok(),
+        Some(true),
+        "{reply:?}"
+    );
+    // New duplicates are refused; the old ones stay.
+    let reply = run(
+        &engine,
+        "db",
+        raw(doc! { "insert": "c", "documents": [{ "_id": 4, "x": 2 }] }),
+    );
+    assert_eq!(write_errors(&reply), vec![(0, 11000)], "{reply:?}");
+    let reply = run(
+        &engine,
+        "db",
+        raw(
+            doc! { "update": "c", "updates": [{ "q": { "_id": 3 }, "u": { "$set": { "x": 1 } } }] },
+        ),
+    );
+    assert_eq!(write_errors(&reply), vec![(0, 11000)], "{reply:?}");
+    let refused = fails(
+        &engine,
+        "db",
+        modify(doc! { "name": "x_1", "unique": true }),
+        359,
+    );
+    assert_eq!(
+        refused.get_str("codeName").ok(),
+        Some("CannotConvertIndexToUnique")
+    );
+    assert_eq!(
+        refused.get_array("violations").ok(),
+        Some(&vec![Bson::Document(doc! { "ids": [1, 2] })]),
+        "{refused:?}"
+    );
+    ok(
+        &engine,
+        "db",
+        raw(doc! { "delete": "c", "deletes": [{ "q": { "_id": 2 }, "limit": 1 }] }),
+    );
+    let reply = ok(
+        &engine,
+        "db",
+        modify(doc! { "name": "x_1", "unique": true }),
+    );
+    assert_eq!(reply.get_bool("unique_new").ok(), Some(true), "{reply:?}");
+    let listed = list_indexes(&engine, "c");
+    let x = listed
+        .iter()
+        .find(|i| i.get_str("name").ok() == Some("x_1"))
+        .expect("x_1");
+    assert_eq!(x.get_bool("unique").ok(), Some(true), "{x:?}");
+    assert!(x.get("prepareUnique").is_none(), "{x:?}");
+    fails(
+        &engine,
+        "db",
+        modify(doc! { "name": "x_1", "unique": false }),
+        2,
+    );
+    fails(
+        &engine,
+        "db",
+        modify(doc! { "name": "_id_", "prepareUnique": true }),
+        2,
+    );
+    assert_valid(&engine, "c");
+}

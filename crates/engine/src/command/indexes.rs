@@ -302,6 +302,8 @@ pub(super) fn coll_mod_index(
     let mut target = None;
     let mut hidden = None;
     let mut expire = None;
+    let mut prepare_unique = None;
+    let mut unique = None;
     for element in index {
         let (key, value) =
             element.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
@@ -338,6 +340,14 @@ pub(super) fn coll_mod_index(
                 RawBsonRef::Boolean(flag) => hidden = Some(flag),
                 other => return Err(wrong_type("collMod.index.hidden", other, "bool")),
             },
+            "prepareUnique" => match value {
+                RawBsonRef::Boolean(flag) => prepare_unique = Some(flag),
+                other => return Err(wrong_type("collMod.index.prepareUnique", other, "bool")),
+            },
+            "unique" => match value {
+                RawBsonRef::Boolean(flag) => unique = Some(flag),
+                other => return Err(wrong_type("collMod.index.unique", other, "bool")),
+            },
             "expireAfterSeconds" => {
                 expire = Some(
                     value
@@ -363,7 +373,7 @@ pub(super) fn coll_mod_index(
             "must specify either index name or key pattern for collMod",
         ));
     };
-    if hidden.is_none() && expire.is_none() {
+    if hidden.is_none() && expire.is_none() && prepare_unique.is_none() && unique.is_none() {
         return Err(Error::new(
             ErrorCode::InvalidOptions,
             "no expireAfterSeconds, hidden, prepareUnique or unique field",
@@ -405,6 +415,55 @@ pub(super) fn coll_mod_index(
             stored.remove("hidden");
         }
     }
+    if let Some(prepare) = prepare_unique {
+        if target.is_id() {
+            return Err(Error::new(
+                ErrorCode::BadValue,
+                "can't modify unique or prepareUnique settings on _id index",
+            ));
+        }
+        if prepare != target.prepare_unique && !target.unique {
+            reply.insert("prepareUnique_old", target.prepare_unique);
+            reply.insert("prepareUnique_new", prepare);
+            if prepare {
+                stored.insert("prepareUnique", true);
+            } else {
+                stored.remove("prepareUnique");
+            }
+        }
+    }
+    if let Some(unique) = unique {
+        if target.is_id() {
+            return Err(Error::new(
+                ErrorCode::BadValue,
+                "can't modify unique or prepareUnique settings on _id index",
+            ));
+        }
+        if !unique {
+            // mongod 7.0 converts only toward unique.
+            return Err(Error::new(
+                ErrorCode::BadValue,
+                "Cannot make index non-unique",
+            ));
+        }
+        if !target.unique {
+            let prepared = target.prepare_unique || prepare_unique == Some(true);
+            if !prepared {
+                return Err(Error::new(
+                    ErrorCode::InvalidOptions,
+                    "Cannot make index unique with 'prepareUnique: false'. Run collMod to set \
+                     it first.",
+                ));
+            }
+            let groups = writer.duplicate_groups(ns, &target.name)?;
+            if !groups.is_empty() {
+                return Err(cannot_convert(writer, ns, groups)?);
+            }
+            reply.insert("unique_new", true);
+            stored.insert("unique", true);
+            stored.remove("prepareUnique");
+        }
+    }
     if !reply.is_empty() {
         let raw = bson::RawDocumentBuf::try_from(&stored)
             .map_err(|e| Error::new(ErrorCode::InternalError, e.to_string()))?;
@@ -412,6 +471,39 @@ pub(super) fn coll_mod_index(
         writer.modify_index(ns, &target.name, &spec)?;
     }
     Ok(reply)
+}
+
+/// mongod's 359 CannotConvertIndexToUnique, listing the `_id`s of each group of
+/// documents that share a key (`violations: [{ids: [...]}, ...]`).
+fn cannot_convert(
+    writer: &mut crate::store::Writer<'_>,
+    ns: &Namespace,
+    groups: Vec<Vec<u64>>,
+) -> Result<Error, Error> {
+    let mut violations = Vec::new();
+    for group in groups {
+        let mut ids = Vec::new();
+        for rid in group {
+            let Some(doc) = writer.get(ns, rid)? else {
+                continue;
+            };
+            let id = doc
+                .get("_id")
+                .ok()
+                .flatten()
+                .and_then(|id| Bson::try_from(id).ok())
+                .unwrap_or(Bson::Null);
+            ids.push(id);
+        }
+        violations.push(Bson::Document(bson::doc! { "ids": ids }));
+    }
+    Ok(Error::WithInfo {
+        code: ErrorCode::Other(359, "CannotConvertIndexToUnique"),
+        message: "Cannot convert the index to unique. Please resolve conflicting documents \
+                  before running collMod again."
+            .to_owned(),
+        info: Box::new(bson::doc! { "violations": violations }),
+    })
 }
 
 /// collMod: only the `index` option (hidden, expireAfterSeconds) is supported; validators,

@@ -61,6 +61,9 @@ pub(crate) struct IndexSpec {
     pub(crate) version: i32,
     /// `unique` (always true for the `_id` index).
     pub(crate) unique: bool,
+    /// `prepareUnique`: new duplicate keys are refused (11000), existing ones stay (the
+    /// step before `collMod` converts the index to unique).
+    pub(crate) prepare_unique: bool,
     /// `sparse`.
     pub(crate) sparse: bool,
     /// `hidden`.
@@ -222,6 +225,7 @@ impl IndexSpec {
             }],
             version: 2,
             unique: true,
+            prepare_unique: false,
             sparse: false,
             hidden: false,
             partial: None,
@@ -902,6 +906,7 @@ fn check_catalog_rules(mut spec: Document) -> Result<IndexSpec, Error> {
     let version = spec.get("v").map_or(2, safe_int);
     Ok(IndexSpec {
         unique: is_id_pattern(&key) || spec.get("unique").is_some_and(truthy),
+        prepare_unique: spec.get("prepareUnique").is_some_and(truthy),
         hidden: spec.get("hidden").is_some_and(truthy),
         expire_after_seconds: spec.get("expireAfterSeconds").map(safe_int),
         stored: fixed_spec(&spec, version),

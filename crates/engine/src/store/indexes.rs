@@ -146,7 +146,7 @@ pub(crate) fn plan<T: PageRead>(
             .into_iter()
             .filter(|k| old_keys.binary_search(k).is_err())
             .collect();
-        if spec.unique
+        if (spec.unique || spec.prepare_unique)
             && let Some(doc) = new
         {
             for key in &added {
@@ -463,4 +463,35 @@ pub(crate) fn walk<T: PageRead, E: From<StoreError>>(
         position.range += 1;
     }
     Ok(())
+}
+
+/// The groups of records that share a key in `index` (each group's record ids in order),
+/// in key order: what stands between an index and `unique`.
+pub(crate) fn duplicate_groups<T: PageRead>(
+    txn: &T,
+    index: &IndexMeta,
+) -> Result<Vec<Vec<u64>>, StoreError> {
+    let mut groups = Vec::new();
+    let mut current: Option<(Vec<u8>, Vec<u64>)> = None;
+    for entry in index.tree.iter(txn)? {
+        let (entry, _) = entry?;
+        let (key, rid) = split_entry(&entry)?;
+        match &mut current {
+            Some((last, rids)) if last.as_slice() == key => rids.push(rid),
+            _ => {
+                if let Some((_, rids)) = current.take()
+                    && rids.len() > 1
+                {
+                    groups.push(rids);
+                }
+                current = Some((key.to_vec(), vec![rid]));
+            }
+        }
+    }
+    if let Some((_, rids)) = current
+        && rids.len() > 1
+    {
+        groups.push(rids);
+    }
+    Ok(groups)
 }

@@ -377,6 +377,22 @@ impl<'s> Writer<'s> {
         indexes::walk(&self.txn, &meta, target, ranges, position, visit)
     }
 
+    /// The groups of records of `ns` that share a key in index `name` (see
+    /// `collMod`'s conversion to unique).
+    pub(crate) fn duplicate_groups(
+        &mut self,
+        ns: &Namespace,
+        name: &str,
+    ) -> Result<Vec<Vec<u64>>, StoreError> {
+        let Some(meta) = self.meta(ns)?.cloned() else {
+            return Ok(Vec::new());
+        };
+        let index = meta
+            .index(name)
+            .ok_or_else(|| StoreError::Corrupt(format!("no index {name}")))?;
+        indexes::duplicate_groups(&self.txn, index)
+    }
+
     /// Records of `ns` after `after` for which `keep` holds, in id order.
     pub fn scan_while(
         &mut self,
