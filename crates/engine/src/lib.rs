@@ -24,6 +24,7 @@ mod object_id;
 mod sessions;
 mod stats;
 pub mod store;
+mod ttl;
 pub mod version;
 
 pub use client::Client;
@@ -32,5 +33,6 @@ pub use engine::{ConnectionContext, Engine, EngineOptions, StartupOptions};
 pub use error::{Error, ErrorCode};
 pub use host::{FixedHost, Host, HostFacts, MemoryFacts};
 pub use stats::Stats;
+pub use ttl::TtlPass;
 /// Named crash points (the `crash-points` feature; see `cargo xtask crash`).
 pub use wal::crashpoint;

@@ -51,7 +51,8 @@ pub struct Config {
     /// the server runs).
     #[arg(long, default_value = "multiforadb.mfdb")]
     pub db: PathBuf,
-    /// Seconds between TTL index sweeps (0 disables them); recorded until TTL indexes exist.
+    /// Seconds between the TTL monitor's passes over the TTL indexes (mongod's
+    /// `ttlMonitorSleepSecs`; 0 disables the monitor, so nothing expires).
     #[arg(long, default_value_t = 60)]
     pub ttl_sweep_secs: u64,
     /// Most client connections open at once; further ones are accepted and closed.
@@ -116,6 +117,8 @@ impl Config {
                 parsed: self.parsed_document(),
             },
             connections_max: u64::try_from(self.max_connections).unwrap_or(u64::MAX),
+            ttl_interval: (self.ttl_sweep_secs > 0)
+                .then(|| Duration::from_secs(self.ttl_sweep_secs)),
         }
     }
 
