@@ -192,6 +192,22 @@ mod tests {
     }
 
     #[test]
+    fn ttl_sweep_secs_reaches_the_engine_options() {
+        let interval = |args: &[&str]| {
+            let argv = std::iter::once("multiforadb").chain(args.iter().copied());
+            Config::parse_from(argv)
+                .engine_options(Vec::new())
+                .ttl_interval
+        };
+        assert_eq!(interval(&[]), Some(std::time::Duration::from_secs(60)));
+        assert_eq!(
+            interval(&["--ttl-sweep-secs", "1"]),
+            Some(std::time::Duration::from_secs(1))
+        );
+        assert_eq!(interval(&["--ttl-sweep-secs", "0"]), None);
+    }
+
+    #[test]
     fn checkpoint_flags_reach_the_store_options() {
         let defaults = Config::parse_from(["multiforadb"]).store_options();
         assert_eq!(
