@@ -9,6 +9,8 @@
 //! Kinds of runs:
 //! - live points (write path, catalog, DDL, checkpoints): the server runs with a checkpoint
 //!   every 50 ms and after 1 MiB of log, so checkpoint points are reached during short runs;
+//!   the TTL point (`ttl.before_commit`) also with the TTL monitor every second
+//!   (`--ttl-sweep-secs 1`), over the TTL workload's expired documents;
 //! - `close.*`: the workload is interrupted by SIGTERM, and the clean close dies at the point;
 //! - `recovery.*`: a first run without checkpoints is killed (SIGKILL) to leave a log, the
 //!   second start dies at the point while replaying it, the third start must recover.
@@ -85,15 +87,23 @@ struct Plan {
     first_crash: Option<&'static str>,
 }
 
-const DATA: &[Workload] = &Workload::ALL;
+/// The data workloads (every one but TTL's, which only its own point runs).
+const DATA: &[Workload] = &[
+    Workload::Insert,
+    Workload::Update,
+    Workload::Delete,
+    Workload::Ddl,
+    Workload::Index,
+];
 const DDL: &[Workload] = &[Workload::Ddl];
 const INSERT: &[Workload] = &[Workload::Insert];
 const INDEX: &[Workload] = &[Workload::Index];
+const TTL: &[Workload] = &[Workload::Ttl];
 
 /// The plan for `point`; `None` for a point the matrix does not know (a test keeps every
 /// point of `ALL` planned).
 fn plan(point: &str) -> Option<Plan> {
-    use Workload::{Ddl, Delete, Index, Insert, Update};
+    use Workload::{Ddl, Delete, Index, Insert, Ttl, Update};
     let live = |small, workloads, max_n| Plan {
         kind: Kind::Live,
         small,
@@ -137,6 +147,12 @@ fn plan(point: &str) -> Option<Plan> {
         // later passes are client 0's builds of `k_1` over the data.
         "ddl.create_index.before_load" => live(Index, INDEX, 5),
         "ddl.create_index.before_commit" | "ddl.drop_index.before_commit" => live(Index, INDEX, 3),
+        // The monitor sweeps every second; each pass deletes the expired documents the
+        // clients inserted since the last one, in one batch.
+        "ttl.before_commit" => Plan {
+            args: TTL_ARGS,
+            ..live(Ttl, TTL, 3)
+        },
         "checkpoint.start" | "checkpoint.after_header" | "wal.truncate.after_rename" => {
             live(Insert, DATA, 3)
         }
@@ -165,6 +181,15 @@ const LIVE_ARGS: &[&str] = &[
     "50",
     "--checkpoint-log-bytes",
     "1048576",
+];
+/// Server flags for the TTL point's runs: live runs with the TTL monitor every second.
+const TTL_ARGS: &[&str] = &[
+    "--checkpoint-interval-ms",
+    "50",
+    "--checkpoint-log-bytes",
+    "1048576",
+    "--ttl-sweep-secs",
+    "1",
 ];
 /// Server flags for the run that leaves a log to replay: no checkpoints at all.
 const NO_CHECKPOINT_ARGS: &[&str] = &[
@@ -272,7 +297,7 @@ fn parse_args(args: &[String]) -> Result<Options> {
             "--keep" => options.keep = true,
             other => bail!(
                 "unknown argument {other:?}\nusage: cargo xtask crash [--tier small|large] \
-                 [--seeds N] [--point NAME|PREFIX] [--workload insert|update|delete|ddl] \
+                 [--seeds N] [--point NAME|PREFIX] [--workload insert|update|delete|ddl|index|ttl] \
                  [--tsv] [--keep]"
             ),
         }
@@ -469,6 +494,7 @@ fn clients_for(workload: Workload, seed: u64) -> Vec<Track> {
     match workload {
         Workload::Ddl => {}
         Workload::Index => tracks.push(Track::setup_indexed()),
+        Workload::Ttl => tracks.push(Track::setup_ttl()),
         _ => tracks.push(Track::setup()),
     }
     tracks.extend((0..workload.clients(seed)).map(|c| Track::client(workload, c, seed)));

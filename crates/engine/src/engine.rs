@@ -8,9 +8,11 @@ use crate::object_id::IdSource;
 use crate::sessions::Sessions;
 use crate::stats::Stats;
 use crate::store::{Store, StoreOptions};
+use crate::ttl::{self, TtlPass};
 use bson::{Document, RawDocument, RawDocumentBuf};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// How the process was started, reported by getCmdLineOpts.
 #[derive(Debug, Clone, Default)]
@@ -30,6 +32,10 @@ pub struct EngineOptions {
     pub startup: StartupOptions,
     /// The most client connections the server accepts (serverStatus `connections.available`).
     pub connections_max: u64,
+    /// Time between the TTL monitor's passes (`--ttl-sweep-secs`; mongod's
+    /// `ttlMonitorSleepSecs`); `None` runs no monitor (passes only by
+    /// [`Engine::run_ttl_pass`]).
+    pub ttl_interval: Option<Duration>,
 }
 
 /// What the engine knows about the connection a command arrived on.
@@ -47,7 +53,8 @@ pub struct Engine {
     pub(crate) startup: StartupOptions,
     pub(crate) connections_max: u64,
     /// The storage, replaced by a recovered one after an I/O failure (`Engine::store`).
-    store: parking_lot::RwLock<Arc<Store>>,
+    /// Shared with the TTL monitor's thread, which holds it weakly.
+    store: Arc<parking_lot::RwLock<Arc<Store>>>,
     /// Held while a failed store is recovered (one recovery at a time).
     recovering: parking_lot::Mutex<()>,
     pub(crate) cursors: Registry,
@@ -56,6 +63,8 @@ pub struct Engine {
     /// The sessions commands arrived with (`$listLocalSessions`).
     pub(crate) sessions: Sessions,
     stats: Stats,
+    /// The TTL monitor (its thread, when enabled, and its counters).
+    pub(crate) ttl: ttl::Monitor,
 }
 
 impl Engine {
@@ -108,16 +117,23 @@ impl Engine {
     }
 
     fn with_store(options: EngineOptions, store: Arc<Store>) -> Engine {
+        let store = Arc::new(parking_lot::RwLock::new(store));
+        let ttl = ttl::Monitor::start(
+            options.ttl_interval,
+            Arc::clone(&options.host),
+            Arc::downgrade(&store),
+        );
         Engine {
             cursors: Registry::new(options.host.now_millis()),
             ids: IdSource::new(options.host.as_ref()),
             host: options.host,
             startup: options.startup,
             connections_max: options.connections_max,
-            store: parking_lot::RwLock::new(store),
+            store,
             recovering: parking_lot::Mutex::new(()),
             sessions: Sessions::default(),
             stats: Stats::default(),
+            ttl,
         }
     }
 
@@ -156,8 +172,24 @@ impl Engine {
     /// Checkpoints and closes the database: afterwards it is a single file. Commands run
     /// after this fail.
     pub fn close(&self) -> Result<(), Error> {
+        // The monitor first: it is woken at once, or ends its pass after the current batch.
+        self.ttl.stop();
         // A failed store is recovered first, so a clean close still leaves one file.
         self.store().close().map_err(Error::from)
+    }
+
+    /// Runs one TTL pass now, at the host's time: every TTL index of every collection
+    /// deletes its expired documents, as the monitor does every `ttl_interval` (see the
+    /// `ttl` module). Counted in serverStatus `metrics.ttl` like the monitor's passes.
+    pub fn run_ttl_pass(&self) -> Result<TtlPass, Error> {
+        let store = self.store();
+        ttl::pass(
+            &store,
+            self.host.now_millis(),
+            &|| false,
+            self.ttl.counters(),
+        )
+        .map_err(Error::from)
     }
 
     /// The live counters (the server records connections here).
@@ -232,6 +264,13 @@ impl Engine {
             .ok()
             .and_then(command::find)
             .is_some_and(|spec| spec.quick)
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // The thread holds the store only during a pass; this waits for that to end.
+        self.ttl.stop();
     }
 }
 

@@ -25,6 +25,7 @@ mod plan;
 mod sessions;
 mod stats;
 pub mod store;
+mod ttl;
 pub mod version;
 
 pub use client::Client;
@@ -33,5 +34,6 @@ pub use engine::{ConnectionContext, Engine, EngineOptions, StartupOptions};
 pub use error::{Error, ErrorCode};
 pub use host::{FixedHost, Host, HostFacts, MemoryFacts};
 pub use stats::Stats;
+pub use ttl::TtlPass;
 /// Named crash points (the `crash-points` feature; see `cargo xtask crash`).
 pub use wal::crashpoint;

@@ -7,12 +7,13 @@
 use crate::support::options;
 use bson::{Document, RawDocumentBuf, rawdoc};
 use engine::store::StoreOptions;
-use engine::{ConnectionContext, Engine};
+use engine::{ConnectionContext, Engine, EngineOptions};
 use parking_lot::Mutex;
 use std::collections::BTreeSet;
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 use wal::{MemDir, MemStorage, Storage};
 
 /// A device every file of a directory lives on: a capacity in bytes (growing a file
@@ -408,4 +409,78 @@ fn every_fault_at_every_io_point_keeps_acknowledged_writes_and_refused_ones_out(
         }
     }
     assert_eq!(runs, 144);
+}
+
+/// The TTL monitor's pass meets a failing disk: it neither panics nor stops for good. The
+/// failed store is left alone (the next command recovers it) and a later pass deletes.
+#[test]
+fn the_ttl_monitor_survives_a_failed_store_and_sweeps_after_recovery() {
+    let device = Arc::new(Device::default());
+    device.capacity.store(u64::MAX, Ordering::SeqCst);
+    let dir = device_dir(&device);
+    let clock = crate::ttl::Clock::at(1_700_000_000_000);
+    let options = EngineOptions {
+        host: Arc::clone(&clock) as Arc<dyn engine::Host>,
+        ttl_interval: Some(Duration::from_millis(10)),
+        ..options()
+    };
+    let engine = Engine::open_in(
+        Arc::clone(&dir) as Arc<dyn wal::Dir>,
+        "db.mfdb",
+        options,
+        store_options(),
+    )
+    .expect("open");
+    let reply = run(
+        &engine,
+        rawdoc! { "createIndexes": "c", "indexes": [
+            { "key": { "t": 1 }, "name": "t_1", "expireAfterSeconds": 0 },
+        ] },
+    );
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply:?}");
+    let soon = bson::DateTime::from_millis(1_700_000_000_000 + 3_600_000);
+    let reply = run(
+        &engine,
+        rawdoc! { "insert": "c", "documents": [{ "_id": 1_i64, "t": soon }, { "_id": 2_i64 }] },
+    );
+    assert_eq!(reply.get_i32("n").ok(), Some(2), "{reply:?}");
+    let passes = || {
+        let status = run(&engine, rawdoc! { "serverStatus": 1 });
+        let ttl = status
+            .get_document("metrics")
+            .and_then(|m| m.get_document("ttl"));
+        ttl.and_then(|t| t.get_i64("passes"))
+            .expect("metrics.ttl.passes")
+    };
+    device.fail_syncs.store(true, Ordering::SeqCst);
+    clock.advance(2 * 3_600_000);
+    // A pass meets the failing device: its commit fails and the store with it. Later
+    // passes leave the failed store alone (no pass is counted) and nothing panics.
+    let before = passes();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while passes() == before && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let failed = passes();
+    assert!(failed > before, "a pass ran on the failing device");
+    assert!(failed <= before + 2, "the failed store is left alone");
+    device.fail_syncs.store(false, Ordering::SeqCst);
+    // A command recovers the store; a pass over the recovered one deletes the document
+    // (unless recovery replayed the failed pass's logged delete already).
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut seen = ids(&engine);
+    while seen.as_ref().map_or(true, |s| s.contains(&1)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        seen = ids(&engine);
+    }
+    assert_eq!(seen.expect("reads"), BTreeSet::from([2]));
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while passes() <= failed && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(passes() > failed, "the monitor sweeps the recovered store");
+    let report = run(&engine, rawdoc! { "validate": "c" });
+    assert_eq!(report.get_bool("valid").ok(), Some(true), "{report:?}");
+    engine.close().expect("close");
 }

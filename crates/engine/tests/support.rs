@@ -18,6 +18,7 @@ pub fn options() -> EngineOptions {
         }),
         startup: engine::StartupOptions::default(),
         connections_max: 10,
+        ttl_interval: None,
     }
 }
 

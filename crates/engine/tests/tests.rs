@@ -15,6 +15,7 @@ mod store;
 mod store_concurrency;
 mod support;
 mod transactions;
+mod ttl;
 mod updates;
 mod variables;
 mod writes;

@@ -51,7 +51,8 @@ pub struct Config {
     /// the server runs).
     #[arg(long, default_value = "multiforadb.mfdb")]
     pub db: PathBuf,
-    /// Seconds between TTL index sweeps (0 disables them); recorded until TTL indexes exist.
+    /// Seconds between the TTL monitor's passes over the TTL indexes (mongod's
+    /// `ttlMonitorSleepSecs`; 0 disables the monitor, so nothing expires).
     #[arg(long, default_value_t = 60)]
     pub ttl_sweep_secs: u64,
     /// Most client connections open at once; further ones are accepted and closed.
@@ -116,6 +117,8 @@ impl Config {
                 parsed: self.parsed_document(),
             },
             connections_max: u64::try_from(self.max_connections).unwrap_or(u64::MAX),
+            ttl_interval: (self.ttl_sweep_secs > 0)
+                .then(|| Duration::from_secs(self.ttl_sweep_secs)),
         }
     }
 
@@ -186,6 +189,22 @@ mod tests {
         let parsed = config.parsed_document();
         let storage = parsed.get_document("storage").expect("storage");
         assert_eq!(storage.get_str("dbPath").ok(), Some("/tmp/x.mfdb"));
+    }
+
+    #[test]
+    fn ttl_sweep_secs_reaches_the_engine_options() {
+        let interval = |args: &[&str]| {
+            let argv = std::iter::once("multiforadb").chain(args.iter().copied());
+            Config::parse_from(argv)
+                .engine_options(Vec::new())
+                .ttl_interval
+        };
+        assert_eq!(interval(&[]), Some(std::time::Duration::from_secs(60)));
+        assert_eq!(
+            interval(&["--ttl-sweep-secs", "1"]),
+            Some(std::time::Duration::from_secs(1))
+        );
+        assert_eq!(interval(&["--ttl-sweep-secs", "0"]), None);
     }
 
     #[test]

@@ -40,6 +40,8 @@ pub const ALL: &[&str] = &[
     "ddl.create_index.before_load",
     "ddl.create_index.before_commit",
     "ddl.drop_index.before_commit",
+    // The TTL monitor: a batch of expired documents deleted, not yet committed.
+    "ttl.before_commit",
     // Checkpoints (`Store::checkpoint`, `Pager::checkpoint`, `Wal::truncate_before`).
     "checkpoint.start",
     "checkpoint.before_pages",

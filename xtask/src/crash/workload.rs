@@ -8,7 +8,7 @@
 //! wholly absent). Anything outside every scope was never sent.
 
 use super::client::{Client, Failure};
-use bson::{Bson, Document, doc};
+use bson::{Bson, DateTime, Document, doc};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::ops::Range;
@@ -39,15 +39,23 @@ pub(crate) enum Workload {
     /// that break the unique index (refused with 11000, changing nothing), and on client
     /// 0 builds and drops of a third index over the data.
     Index,
+    /// The TTL monitor's deletes (issue 26): `crash.c` has a TTL index on `exp`
+    /// (`expireAfterSeconds: 0`) and the server sweeps it every second; the clients insert
+    /// documents whose `exp` is long past (the monitor deletes them), far in the future, or
+    /// missing, and update their unexpired ones. An expired document may be present or
+    /// gone at any moment, so the model leaves them out ([`expired`]); every other one
+    /// must be exactly as acknowledged.
+    Ttl,
 }
 
 impl Workload {
-    pub(crate) const ALL: [Workload; 5] = [
+    pub(crate) const ALL: [Workload; 6] = [
         Workload::Insert,
         Workload::Update,
         Workload::Delete,
         Workload::Ddl,
         Workload::Index,
+        Workload::Ttl,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -57,6 +65,7 @@ impl Workload {
             Workload::Delete => "delete",
             Workload::Ddl => "ddl",
             Workload::Index => "index",
+            Workload::Ttl => "ttl",
         }
     }
 
@@ -416,7 +425,7 @@ impl Scope {
             docs: state
                 .docs
                 .iter()
-                .filter(|((_, id), _)| self.owns(*id))
+                .filter(|((_, id), doc)| self.owns(*id) && !expired(doc))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
         }
@@ -471,6 +480,16 @@ impl Track {
                 doc! {"key": {"u": 1}, "name": "u_1", "unique": true},
                 doc! {"key": {"m": 1, "_id": -1}, "name": "m_1__id_-1"},
             ],
+        });
+        track
+    }
+
+    /// The setup client of the TTL workload: `crash.c` with its TTL index.
+    pub(crate) fn setup_ttl() -> Track {
+        let mut track = Track::setup();
+        track.script.push(Op::CreateIndexes {
+            ns: DATA_NS.to_owned(),
+            specs: vec![doc! {"key": {"exp": 1}, "name": "exp_1", "expireAfterSeconds": 0}],
         });
         track
     }
@@ -579,7 +598,44 @@ impl Track {
             Workload::Delete => self.delete_op(),
             Workload::Ddl => self.ddl_op(),
             Workload::Index => self.index_op(),
+            Workload::Ttl => self.ttl_op(),
         }
+    }
+
+    fn ttl_op(&mut self) -> Op {
+        let ns = DATA_NS.to_owned();
+        let unexpired: Vec<i64> = self
+            .acked
+            .docs
+            .iter()
+            .filter(|((n, id), doc)| *n == ns && self.scope.owns(*id) && !expired(doc))
+            .map(|((_, id), _)| *id)
+            .collect();
+        if !unexpired.is_empty() && self.rng.below(5) == 0 {
+            return Op::Set {
+                ns,
+                id: *self.rng.pick(&unexpired),
+                field: "v",
+                value: format!("v{}", self.op_no),
+            };
+        }
+        let count = 1 + self.rng.below(4);
+        let docs = (0..count)
+            .map(|_| {
+                let id = self.next_id;
+                self.next_id += 1;
+                let mut doc = doc! {"_id": id, "op": self.op_no as i64, "pad": pad(self.rng.below(600) as usize, self.op_no)};
+                match self.rng.below(10) {
+                    // 1970 plus a little: long expired.
+                    0..=5 => doc.insert("exp", DateTime::from_millis(id % 100_000)),
+                    // 2100: never expires during a run.
+                    6..=7 => doc.insert("exp", DateTime::from_millis(4_102_444_800_000)),
+                    _ => None,
+                };
+                doc
+            })
+            .collect();
+        Op::Insert { ns, docs }
     }
 
     /// A document of the index workload: `u` unique (from the `_id`), `m` an array.
@@ -821,6 +877,14 @@ const BULK_DOCS: usize = 384;
 const BULK_DOC_BYTES: usize = 16 * 1024;
 const DELETE_KEYS: u64 = 6;
 const DDL_COLLS: [&str; 4] = ["a", "b", "c", "d"];
+
+/// Whether `doc` has expired under the TTL workload's index (`exp` a date in the past):
+/// the server's monitor may have deleted it at any moment, so the model ignores it. No
+/// other workload writes `exp`.
+fn expired(doc: &Document) -> bool {
+    let now = DateTime::now().timestamp_millis();
+    matches!(doc.get("exp"), Some(Bson::DateTime(at)) if at.timestamp_millis() <= now)
+}
 
 /// A string of `len` bytes that differs with `tag` (so every write changes content).
 fn pad(len: usize, tag: u64) -> String {

@@ -122,6 +122,8 @@ pub(crate) fn embedded_options() -> EngineOptions {
         }),
         startup: StartupOptions::default(),
         connections_max: 0,
+        // As mongod's default `ttlMonitorSleepSecs`.
+        ttl_interval: Some(std::time::Duration::from_secs(60)),
     }
 }
 

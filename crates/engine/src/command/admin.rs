@@ -63,6 +63,11 @@ fn parameters(engine: &Engine) -> Document {
         "maxBSONObjectSize": i32::try_from(crate::limits::BSON_OBJECT_SIZE_MAX).unwrap_or(i32::MAX),
         "authenticationMechanisms": [],
         "quiet": false,
+        // `--ttl-sweep-secs` (0: the monitor is off, and ttlMonitorEnabled false).
+        "ttlMonitorEnabled": engine.ttl.interval().is_some(),
+        "ttlMonitorSleepSecs": engine.ttl.interval().map_or(0, |interval| {
+            i32::try_from(interval.as_secs_f64().ceil() as u64).unwrap_or(i32::MAX)
+        }),
     }
 }
 
@@ -141,11 +146,12 @@ fn startup_warning_line(engine: &Engine, warning: &str) -> String {
     Bson::Document(line).into_relaxed_extjson().to_string()
 }
 
-/// serverStatus: uptime, connections, opcounters and memory.
+/// serverStatus: uptime, connections, opcounters, the TTL monitor's counters and memory.
 pub(super) fn server_status(engine: &Engine, _request: &Request<'_>) -> Result<Document, Error> {
     let facts = engine.host.facts();
     let stats = engine.stats().snapshot();
     let memory = engine.host.memory();
+    let ttl = engine.ttl.counters().snapshot();
     let uptime_millis = engine.host.uptime_millis();
     let available = engine
         .connections_max
@@ -171,6 +177,13 @@ pub(super) fn server_status(engine: &Engine, _request: &Request<'_>) -> Result<D
             "delete": 0i64,
             "getmore": 0i64,
             "command": int64(stats.commands),
+        },
+        "metrics": {
+            "ttl": {
+                "deletedDocuments": int64(ttl.deleted),
+                "passes": int64(ttl.passes),
+                "subPasses": int64(ttl.sub_passes),
+            },
         },
         "mem": {
             "bits": 64,

@@ -22,6 +22,7 @@ fn engine() -> Engine {
             parsed: doc! { "net": { "port": 1 } },
         },
         connections_max: 10,
+        ttl_interval: None,
     })
 }
 

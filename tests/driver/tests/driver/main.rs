@@ -11,4 +11,5 @@ mod indexes;
 mod lock;
 mod protocol;
 mod reads;
+mod ttl;
 mod writes;

@@ -61,6 +61,7 @@ pub(super) fn engine() -> (Engine, Arc<Clock>) {
         host: Arc::clone(&clock) as Arc<dyn Host>,
         startup: StartupOptions::default(),
         connections_max: 10,
+        ttl_interval: None,
     });
     (engine, clock)
 }
