@@ -76,6 +76,14 @@ def index_round(client: MongoClient) -> None:
     except DuplicateKeyError as error:
         assert error.code == 11000
     assert "age_1" not in users.index_information()
+    plan = users.find({"email": "u7@x"}).explain()
+    assert plan["queryPlanner"]["winningPlan"]["inputStage"]["indexName"] == "email_1", plan
+    assert plan["executionStats"]["totalKeysExamined"] == 1, plan
+    plan = users.find({"age": {"$gte": 3}}).hint("age_1_name_-1").explain()
+    assert plan["queryPlanner"]["winningPlan"]["inputStage"]["indexBounds"] == {
+        "age": ["[3, inf.0]"],
+        "name": ["[MaxKey, MinKey]"],
+    }, plan
     users.drop_index("age_1_name_-1")
     assert set(users.index_information()) == {"_id_", "email_1"}
     assert db.command("validate", "users")["valid"] is True

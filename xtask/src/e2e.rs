@@ -281,6 +281,7 @@ fn run_mongosh(mongosh: &Path, uri: &str) -> Result<String> {
                 c.deleteOne({_id: 3}); \
                 print('crud count=' + c.countDocuments({}) + ' n2=' + c.findOne({_id: 2}).n); \
                 c.createIndex({n: 1}); \
+                print('explain index=' + c.find({n: 12}).explain().queryPlanner.winningPlan.inputStage.indexName); \
                 const ix = c.getIndexes().map(i => i.name).sort().join(','); \
                 const hinted = c.find({n: {$gte: 1}}).hint({n: 1}).toArray().map(d => d.n).join(','); \
                 c.dropIndex('n_1'); \
@@ -298,6 +299,9 @@ fn run_mongosh(mongosh: &Path, uri: &str) -> Result<String> {
     }
     if !text.contains("crud count=2 n2=12") {
         bail!("mongosh CRUD round failed:\n{}", indent(&text));
+    }
+    if !text.contains("explain index=n_1") {
+        bail!("mongosh explain did not show the index:\n{}", indent(&text));
     }
     if !text.contains("index list=_id_,n_1 hinted=1,12 after=1") {
         bail!("mongosh index round failed:\n{}", indent(&text));

@@ -541,3 +541,190 @@ fn fields_through_one_array_are_not_compounded() {
         assert_eq!(ids(&found), vec![1, 2], "hint {hint:?}");
     }
 }
+
+/// `explain` shows the plan the planner chose, in mongod's shape, and counts what a run
+/// examines.
+#[test]
+fn explain_shows_the_chosen_plan_and_its_counts() {
+    let engine = Engine::new(options());
+    ok(
+        &engine,
+        "db",
+        raw(doc! { "createIndexes": "c", "indexes": [
+            { "key": { "a": 1 }, "name": "a_1" },
+            { "key": { "b": -1 }, "name": "b_-1" },
+        ] }),
+    );
+    let docs: Vec<Bson> = (0..20)
+        .map(|i| Bson::Document(doc! { "_id": i, "a": i % 5, "b": [i, i + 100] }))
+        .collect();
+    ok(
+        &engine,
+        "db",
+        raw(doc! { "insert": "c", "documents": docs }),
+    );
+    let explain = |cmd: Document, verbosity: &str| {
+        ok(
+            &engine,
+            "db",
+            raw(doc! { "explain": cmd, "verbosity": verbosity }),
+        )
+    };
+    let reply = explain(doc! { "find": "c", "filter": { "a": 3 } }, "executionStats");
+    let planner = reply.get_document("queryPlanner").expect("queryPlanner");
+    assert_eq!(planner.get_str("namespace").ok(), Some("db.c"));
+    let winning = planner.get_document("winningPlan").expect("winningPlan");
+    assert_eq!(winning.get_str("stage").ok(), Some("FETCH"), "{winning:?}");
+    let scan = winning.get_document("inputStage").expect("inputStage");
+    assert_eq!(scan.get_str("stage").ok(), Some("IXSCAN"));
+    assert_eq!(scan.get_str("indexName").ok(), Some("a_1"));
+    assert_eq!(scan.get_bool("isMultiKey").ok(), Some(false));
+    assert_eq!(
+        scan.get_document("indexBounds").expect("bounds"),
+        &doc! { "a": ["[3, 3]"] }
+    );
+    let stats = reply
+        .get_document("executionStats")
+        .expect("executionStats");
+    assert_eq!(stats.get_i64("nReturned").ok(), Some(4), "{stats:?}");
+    assert_eq!(stats.get_i64("totalKeysExamined").ok(), Some(4));
+    assert_eq!(stats.get_i64("totalDocsExamined").ok(), Some(4));
+
+    let reply = explain(
+        doc! { "find": "c", "filter": { "b": { "$gte": 105 } } },
+        "queryPlanner",
+    );
+    let scan = reply
+        .get_document("queryPlanner")
+        .and_then(|p| p.get_document("winningPlan"))
+        .and_then(|w| w.get_document("inputStage"))
+        .expect("IXSCAN");
+    assert_eq!(scan.get_bool("isMultiKey").ok(), Some(true));
+    assert_eq!(
+        scan.get_document("multiKeyPaths").ok(),
+        Some(&doc! { "b": ["b"] })
+    );
+    assert_eq!(
+        scan.get_document("indexBounds").ok(),
+        Some(&doc! { "b": ["[inf.0, 105]"] }),
+        "descending: the interval is reversed"
+    );
+    assert!(reply.get("executionStats").is_none());
+
+    let reply = explain(
+        doc! { "find": "c", "filter": { "z": 1 }, "sort": { "a": 1 }, "limit": 2 },
+        "allPlansExecution",
+    );
+    let winning = reply
+        .get_document("queryPlanner")
+        .and_then(|p| p.get_document("winningPlan"))
+        .expect("winningPlan");
+    assert_eq!(winning.get_str("stage").ok(), Some("SORT"));
+    assert_eq!(
+        winning
+            .get_document("inputStage")
+            .and_then(|s| s.get_str("stage"))
+            .ok(),
+        Some("COLLSCAN")
+    );
+    let stats = reply.get_document("executionStats").expect("stats");
+    assert_eq!(stats.get_i64("totalDocsExamined").ok(), Some(20));
+    assert_eq!(stats.get_i64("nReturned").ok(), Some(0));
+
+    let reply = explain(doc! { "count": "c", "query": { "_id": 4 } }, "queryPlanner");
+    let winning = reply
+        .get_document("queryPlanner")
+        .and_then(|p| p.get_document("winningPlan"))
+        .expect("winningPlan");
+    assert_eq!(
+        winning,
+        &doc! { "stage": "COUNT", "inputStage": { "stage": "IDHACK" } }
+    );
+
+    let reply = explain(
+        doc! { "update": "c", "updates": [{ "q": { "a": 1 }, "u": { "$set": { "x": 1 } }, "multi": true }] },
+        "executionStats",
+    );
+    let stats = reply.get_document("executionStats").expect("stats");
+    assert_eq!(stats.get_i64("nReturned").ok(), Some(4));
+    assert_eq!(
+        stats
+            .get_document("executionStages")
+            .and_then(|s| s.get_str("stage"))
+            .ok(),
+        Some("UPDATE")
+    );
+    // Explain does not write.
+    assert_eq!(
+        find_all(&engine, doc! { "find": "c", "filter": { "x": 1 } })
+            .expect("find")
+            .len(),
+        0
+    );
+
+    let reply = explain(
+        doc! { "aggregate": "c", "pipeline": [{ "$match": { "a": 2 } }, { "$count": "n" }], "cursor": {} },
+        "queryPlanner",
+    );
+    let stages = reply.get_array("stages").expect("stages");
+    let cursor = stages[0]
+        .as_document()
+        .and_then(|s| s.get_document("$cursor").ok())
+        .expect("$cursor");
+    let index_name = cursor
+        .get_document("queryPlanner")
+        .and_then(|p| p.get_document("winningPlan"))
+        .and_then(|w| w.get_document("inputStage"))
+        .and_then(|s| s.get_str("indexName"))
+        .expect("indexName");
+    assert_eq!(index_name, "a_1");
+    assert_eq!(stages.len(), 2);
+
+    let missing = explain(
+        doc! { "find": "nothing", "filter": { "a": 1 } },
+        "queryPlanner",
+    );
+    assert_eq!(
+        missing
+            .get_document("queryPlanner")
+            .and_then(|p| p.get_document("winningPlan"))
+            .ok(),
+        Some(&doc! { "stage": "EOF" })
+    );
+    crate::support::fails(
+        &engine,
+        "db",
+        raw(doc! { "explain": { "find": "c" }, "verbosity": "loud" }),
+        2,
+    );
+    crate::support::fails(&engine, "db", raw(doc! { "explain": { "frob": "c" } }), 59);
+    crate::support::fails(
+        &engine,
+        "db",
+        raw(doc! { "explain": { "find": "c", "hint": "nope" } }),
+        2,
+    );
+}
+
+#[test]
+fn aggregate_with_explain_true_answers_the_plan() {
+    let engine = Engine::new(options());
+    ok(
+        &engine,
+        "db",
+        raw(doc! { "insert": "c", "documents": [{ "_id": 1 }] }),
+    );
+    let reply = ok(
+        &engine,
+        "db",
+        raw(doc! { "aggregate": "c", "pipeline": [{ "$match": { "_id": 1 } }], "explain": true }),
+    );
+    let stages = reply.get_array("stages").expect("stages");
+    let winning = stages[0]
+        .as_document()
+        .and_then(|s| s.get_document("$cursor").ok())
+        .and_then(|c| c.get_document("queryPlanner").ok())
+        .and_then(|p| p.get_document("winningPlan").ok())
+        .expect("winningPlan");
+    assert_eq!(winning.get_str("stage").ok(), Some("IDHACK"));
+}

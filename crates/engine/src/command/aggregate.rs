@@ -58,7 +58,12 @@ pub(crate) fn aggregate(engine: &Engine, request: &Request<'_>) -> Result<Reply,
     let input = target(request)?;
     let stages = read_args::required_array(request, "pipeline")?;
     if args::opt_bool(request, "explain")? == Some(true) {
-        let message = "aggregate with explain is not supported";
+        if let Input::Collection(_) = input {
+            let reply =
+                super::explain::explain_command(engine, request, request.body, "queryPlanner")?;
+            return Ok(Reply::Doc(reply));
+        }
+        let message = "aggregate: 1 with explain is not supported";
         return Err(Error::new(ErrorCode::NotImplemented, message));
     }
     let Some(batch_size) = read_args::cursor_option(request)? else {

@@ -17,6 +17,7 @@ mod count;
 pub(crate) mod cursor;
 mod ddl;
 mod delete;
+pub(crate) mod explain;
 mod find;
 mod find_and_modify;
 mod handshake;
@@ -174,6 +175,7 @@ const COMMANDS: &[Spec] = &[
     spec("getLog", tree!(admin::get_log), true, true),
     spec("serverStatus", tree!(admin::server_status), true, false),
     spec("find", find::find, false, false),
+    spec("explain", tree!(explain::explain), false, false),
     spec("getMore", cursor::get_more, false, false),
     spec("killCursors", tree!(cursor::kill_cursors), false, false),
     spec("count", tree!(count::count), false, false),

@@ -53,11 +53,7 @@ pub(crate) struct IndexSpec {
     pub(crate) key_pattern: Document,
     /// The key pattern's fields in order.
     pub(crate) fields: Vec<KeyField>,
-    /// `v`: 1 or 2.
-    #[expect(
-        dead_code,
-        reason = "read by the planner and explain (issue 26, phase 2)"
-    )]
+    /// `v`: 1 or 2 (explain's `indexVersion`).
     pub(crate) version: i32,
     /// `unique` (always true for the `_id` index).
     pub(crate) unique: bool,

@@ -25,7 +25,7 @@ use bson::raw::RawBsonRef;
 use bson_canonical::compare::compare_values;
 use bson_canonical::key::{Direction, encode_field_into};
 use std::cmp::Ordering;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The most ranges one index scan is split into (the product of `$in` lists); past it the
 /// later fields are left unconstrained.
@@ -52,6 +52,9 @@ pub(crate) struct Bounds {
     /// Whether some bounded field's predicate cannot match a missing field (so a sparse
     /// index, which leaves out documents missing every field, still holds every match).
     pub(crate) excludes_missing: bool,
+    /// Per key field, its intervals as mongod's explain prints them (`"[1, 1]"`,
+    /// `"(5, inf.0]"`, `"[MinKey, MaxKey]"`), in key order.
+    pub(crate) display: Vec<(String, Vec<String>)>,
 }
 
 impl Bounds {
@@ -63,12 +66,16 @@ impl Bounds {
 
 /// What bounds one field.
 enum FieldBound {
-    /// The field's encodings (direction applied), sorted and deduplicated.
-    Points(Vec<Vec<u8>>, bool),
-    /// `[lower, upper)` over the field's encoding (direction applied).
-    Range(Vec<u8>, Option<Vec<u8>>),
+    /// The field's encodings (direction applied), sorted and deduplicated, with their
+    /// display in the same order, and whether none of them matches a missing field.
+    Points(Vec<Vec<u8>>, Vec<String>, bool),
+    /// `[lower, upper)` over the field's encoding (direction applied), and its display.
+    Range(Vec<u8>, Option<Vec<u8>>, String),
     All,
 }
+
+/// Every value of a field, as explain prints it.
+const ALL_VALUES: &str = "[MinKey, MaxKey]";
 
 /// The bounds `predicates` give an index with key fields `fields`.
 pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> Bounds {
@@ -76,6 +83,16 @@ pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> B
     let mut point_fields = 0;
     let mut excludes_missing = false;
     let mut tail: Option<(Vec<u8>, Option<Vec<u8>>)> = None;
+    let mut display: Vec<(String, Vec<String>)> = fields
+        .iter()
+        .map(|f| {
+            let all = match f.kind {
+                KeyKind::Descending => "[MaxKey, MinKey]",
+                KeyKind::Ascending | KeyKind::Hashed => ALL_VALUES,
+            };
+            (f.path.to_owned(), vec![all.to_owned()])
+        })
+        .collect();
     for (i, field) in fields.iter().enumerate() {
         let shares_array = fields[..i]
             .iter()
@@ -86,10 +103,11 @@ pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> B
             field_bound(field, predicates.on(field.path))
         };
         match bound {
-            FieldBound::Points(points, excludes) => {
+            FieldBound::Points(points, shown, excludes) => {
                 if prefixes.len().saturating_mul(points.len()) > RANGES_MAX {
                     break;
                 }
+                display[i].1 = shown;
                 prefixes = prefixes
                     .iter()
                     .flat_map(|prefix| {
@@ -103,7 +121,8 @@ pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> B
                 point_fields += 1;
                 excludes_missing |= excludes;
             }
-            FieldBound::Range(lower, upper) => {
+            FieldBound::Range(lower, upper, shown) => {
+                display[i].1 = vec![shown];
                 tail = Some((lower, upper));
                 excludes_missing = true;
                 break;
@@ -143,6 +162,7 @@ pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> B
         point_fields,
         range_field,
         excludes_missing,
+        display,
     }
 }
 
@@ -233,15 +253,19 @@ fn field_bound(field: &FieldView<'_>, predicates: &[Predicate<'_>]) -> FieldBoun
             KeyKind::Hashed => hashed_points(values),
             KeyKind::Ascending | KeyKind::Descending => {
                 let direction = direction(field.kind);
-                let mut points = BTreeSet::new();
+                let mut points = BTreeMap::new();
                 let mut excludes_missing = true;
                 for &value in values {
                     for looked_up in lookup_values(value) {
-                        points.insert(encode(looked_up, direction));
+                        let shown = show(looked_up);
+                        points
+                            .entry(encode(looked_up, direction))
+                            .or_insert_with(|| format!("[{shown}, {shown}]"));
                     }
                     excludes_missing &= !matches!(value, RawBsonRef::Null | RawBsonRef::Undefined);
                 }
-                FieldBound::Points(points.into_iter().collect(), excludes_missing)
+                let (keys, shown) = points.into_iter().unzip();
+                FieldBound::Points(keys, shown, excludes_missing)
             }
         };
     }
@@ -264,6 +288,49 @@ fn field_bound(field: &FieldView<'_>, predicates: &[Predicate<'_>]) -> FieldBoun
     range.encode(direction(field.kind))
 }
 
+/// A value as explain prints it.
+fn show(value: RawBsonRef<'_>) -> String {
+    match bson::Bson::try_from(value) {
+        Ok(value) => crate::index::display::value(&value),
+        Err(_) => "?".to_owned(),
+    }
+}
+
+/// The ends of a type bracket as mongod prints open bounds: (text, inclusive) for the low
+/// and the high end.
+fn bracket_ends(bracket: u8) -> ((String, bool), (String, bool)) {
+    let pair = |low: &str, low_inclusive, high: &str, high_inclusive| {
+        (
+            (low.to_owned(), low_inclusive),
+            (high.to_owned(), high_inclusive),
+        )
+    };
+    match bracket {
+        12 => pair("-inf.0", true, "inf.0", true),
+        17 => pair("\"\"", true, "{}", false),
+        37 => pair(
+            "ObjectId('000000000000000000000000')",
+            true,
+            "ObjectId('ffffffffffffffffffffffff')",
+            true,
+        ),
+        42 => pair("false", true, "true", true),
+        47 => pair(
+            "new Date(-9223372036854775808)",
+            true,
+            "new Date(9223372036854775807)",
+            true,
+        ),
+        49 => pair(
+            "Timestamp(0, 0)",
+            true,
+            "Timestamp(4294967295, 4294967295)",
+            true,
+        ),
+        _ => pair("MinKey", true, "MaxKey", true),
+    }
+}
+
 /// The values an equality to `value` looks up (see the module header).
 fn lookup_values(value: RawBsonRef<'_>) -> Vec<RawBsonRef<'_>> {
     let mut out = vec![value];
@@ -283,7 +350,7 @@ fn lookup_values(value: RawBsonRef<'_>) -> Vec<RawBsonRef<'_>> {
 /// The hashed keys of an equality's values; a hashed index holds no arrays, so an array
 /// value (which matches only through an array) leaves the field unbounded.
 fn hashed_points(values: &[RawBsonRef<'_>]) -> FieldBound {
-    let mut points = BTreeSet::new();
+    let mut points = BTreeMap::new();
     let mut excludes_missing = true;
     for &value in values {
         let looked_up = match value {
@@ -296,10 +363,13 @@ fn hashed_points(values: &[RawBsonRef<'_>]) -> FieldBound {
         };
         for v in looked_up {
             let hashed = crate::index::hash_key(v);
-            points.insert(encode(RawBsonRef::Int64(hashed), Direction::Ascending));
+            points
+                .entry(encode(RawBsonRef::Int64(hashed), Direction::Ascending))
+                .or_insert_with(|| format!("[{hashed}, {hashed}]"));
         }
     }
-    FieldBound::Points(points.into_iter().collect(), excludes_missing)
+    let (keys, shown) = points.into_iter().unzip();
+    FieldBound::Points(keys, shown, excludes_missing)
 }
 
 /// Comparisons on one field within one type bracket, in value terms.
@@ -387,9 +457,37 @@ impl<'a> ValueRange<'a> {
             }
         };
         match start {
-            Some(start) => FieldBound::Range(start, end),
+            Some(start) => FieldBound::Range(start, end, self.show(direction)),
             // Nothing lies past an all-0xFF key: the range is empty.
-            None => FieldBound::Points(Vec::new(), true),
+            None => FieldBound::Points(Vec::new(), Vec::new(), true),
+        }
+    }
+
+    /// The interval as mongod's explain prints it: the bracket's own ends where a side is
+    /// open (`inf.0`, `""` and `{}`, the extreme dates), reversed for a descending field.
+    fn show(&self, direction: Direction) -> String {
+        let (low_end, high_end) = bracket_ends(self.bracket);
+        let (low, low_inclusive) = match self.lower {
+            Some((v, inclusive)) => (show(v), inclusive),
+            None => low_end,
+        };
+        let (high, high_inclusive) = match self.upper {
+            Some((v, inclusive)) => (show(v), inclusive),
+            None => high_end,
+        };
+        let open = |inclusive: bool| if inclusive { '[' } else { '(' };
+        let close = |inclusive: bool| if inclusive { ']' } else { ')' };
+        match direction {
+            Direction::Ascending => format!(
+                "{}{low}, {high}{}",
+                open(low_inclusive),
+                close(high_inclusive)
+            ),
+            Direction::Descending => format!(
+                "{}{high}, {low}{}",
+                open(high_inclusive),
+                close(low_inclusive)
+            ),
         }
     }
 }

@@ -21,6 +21,7 @@
 //!   document.
 
 mod bounds;
+pub(crate) mod explain;
 mod implies;
 mod predicates;
 #[cfg(test)]

@@ -85,7 +85,7 @@ fn aggregate_refuses_bad_arguments() {
     );
     let cases = [
         (
-            rawdoc! { "aggregate": "c", "pipeline": [], "explain": true },
+            rawdoc! { "aggregate": 1, "pipeline": [{ "$currentOp": {} }], "explain": true },
             238,
         ),
         (rawdoc! { "aggregate": 1, "pipeline": [], "cursor": {} }, 73),

@@ -1,0 +1,400 @@
+//! `explain` (issue 17, first part): the plan the planner chooses for a find, count,
+//! distinct, aggregate, update, delete or findAndModify, in mongod's shape
+//! (`queryPlanner.winningPlan` as a stage tree, `rejectedPlans`, and at the
+//! `executionStats`/`allPlansExecution` verbosities the counts of a run: `nReturned`,
+//! `totalKeysExamined`, `totalDocsExamined`). Writes are not performed: their counts are
+//! those of selecting the documents they would change.
+//!
+//! The stage tree of the access path is `plan::explain`'s; this module only parses the
+//! explained command, wraps the tree in the stages the command adds (SORT, SKIP, LIMIT,
+//! PROJECTION_*, COUNT, UPDATE, DELETE) and counts.
+
+use super::args::{self, wrong_type};
+use super::cursor::corrupt_record;
+use super::read_args::{self, Hint};
+use super::write::check_hint;
+use super::{Request, name_of};
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode};
+use crate::plan::{self, Access};
+use crate::store::{CollectionMeta, Namespace, Reader, WalkPosition};
+use bson::raw::RawBsonRef;
+use bson::{Bson, Document, RawDocument, doc};
+use query::Filter;
+use std::collections::HashSet;
+
+/// What the explained command asks, as far as planning goes.
+struct Explained<'a> {
+    ns: Namespace,
+    filter: Option<&'a RawDocument>,
+    hint: Hint,
+    sort: Option<&'a RawDocument>,
+    projection: Option<&'a RawDocument>,
+    skip: u64,
+    limit: Option<u64>,
+    /// The stage the command wraps the read in (`COUNT`, `UPDATE`, `DELETE`), if any.
+    wrapper: Option<&'static str>,
+    /// The stages after a leading `$match` (aggregate only).
+    pipeline: Option<Vec<Bson>>,
+}
+
+/// `explain: {<command>}, verbosity`.
+pub(crate) fn explain(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    args::check_fields(request, &["verbosity"])?;
+    let inner = match read_args::field(request, "explain")? {
+        Some(RawBsonRef::Document(inner)) => inner,
+        Some(other) => return Err(wrong_type(request, "explain", other, "object")),
+        None => unreachable!("the command name is the first field"),
+    };
+    let verbosity = match read_args::field(request, "verbosity")? {
+        None => "allPlansExecution",
+        Some(RawBsonRef::String(v @ ("queryPlanner" | "executionStats" | "allPlansExecution"))) => {
+            v
+        }
+        Some(RawBsonRef::String(other)) => {
+            return Err(Error::new(
+                ErrorCode::BadValue,
+                format!(
+                    "Enumeration value '{other}' for field 'explain.verbosity' is not a valid \
+                     value."
+                ),
+            ));
+        }
+        Some(other) => return Err(wrong_type(request, "verbosity", other, "string")),
+    };
+    explain_command(engine, request, inner, verbosity)
+}
+
+/// Explains `inner` (a command of `request`'s database and connection) at `verbosity`;
+/// also what `aggregate` with `explain: true` answers.
+pub(crate) fn explain_command(
+    engine: &Engine,
+    request: &Request<'_>,
+    inner: &RawDocument,
+    verbosity: &str,
+) -> Result<Document, Error> {
+    let name = name_of(inner)?;
+    let inner_request = Request::new(request.db, name, inner, request.ctx);
+    let explained = parse(&inner_request)?;
+    let compiled = explained.filter.map(Filter::parse).transpose()?;
+    let started = engine.host.now_millis();
+    let store = engine.store();
+    let reader = store.read()?;
+    let meta = reader.collection(&explained.ns)?;
+    let (access_stage, counts) = match &meta {
+        None => (doc! { "stage": "EOF" }, Counts::default()),
+        Some(meta) => {
+            let access = plan::choose(meta, &explained.ns, explained.filter, &explained.hint)?;
+            let stage = plan::explain::access_stage(meta, &access, explained.filter);
+            let counts = if verbosity == "queryPlanner" {
+                Counts::default()
+            } else {
+                count(&reader, meta, &explained.ns, &access, compiled.as_ref())?
+            };
+            (stage, counts)
+        }
+    };
+    let returned = explained.returned(counts.matched);
+    let winning = explained.wrap(access_stage);
+    let mut planner = doc! {
+        "namespace": explained.ns.full(),
+        "indexFilterSet": false,
+        "parsedQuery": explained
+            .filter
+            .and_then(|f| Document::try_from(f).ok())
+            .unwrap_or_default(),
+        "maxIndexedOrSolutionsReached": false,
+        "maxIndexedAndSolutionsReached": false,
+        "maxScansToExplodeReached": false,
+        "winningPlan": winning.clone(),
+        "rejectedPlans": [],
+    };
+    let mut reply = doc! { "explainVersion": "1" };
+    if let Some(stages) = &explained.pipeline {
+        let mut all = vec![Bson::Document(
+            doc! { "$cursor": { "queryPlanner": planner } },
+        )];
+        all.extend(stages.iter().cloned());
+        reply.insert("stages", all);
+        planner = Document::new();
+    } else {
+        reply.insert("queryPlanner", planner.clone());
+    }
+    if verbosity != "queryPlanner" {
+        let mut stats = doc! {
+            "executionSuccess": true,
+            "nReturned": to_i64(returned),
+            "executionTimeMillis": engine.host.now_millis().saturating_sub(started),
+            "totalKeysExamined": to_i64(counts.keys),
+            "totalDocsExamined": to_i64(counts.docs),
+            "executionStages": annotate(winning, &counts, returned),
+        };
+        if verbosity == "allPlansExecution" {
+            stats.insert("allPlansExecution", Bson::Array(Vec::new()));
+        }
+        reply.insert("executionStats", stats);
+    }
+    drop(planner);
+    let mut command =
+        Document::try_from(inner).map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+    command.insert("$db", request.db);
+    reply.insert("command", command);
+    reply.insert(
+        "serverInfo",
+        doc! {
+            "host": &engine.host.facts().hostname,
+            "version": crate::version::SERVER_VERSION,
+            "gitVersion": "",
+        },
+    );
+    Ok(reply)
+}
+
+fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Reads what the explained command names; options planning does not need are left to the
+/// command itself (explain does not run it).
+fn parse<'a>(request: &Request<'a>) -> Result<Explained<'a>, Error> {
+    let ns = args::collection(request)?;
+    let mut explained = Explained {
+        ns,
+        filter: None,
+        hint: Hint::None,
+        sort: None,
+        projection: None,
+        skip: 0,
+        limit: None,
+        wrapper: None,
+        pipeline: None,
+    };
+    match request.name {
+        "find" => {
+            explained.filter = read_args::object_or_null(request, "filter")?;
+            explained.sort = read_args::object_or_null(request, "sort")?.filter(|s| !s.is_empty());
+            explained.projection = read_args::object_or_null(request, "projection")?;
+            explained.skip = read_args::non_negative(request, "skip")?.unwrap_or(0);
+            explained.limit = read_args::non_negative(request, "limit")?.filter(|&n| n > 0);
+            explained.hint = read_args::hint(request)?;
+        }
+        "count" => {
+            explained.filter = read_args::object_or_null(request, "query")?;
+            explained.skip = read_args::non_negative(request, "skip")?.unwrap_or(0);
+            explained.limit = read_args::non_negative(request, "limit")?.filter(|&n| n > 0);
+            explained.hint = read_args::hint(request)?;
+            explained.wrapper = Some("COUNT");
+        }
+        "distinct" => {
+            read_args::required_str(request, "key")?;
+            explained.filter = read_args::object_or_null(request, "query")?;
+            explained.hint = read_args::hint(request)?;
+        }
+        "aggregate" => {
+            let stages = read_args::required_array(request, "pipeline")?;
+            let mut rest = Vec::new();
+            for (i, stage) in stages.into_iter().enumerate() {
+                let stage = stage.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+                let RawBsonRef::Document(stage) = stage else {
+                    return Err(wrong_type(
+                        request,
+                        &format!("pipeline.{i}"),
+                        stage,
+                        "object",
+                    ));
+                };
+                if i == 0
+                    && let Ok(Some(RawBsonRef::Document(filter))) = stage.get("$match")
+                {
+                    explained.filter = Some(filter);
+                    continue;
+                }
+                let stage = Document::try_from(stage)
+                    .map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+                rest.push(Bson::Document(stage));
+            }
+            explained.hint = read_args::hint(request)?;
+            explained.pipeline = Some(rest);
+        }
+        "update" | "delete" => {
+            let list = if request.name == "update" {
+                "updates"
+            } else {
+                "deletes"
+            };
+            let statements = read_args::required_array(request, list)?;
+            let Some(Ok(RawBsonRef::Document(first))) = statements.into_iter().next() else {
+                return Err(Error::new(
+                    ErrorCode::Other(10, "InvalidLength"),
+                    "Write batch sizes must be between 1 and 100000. Got 0 operations.",
+                ));
+            };
+            explained.filter = match first.get("q") {
+                Ok(Some(RawBsonRef::Document(q))) => Some(q),
+                _ => None,
+            };
+            explained.hint = check_hint(first.get("hint").ok().flatten())?;
+            let single = if request.name == "update" {
+                !matches!(first.get("multi"), Ok(Some(RawBsonRef::Boolean(true))))
+            } else {
+                !matches!(first.get("limit"), Ok(Some(v)) if v.as_i32() == Some(0) || v.as_i64() == Some(0) || v.as_f64() == Some(0.0))
+            };
+            if single {
+                explained.limit = Some(1);
+            }
+            explained.wrapper = Some(if request.name == "update" {
+                "UPDATE"
+            } else {
+                "DELETE"
+            });
+        }
+        "findAndModify" | "findandmodify" => {
+            explained.filter = read_args::object_or_null(request, "query")?;
+            explained.sort = read_args::object_or_null(request, "sort")?.filter(|s| !s.is_empty());
+            explained.hint = check_hint(read_args::field(request, "hint")?)?;
+            explained.limit = Some(1);
+            let remove = matches!(
+                read_args::field(request, "remove")?,
+                Some(RawBsonRef::Boolean(true))
+            );
+            explained.wrapper = Some(if remove { "DELETE" } else { "UPDATE" });
+        }
+        other => {
+            return Err(Error::new(
+                ErrorCode::CommandNotFound,
+                format!("Explain failed due to unknown command: {other}"),
+            ));
+        }
+    }
+    Ok(explained)
+}
+
+impl Explained<'_> {
+    /// The documents the command hands on, of `matched` matches.
+    fn returned(&self, matched: u64) -> u64 {
+        let n = matched.saturating_sub(self.skip);
+        self.limit.map_or(n, |limit| n.min(limit))
+    }
+
+    /// The access path's stage inside the stages this command adds, innermost first.
+    fn wrap(&self, mut stage: Document) -> Document {
+        if let Some(sort) = self.sort.and_then(|s| Document::try_from(s).ok()) {
+            let mut sorted = doc! {
+                "stage": "SORT",
+                "sortPattern": sort,
+                "memLimit": crate::limits::SORT_BYTES_MAX as i64,
+            };
+            if let Some(limit) = self.limit {
+                sorted.insert("limitAmount", to_i64(limit.saturating_add(self.skip)));
+            }
+            sorted.insert("type", "simple");
+            sorted.insert("inputStage", stage);
+            stage = sorted;
+        }
+        if self.skip > 0 {
+            stage = doc! { "stage": "SKIP", "skipAmount": to_i64(self.skip), "inputStage": stage };
+        }
+        if let (Some(limit), None, None) = (self.limit, self.sort, self.wrapper) {
+            stage = doc! { "stage": "LIMIT", "limitAmount": to_i64(limit), "inputStage": stage };
+        }
+        if let Some(projection) = self.projection.and_then(|p| Document::try_from(p).ok())
+            && !projection.is_empty()
+        {
+            stage = doc! {
+                "stage": "PROJECTION_DEFAULT",
+                "transformBy": projection,
+                "inputStage": stage,
+            };
+        }
+        if let Some(wrapper) = self.wrapper {
+            stage = doc! { "stage": wrapper, "inputStage": stage };
+        }
+        stage
+    }
+}
+
+/// What a run of the access path examined.
+#[derive(Debug, Default)]
+struct Counts {
+    keys: u64,
+    docs: u64,
+    matched: u64,
+}
+
+/// Runs the access path once, counting index keys, fetched documents and matches.
+fn count(
+    reader: &Reader<'_>,
+    meta: &CollectionMeta,
+    ns: &Namespace,
+    access: &Access<'_>,
+    filter: Option<&Filter>,
+) -> Result<Counts, Error> {
+    let mut counts = Counts::default();
+    let test = |rid: u64, bytes: &[u8], counts: &mut Counts| -> Result<(), Error> {
+        counts.docs += 1;
+        let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
+        if filter.map_or(Ok(true), |f| f.try_matches(doc))? {
+            counts.matched += 1;
+        }
+        Ok(())
+    };
+    match access {
+        Access::Collection => {
+            for record in reader.scan(meta, None)? {
+                let (rid, bytes) = record?;
+                test(rid, &bytes, &mut counts)?;
+            }
+        }
+        Access::Id(id) => {
+            if let Some((rid, bytes)) = reader.find_id(meta, *id)? {
+                counts.keys += 1;
+                test(rid, &bytes, &mut counts)?;
+            }
+        }
+        Access::Index(index) => {
+            let mut seen = HashSet::new();
+            let mut position = WalkPosition::default();
+            reader.walk(
+                meta,
+                &index.target,
+                &index.ranges,
+                &mut position,
+                |rid, bytes| -> Result<bool, Error> {
+                    counts.keys += 1;
+                    if seen.insert(rid) {
+                        test(rid, bytes, &mut counts)?;
+                    }
+                    Ok(true)
+                },
+            )?;
+        }
+    }
+    Ok(counts)
+}
+
+/// The winning plan with each stage's counts (`executionStages`).
+fn annotate(mut stage: Document, counts: &Counts, returned: u64) -> Document {
+    let kind = stage.get_str("stage").unwrap_or_default().to_owned();
+    let (n, extra) = match kind.as_str() {
+        "IXSCAN" => (counts.docs, Some(("keysExamined", counts.keys))),
+        "COLLSCAN" | "FETCH" => (counts.matched, Some(("docsExamined", counts.docs))),
+        "IDHACK" => (counts.matched, Some(("docsExamined", counts.docs))),
+        "SORT" | "SKIP" | "LIMIT" | "PROJECTION_DEFAULT" | "COUNT" | "UPDATE" | "DELETE" => {
+            (returned, None)
+        }
+        _ => (0, None),
+    };
+    stage.insert("nReturned", to_i64(n));
+    stage.insert("executionTimeMillisEstimate", 0i64);
+    if let Some((name, value)) = extra {
+        stage.insert(name, to_i64(value));
+    }
+    if kind == "IDHACK" {
+        stage.insert("keysExamined", to_i64(counts.keys));
+    }
+    if let Ok(input) = stage.get_document("inputStage") {
+        let input = annotate(input.clone(), counts, returned);
+        stage.insert("inputStage", input);
+    }
+    stage
+}
