@@ -30,6 +30,8 @@ fn pool() -> Vec<(&'static str, Document, Document, bool)> {
         ("cx_1", doc! { "c.x": 1 }, doc! {}, true),
         ("b_hashed", doc! { "b": "hashed" }, doc! {}, true),
         ("b_sparse", doc! { "b": 1 }, doc! { "sparse": true }, false),
+        ("a_1__id_1", doc! { "a": 1, "_id": 1 }, doc! {}, true),
+        ("b_1__id_-1", doc! { "b": 1, "_id": -1 }, doc! {}, true),
         (
             "b_partial",
             doc! { "b": 1 },
@@ -274,7 +276,12 @@ fn natural() -> Bson {
     Bson::Document(doc! { "$natural": 1 })
 }
 
-fn check_case(bodies: Vec<Document>, chosen: Vec<bool>, filters: Vec<Document>) {
+fn check_case(
+    bodies: Vec<Document>,
+    chosen: Vec<bool>,
+    filters: Vec<Document>,
+    sorts: Vec<(usize, Option<i32>, i32)>,
+) {
     let engine = Engine::new(options());
     let pool = pool();
     let mut indexes = Vec::new();
@@ -342,6 +349,41 @@ fn check_case(bodies: Vec<Document>, chosen: Vec<bool>, filters: Vec<Document>) 
             scanned_values,
             "distinct {filter:?}"
         );
+        // Sorts with `_id` last have no ties: the order must be the scan's, exactly, also
+        // where an index provides it (forward or backward, after a pinned prefix).
+        for (which, limit, skip) in &sorts {
+            let sort = [
+                doc! { "a": 1, "_id": 1 },
+                doc! { "a": -1, "_id": -1 },
+                doc! { "b": 1, "_id": -1 },
+                doc! { "b": -1, "_id": 1 },
+                doc! { "_id": -1 },
+                doc! { "_id": 1 },
+            ][*which]
+                .clone();
+            let mut cmd =
+                doc! { "find": "c", "filter": filter.clone(), "sort": sort.clone(), "skip": *skip };
+            if let Some(limit) = limit {
+                cmd.insert("limit", *limit);
+            }
+            let mut scan = cmd.clone();
+            scan.insert("hint", natural());
+            let in_order = |cmd: Document| {
+                let reply = ok(&engine, "db", raw(cmd));
+                ids(&reply
+                    .get_document("cursor")
+                    .and_then(|c| c.get_array("firstBatch"))
+                    .expect("firstBatch")
+                    .iter()
+                    .map(|d| d.as_document().expect("doc").clone())
+                    .collect::<Vec<_>>())
+            };
+            assert_eq!(
+                in_order(cmd),
+                in_order(scan),
+                "find {filter:?} sort {sort:?}"
+            );
+        }
         for (name, hintable) in &names {
             if !hintable {
                 continue;
@@ -463,10 +505,11 @@ proptest! {
     #[test]
     fn index_plans_return_what_a_collection_scan_returns(
         bodies in proptest::collection::vec(body(), 0..24),
-        chosen in proptest::collection::vec(any::<bool>(), 10),
+        chosen in proptest::collection::vec(any::<bool>(), 12),
+        sorts in proptest::collection::vec((0usize..6, proptest::option::of(1i32..4), 0i32..2), 1..4),
         filters in proptest::collection::vec(filter(), 1..8),
     ) {
-        check_case(bodies, chosen, filters);
+        check_case(bodies, chosen, filters, sorts);
     }
 
     #[test]
@@ -611,8 +654,24 @@ fn explain_shows_the_chosen_plan_and_its_counts() {
     );
     assert!(reply.get("executionStats").is_none());
 
+    // No index serves the filter; a_1 provides the sort, walked instead of a blocking sort.
     let reply = explain(
-        doc! { "find": "c", "filter": { "z": 1 }, "sort": { "a": 1 }, "limit": 2 },
+        doc! { "find": "c", "filter": { "z": 1 }, "sort": { "a": -1 }, "limit": 2 },
+        "allPlansExecution",
+    );
+    let winning = reply
+        .get_document("queryPlanner")
+        .and_then(|p| p.get_document("winningPlan"))
+        .expect("winningPlan");
+    assert_eq!(winning.get_str("stage").ok(), Some("LIMIT"), "{winning:?}");
+    let scan = winning
+        .get_document("inputStage")
+        .and_then(|s| s.get_document("inputStage"))
+        .expect("IXSCAN");
+    assert_eq!(scan.get_str("indexName").ok(), Some("a_1"));
+    assert_eq!(scan.get_str("direction").ok(), Some("backward"));
+    let reply = explain(
+        doc! { "find": "c", "filter": { "z": 1 }, "sort": { "z": 1 } },
         "allPlansExecution",
     );
     let winning = reply
@@ -727,4 +786,43 @@ fn aggregate_with_explain_true_answers_the_plan() {
         .and_then(|p| p.get_document("winningPlan").ok())
         .expect("winningPlan");
     assert_eq!(winning.get_str("stage").ok(), Some("IDHACK"));
+}
+
+/// An array sorts by its smallest element whatever the filter: a walk of a multikey index
+/// within bounds would meet `{a: [1, 5]}` at 5, after `{a: 3}`; the planner sorts instead.
+#[test]
+fn a_multikey_sort_field_is_sorted_not_walked() {
+    let engine = Engine::new(options());
+    ok(
+        &engine,
+        "db",
+        raw(
+            doc! { "createIndexes": "c", "indexes": [{ "key": { "a": 1, "_id": 1 }, "name": "a_id" }] },
+        ),
+    );
+    ok(
+        &engine,
+        "db",
+        raw(doc! { "insert": "c", "documents": [{ "_id": 1, "a": [1, 5] }, { "_id": 2, "a": 3 }] }),
+    );
+    let reply = ok(
+        &engine,
+        "db",
+        raw(
+            doc! { "find": "c", "filter": { "a": { "$gt": 2 } }, "sort": { "a": 1, "_id": 1 }, "limit": 5 },
+        ),
+    );
+    let batch = reply
+        .get_document("cursor")
+        .and_then(|c| c.get_array("firstBatch"))
+        .expect("batch");
+    let got: Vec<i32> = batch
+        .iter()
+        .map(|d| {
+            d.as_document()
+                .and_then(|d| d.get_i32("_id").ok())
+                .expect("_id")
+        })
+        .collect();
+    assert_eq!(got, vec![1, 2]);
 }

@@ -168,6 +168,7 @@ impl IndexStream<'_> {
             reading.meta,
             &self.access.target,
             &self.access.ranges,
+            self.access.reverse,
             &mut self.position,
             |rid, bytes| -> Result<bool, Error> {
                 found = true;

@@ -270,6 +270,7 @@ impl IndexScan {
             &meta,
             &self.access.target,
             &self.access.ranges,
+            self.access.reverse,
             &mut self.position,
             |rid, bytes| -> Result<bool, Error> {
                 deadline.tick()?;

@@ -75,7 +75,7 @@ pub(crate) fn explain_command(
 ) -> Result<Document, Error> {
     let name = name_of(inner)?;
     let inner_request = Request::new(request.db, name, inner, request.ctx);
-    let explained = parse(&inner_request)?;
+    let mut explained = parse(&inner_request)?;
     let compiled = explained.filter.map(Filter::parse).transpose()?;
     let started = engine.host.now_millis();
     let store = engine.store();
@@ -84,7 +84,11 @@ pub(crate) fn explain_command(
     let (access_stage, counts) = match &meta {
         None => (doc! { "stage": "EOF" }, Counts::default()),
         Some(meta) => {
-            let access = plan::choose(meta, &explained.ns, explained.filter, &explained.hint)?;
+            let mut access = plan::choose(meta, &explained.ns, explained.filter, &explained.hint)?;
+            if let Some(sorted) = explained.sorted_walk(meta, &access)? {
+                access = Access::Index(sorted);
+                explained.sort = None;
+            }
             let stage = plan::explain::access_stage(meta, &access, explained.filter);
             let counts = if verbosity == "queryPlanner" {
                 Counts::default()
@@ -270,6 +274,36 @@ fn parse<'a>(request: &Request<'a>) -> Result<Explained<'a>, Error> {
 }
 
 impl Explained<'_> {
+    /// The index walk that provides a find's sort, as `find` chooses it.
+    fn sorted_walk(
+        &self,
+        meta: &CollectionMeta,
+        access: &Access<'_>,
+    ) -> Result<Option<plan::IndexAccess>, Error> {
+        let Some(sort) = self
+            .sort
+            .filter(|_| self.wrapper.is_none() && self.pipeline.is_none())
+        else {
+            return Ok(None);
+        };
+        if matches!(access, Access::Id(_)) {
+            return Ok(None);
+        }
+        let spec = query::SortSpec::parse(sort)?;
+        let wanted: Vec<(&str, bool)> = spec
+            .fields()
+            .iter()
+            .map(|(path, direction)| (path.as_str(), *direction == query::Direction::Ascending))
+            .collect();
+        let Some(sorted) = plan::choose_sorted(meta, &self.ns, self.filter, &self.hint, &wanted)?
+        else {
+            return Ok(None);
+        };
+        let same = matches!(access, Access::Index(chosen) if chosen.target == sorted.target);
+        let worth = matches!(access, Access::Collection) || self.limit.is_some() || same;
+        Ok(worth.then_some(sorted))
+    }
+
     /// The documents the command hands on, of `matched` matches.
     fn returned(&self, matched: u64) -> u64 {
         let n = matched.saturating_sub(self.skip);
@@ -358,6 +392,7 @@ fn count(
                 meta,
                 &index.target,
                 &index.ranges,
+                index.reverse,
                 &mut position,
                 |rid, bytes| -> Result<bool, Error> {
                     counts.keys += 1;

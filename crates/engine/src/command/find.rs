@@ -231,6 +231,18 @@ fn plan(
         }
         _ => {}
     }
+    if let Order::Sorted(spec) = &query.order
+        && let Some(sorted) = sorted_walk(meta, ns, query, &access, spec)?
+    {
+        return Ok(Source::Index(IndexScan {
+            uuid: meta.uuid,
+            access: sorted,
+            position: WalkPosition::default(),
+            seen: HashSet::new(),
+            skip: query.skip,
+            limit: query.limit,
+        }));
+    }
     if let (Access::Collection, Some(forward), Some(limit)) = (&access, query.id_sort, query.limit)
         && matches!(query.hint, Hint::None | Hint::Id)
     {
@@ -267,6 +279,33 @@ fn plan(
     let limit = query.limit.map_or(usize::MAX, to_usize);
     let docs = docs.into_iter().skip(to_usize(query.skip)).take(limit);
     Ok(Source::Buffered(docs.collect::<VecDeque<_>>()))
+}
+
+/// An index walk that already yields `spec`'s order, instead of a blocking sort: taken when
+/// the filter alone would scan the collection, when a limit lets the walk stop early, or
+/// when it is the index the filter chose anyway (never over an `_id` point lookup).
+fn sorted_walk(
+    meta: &CollectionMeta,
+    ns: &Namespace,
+    query: &FindQuery<'_>,
+    access: &Access<'_>,
+    spec: &SortSpec,
+) -> Result<Option<plan::IndexAccess>, Error> {
+    if matches!(access, Access::Id(_)) {
+        return Ok(None);
+    }
+    let wanted: Vec<(&str, bool)> = spec
+        .fields()
+        .iter()
+        .map(|(path, direction)| (path.as_str(), *direction == query::Direction::Ascending))
+        .collect();
+    let Some(sorted) = plan::choose_sorted(meta, ns, query.filter_spec, &query.hint, &wanted)?
+    else {
+        return Ok(None);
+    };
+    let same = matches!(access, Access::Index(chosen) if chosen.target == sorted.target);
+    let worth = matches!(access, Access::Collection) || query.limit.is_some() || same;
+    Ok(worth.then_some(sorted))
 }
 
 /// A sort on `_id` alone with a limit: the `_id_` index in the requested direction, stopping

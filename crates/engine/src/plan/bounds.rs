@@ -47,6 +47,8 @@ pub(crate) struct Bounds {
     pub(crate) ranges: Vec<KeyRange>,
     /// Leading fields bounded by points.
     pub(crate) point_fields: usize,
+    /// How many points bound each of them.
+    pub(crate) point_counts: Vec<usize>,
     /// Whether the field after them is bounded by a range.
     pub(crate) range_field: bool,
     /// Whether some bounded field's predicate cannot match a missing field (so a sparse
@@ -81,6 +83,7 @@ const ALL_VALUES: &str = "[MinKey, MaxKey]";
 pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> Bounds {
     let mut prefixes: Vec<Vec<u8>> = vec![Vec::new()];
     let mut point_fields = 0;
+    let mut point_counts = Vec::new();
     let mut excludes_missing = false;
     let mut tail: Option<(Vec<u8>, Option<Vec<u8>>)> = None;
     let mut display: Vec<(String, Vec<String>)> = fields
@@ -119,6 +122,7 @@ pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> B
                     })
                     .collect();
                 point_fields += 1;
+                point_counts.push(points.len());
                 excludes_missing |= excludes;
             }
             FieldBound::Range(lower, upper, shown) => {
@@ -160,6 +164,7 @@ pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> B
     Bounds {
         ranges: merge(ranges),
         point_fields,
+        point_counts,
         range_field,
         excludes_missing,
         display,

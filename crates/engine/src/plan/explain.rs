@@ -33,10 +33,13 @@ pub(crate) fn access_stage(
                 WalkTarget::Id => Some(Candidate::id()),
                 WalkTarget::Index(name) => meta.index(name).map(Candidate::secondary),
             };
-            let scan = candidate.map_or_else(
+            let mut scan = candidate.map_or_else(
                 || doc! { "stage": "IXSCAN", "indexName": &index.name },
                 |c| index_scan(&c, filter),
             );
+            if index.reverse {
+                scan.insert("direction", "backward");
+            }
             let mut stage = doc! { "stage": "FETCH" };
             if let Some(filter) = shown {
                 stage.insert("filter", filter);

@@ -73,6 +73,8 @@ pub(crate) struct IndexAccess {
     pub(crate) ranges: Vec<KeyRange>,
     /// Whether one record may appear under several keys (callers deduplicate).
     pub(crate) multikey: bool,
+    /// Walk the ranges in descending key order (an index read backwards for a sort).
+    pub(crate) reverse: bool,
 }
 
 /// No array seen anywhere (the `_id_` index: `_id` is never an array).
@@ -133,6 +135,7 @@ impl<'m> Candidate<'m> {
             name: self.name.to_owned(),
             ranges: bounds.ranges.clone(),
             multikey: self.multikey,
+            reverse: false,
         };
         (access, bounds)
     }
@@ -173,6 +176,78 @@ pub(crate) fn choose<'f>(
         }
     }
     Ok(best.map_or(Access::Collection, |(_, access)| Access::Index(access)))
+}
+
+/// An index walk that yields the filter's candidates already in `sort` order (each field
+/// ascending when `true`), if an index provides it: its key pattern continues, after
+/// leading fields each pinned to one value, with exactly the sort's fields, all in the
+/// sort's directions (walked forward) or all opposite (walked backward); none of the sort
+/// fields is multikey (an array sorts by its smallest or largest element, which is not
+/// where a bounded walk first meets it); and it holds every match. Only the hinted index
+/// is considered when there is a hint. `_id_` is left to the command's own `_id` walk.
+pub(crate) fn choose_sorted(
+    meta: &CollectionMeta,
+    ns: &Namespace,
+    filter: Option<&RawDocument>,
+    hint: &Hint,
+    sort: &[(&str, bool)],
+) -> Result<Option<IndexAccess>, Error> {
+    if sort.is_empty() {
+        return Ok(None);
+    }
+    let candidates: Vec<Candidate<'_>> = match hint {
+        Hint::Natural(_) | Hint::Id => return Ok(None),
+        Hint::None => meta
+            .indexes
+            .iter()
+            .filter(|i| !i.spec.hidden)
+            .map(Candidate::secondary)
+            .collect(),
+        forced => vec![hinted(meta, ns, forced)?],
+    };
+    let predicates = Predicates::of(filter);
+    for candidate in candidates {
+        let (mut access, bounds) = candidate.access(&predicates);
+        let Some(reverse) = provides(&candidate, &bounds, sort) else {
+            continue;
+        };
+        if *hint == Hint::None && !holds_every_match(&candidate, &bounds, filter, &predicates) {
+            continue;
+        }
+        access.reverse = reverse;
+        return Ok(Some(access));
+    }
+    Ok(None)
+}
+
+/// `Some(reverse)` when walking `candidate` within `bounds` yields `sort` order.
+fn provides(
+    candidate: &Candidate<'_>,
+    bounds: &bounds::Bounds,
+    sort: &[(&str, bool)],
+) -> Option<bool> {
+    let start = candidate.fields.iter().position(|f| f.path == sort[0].0)?;
+    if start > bounds.point_fields || bounds.point_counts[..start].iter().any(|&n| n != 1) {
+        return None;
+    }
+    let fields = candidate.fields.get(start..start + sort.len())?;
+    let mut reverse = None;
+    for (field, (path, ascending)) in fields.iter().zip(sort) {
+        if field.path != *path || !field.multikey.is_empty() {
+            return None;
+        }
+        let forward = match field.kind {
+            KeyKind::Ascending => *ascending,
+            KeyKind::Descending => !*ascending,
+            KeyKind::Hashed => return None,
+        };
+        match reverse {
+            None => reverse = Some(!forward),
+            Some(r) if r != forward => {}
+            Some(_) => return None,
+        }
+    }
+    reverse
 }
 
 /// Validates `hint` against the collection (for commands that may not plan at all, such

@@ -405,14 +405,16 @@ pub struct WalkPosition {
     pub after: Option<Vec<u8>>,
 }
 
-/// Walks `ranges` (in order, sorted and disjoint) of `target` from `position`, handing
-/// each entry's record to `visit` until it answers `false` (the position then names that
-/// entry: the walk resumes after it) or the ranges end.
+/// Walks `ranges` (sorted and disjoint) of `target` from `position`, in key order or, when
+/// `reverse`, in descending key order (the last range first), handing each entry's record
+/// to `visit` until it answers `false` (the position then names that entry: the walk
+/// resumes after it) or the ranges end.
 pub(crate) fn walk<T: PageRead, E: From<StoreError>>(
     txn: &T,
     meta: &CollectionMeta,
     target: &WalkTarget,
     ranges: &[KeyRange],
+    reverse: bool,
     position: &mut WalkPosition,
     mut visit: impl FnMut(u64, &[u8]) -> Result<bool, E>,
 ) -> Result<(), E> {
@@ -423,30 +425,54 @@ pub(crate) fn walk<T: PageRead, E: From<StoreError>>(
             None => return Err(StoreError::Corrupt(format!("no index {name}")).into()),
         },
     };
-    while let Some(range) = ranges.get(position.range) {
-        let lower = match &position.after {
-            Some(after) if after.as_slice() >= range.lower.as_slice() => {
-                Bound::Excluded(after.as_slice())
-            }
-            _ => Bound::Included(range.lower.as_slice()),
+    while position.range < ranges.len() {
+        let range = if reverse {
+            &ranges[ranges.len() - 1 - position.range]
+        } else {
+            &ranges[position.range]
         };
-        let empty = match (&lower, &range.upper) {
-            (Bound::Included(l) | Bound::Excluded(l), Some(upper)) => *l >= upper.as_slice(),
+        let after = position.after.as_deref();
+        let (lower, upper) = if reverse {
+            let upper = match (after, &range.upper) {
+                (Some(after), Some(end)) if after < end.as_slice() => Bound::Excluded(after),
+                (Some(after), None) => Bound::Excluded(after),
+                (_, end) => end.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
+            };
+            (Bound::Included(range.lower.as_slice()), upper)
+        } else {
+            let lower = match after {
+                Some(after) if after >= range.lower.as_slice() => Bound::Excluded(after),
+                _ => Bound::Included(range.lower.as_slice()),
+            };
+            (
+                lower,
+                range
+                    .upper
+                    .as_deref()
+                    .map_or(Bound::Unbounded, Bound::Excluded),
+            )
+        };
+        let empty = match (lower, upper) {
+            (Bound::Included(l) | Bound::Excluded(l), Bound::Excluded(u)) => l >= u,
             _ => false,
         };
         if !empty {
-            let upper = range
-                .upper
-                .as_deref()
-                .map_or(Bound::Unbounded, Bound::Excluded);
-            for entry in tree.range(txn, lower, upper).map_err(StoreError::from)? {
+            let entries = tree.range(txn, lower, upper).map_err(StoreError::from)?;
+            let entries: Box<dyn Iterator<Item = _>> = if reverse {
+                Box::new(entries.rev())
+            } else {
+                Box::new(entries)
+            };
+            let mut stopped = false;
+            let mut last = None;
+            for entry in entries {
                 let (key, value) = entry.map_err(StoreError::from)?;
                 let rid = if is_id {
                     rid_of(&value)?
                 } else {
                     split_entry(&key)?.1
                 };
-                position.after = Some(key.to_vec());
+                last = Some(key.to_vec());
                 let Some(bytes) = meta
                     .records
                     .get(txn, &rid_key(rid))
@@ -456,8 +482,15 @@ pub(crate) fn walk<T: PageRead, E: From<StoreError>>(
                     return Err(StoreError::Corrupt(message).into());
                 };
                 if !visit(rid, &bytes)? {
-                    return Ok(());
+                    stopped = true;
+                    break;
                 }
+            }
+            if last.is_some() {
+                position.after = last;
+            }
+            if stopped {
+                return Ok(());
             }
         }
         position.range += 1;

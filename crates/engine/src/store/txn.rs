@@ -193,18 +193,20 @@ impl<'s> Reader<'s> {
         indexes::scan(&self.txn, index, lower, upper)
     }
 
-    /// Walks `ranges` of `target` from `position`, handing each entry's record (id and
-    /// bytes) to `visit` until it answers `false`: the planner's access path. Records an
+    /// Walks `ranges` of `target` from `position` (in descending key order when
+    /// `reverse`), handing each entry's record (id and bytes) to `visit` until it answers
+    /// `false`: the planner's access path. Records an
     /// index names more than once (multikey) are handed over each time.
     pub fn walk<E: From<StoreError>>(
         &self,
         meta: &CollectionMeta,
         target: &WalkTarget,
         ranges: &[KeyRange],
+        reverse: bool,
         position: &mut WalkPosition,
         visit: impl FnMut(u64, &[u8]) -> Result<bool, E>,
     ) -> Result<(), E> {
-        indexes::walk(&self.txn, meta, target, ranges, position, visit)
+        indexes::walk(&self.txn, meta, target, ranges, reverse, position, visit)
     }
 
     /// Compares the secondary index `name` with the entries its documents generate.
@@ -374,7 +376,7 @@ impl<'s> Writer<'s> {
         let Some(meta) = self.meta(ns)?.cloned() else {
             return Ok(());
         };
-        indexes::walk(&self.txn, &meta, target, ranges, position, visit)
+        indexes::walk(&self.txn, &meta, target, ranges, false, position, visit)
     }
 
     /// The groups of records of `ns` that share a key in index `name` (see
