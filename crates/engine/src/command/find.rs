@@ -1,8 +1,10 @@
-//! The find command, and the query plumbing count, distinct and aggregate share with it: the
-//! `_id` fast path, streams of candidate documents, and blocking sorts under a memory bound.
+//! The find command: the planner's access path (`crate::plan`) turned into a cursor source
+//! (a resumable collection scan or index walk, or buffered results), the sort an index
+//! provides, the `_id` walk for a sort on `_id` with a limit, and blocking sorts under a
+//! memory bound (shared with aggregate). Candidate streams live in `access`.
 //!
-//! The `_id_` index only proposes: the document it names is always checked against the whole
-//! filter, like every scanned document.
+//! An index only proposes: every document it names is checked against the whole filter,
+//! like every scanned document.
 
 use super::access::{self, Reading, fail_on, if_matches};
 use super::args;
