@@ -196,27 +196,65 @@ impl Scan {
             deadline.tick()?;
             let (rid, bytes) = entry?;
             self.after = Some(rid);
-            let doc = RawDocument::from_bytes(&bytes).map_err(|_| corrupt_record(ns, rid))?;
-            if !shape.matches(doc)? {
-                continue;
-            }
-            if self.skip > 0 {
-                self.skip -= 1;
-                continue;
-            }
-            let shaped = shape.apply(doc)?;
-            if let Some(limit) = self.limit.as_mut() {
-                *limit -= 1;
-            }
-            if let Err(shaped) = batch.offer(shaped) {
-                return Ok(Some(shaped));
-            }
-            if self.limit == Some(0) {
-                return Ok(None);
+            match take(
+                ns,
+                rid,
+                &bytes,
+                shape,
+                &mut self.skip,
+                &mut self.limit,
+                batch,
+            )? {
+                Step::Next => {}
+                Step::Full(shaped) => return Ok(Some(shaped)),
+                Step::Done => return Ok(None),
             }
         }
         Ok(None)
     }
+}
+
+/// What a resumable scan does after one examined record.
+enum Step {
+    /// Go on.
+    Next,
+    /// The batch is full: this shaped document opens the next one.
+    Full(RawDocumentBuf),
+    /// The limit is reached.
+    Done,
+}
+
+/// One examined record of a resumable scan: matched against the filter, skipped or shaped
+/// into `batch`, counted against `limit`.
+fn take(
+    ns: &Namespace,
+    rid: u64,
+    bytes: &[u8],
+    shape: Shape<'_>,
+    skip: &mut u64,
+    limit: &mut Option<u64>,
+    batch: &mut Batch,
+) -> Result<Step, Error> {
+    let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
+    if !shape.matches(doc)? {
+        return Ok(Step::Next);
+    }
+    if *skip > 0 {
+        *skip -= 1;
+        return Ok(Step::Next);
+    }
+    let shaped = shape.apply(doc)?;
+    if let Some(limit) = limit.as_mut() {
+        *limit -= 1;
+    }
+    if let Err(shaped) = batch.offer(shaped) {
+        return Ok(Step::Full(shaped));
+    }
+    Ok(if *limit == Some(0) {
+        Step::Done
+    } else {
+        Step::Next
+    })
 }
 
 /// The catalog entry of `ns` if it is still the collection `uuid` names, else 175
@@ -277,23 +315,14 @@ impl IndexScan {
                 if !seen.insert(rid) {
                     return Ok(true);
                 }
-                let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
-                if !shape.matches(doc)? {
-                    return Ok(true);
-                }
-                if *skip > 0 {
-                    *skip -= 1;
-                    return Ok(true);
-                }
-                let shaped = shape.apply(doc)?;
-                if let Some(limit) = limit.as_mut() {
-                    *limit -= 1;
-                }
-                if let Err(shaped) = batch.offer(shaped) {
-                    pending = Some(shaped);
-                    return Ok(false);
-                }
-                Ok(*limit != Some(0))
+                Ok(match take(ns, rid, bytes, shape, skip, limit, batch)? {
+                    Step::Next => true,
+                    Step::Full(shaped) => {
+                        pending = Some(shaped);
+                        false
+                    }
+                    Step::Done => false,
+                })
             },
         )?;
         Ok(pending)

@@ -286,22 +286,16 @@ impl Explained<'_> {
         else {
             return Ok(None);
         };
-        if matches!(access, Access::Id(_)) {
-            return Ok(None);
-        }
         let spec = query::SortSpec::parse(sort)?;
-        let wanted: Vec<(&str, bool)> = spec
-            .fields()
-            .iter()
-            .map(|(path, direction)| (path.as_str(), *direction == query::Direction::Ascending))
-            .collect();
-        let Some(sorted) = plan::choose_sorted(meta, &self.ns, self.filter, &self.hint, &wanted)?
-        else {
-            return Ok(None);
-        };
-        let same = matches!(access, Access::Index(chosen) if chosen.target == sorted.target);
-        let worth = matches!(access, Access::Collection) || self.limit.is_some() || same;
-        Ok(worth.then_some(sorted))
+        super::find::sorted_walk(
+            meta,
+            &self.ns,
+            self.filter,
+            &self.hint,
+            self.limit.is_some(),
+            access,
+            &spec,
+        )
     }
 
     /// The documents the command hands on, of `matched` matches.

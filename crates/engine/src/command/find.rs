@@ -234,7 +234,15 @@ fn plan(
         _ => {}
     }
     if let Order::Sorted(spec) = &query.order
-        && let Some(sorted) = sorted_walk(meta, ns, query, &access, spec)?
+        && let Some(sorted) = sorted_walk(
+            meta,
+            ns,
+            query.filter_spec,
+            &query.hint,
+            query.limit.is_some(),
+            &access,
+            spec,
+        )?
     {
         return Ok(Source::Index(IndexScan {
             uuid: meta.uuid,
@@ -285,11 +293,14 @@ fn plan(
 
 /// An index walk that already yields `spec`'s order, instead of a blocking sort: taken when
 /// the filter alone would scan the collection, when a limit lets the walk stop early, or
-/// when it is the index the filter chose anyway (never over an `_id` point lookup).
-fn sorted_walk(
+/// when it is the index the filter chose anyway (never over an `_id` point lookup). Explain
+/// asks the same question.
+pub(super) fn sorted_walk(
     meta: &CollectionMeta,
     ns: &Namespace,
-    query: &FindQuery<'_>,
+    filter: Option<&RawDocument>,
+    hint: &Hint,
+    limited: bool,
     access: &Access<'_>,
     spec: &SortSpec,
 ) -> Result<Option<plan::IndexAccess>, Error> {
@@ -301,12 +312,11 @@ fn sorted_walk(
         .iter()
         .map(|(path, direction)| (path.as_str(), *direction == query::Direction::Ascending))
         .collect();
-    let Some(sorted) = plan::choose_sorted(meta, ns, query.filter_spec, &query.hint, &wanted)?
-    else {
+    let Some(sorted) = plan::choose_sorted(meta, ns, filter, hint, &wanted)? else {
         return Ok(None);
     };
     let same = matches!(access, Access::Index(chosen) if chosen.target == sorted.target);
-    let worth = matches!(access, Access::Collection) || query.limit.is_some() || same;
+    let worth = matches!(access, Access::Collection) || limited || same;
     Ok(worth.then_some(sorted))
 }
 
