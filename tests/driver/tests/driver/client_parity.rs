@@ -309,6 +309,48 @@ macro_rules! suite {
                 r.map(|r| sorted_ids(&r.inserted_ids)),
             );
             line(&mut log, "count", coll.count_documents(doc! {}).run());
+            // The fields the kinds do not carry are in the reply the error keeps.
+            let reply = |error: &Error| {
+                let reply = Document::try_from(error.server_response()?.as_ref()).ok()?;
+                let errors = reply.get_array("writeErrors").ok()?;
+                let first = errors.first()?.as_document()?;
+                Some((
+                    first.get("index").cloned(),
+                    first.get("keyPattern").cloned(),
+                    first.get("keyValue").cloned(),
+                ))
+            };
+            // (The driver's insert_one drops the reply when it turns the insert's error
+            // into a Write error; ours keeps it, so an update shows the fields.)
+            let r = client
+                .database(db)
+                .run_command(doc! {
+                    "createIndexes": "errors",
+                    "indexes": [{"key": {"u": 1}, "name": "u_1", "unique": true, "sparse": true}],
+                })
+                .run();
+            line(&mut log, "unique index", r.map(|r| r.get("ok").cloned()));
+            let r = coll
+                .update_one(doc! {"_id": 1}, doc! {"$set": {"u": 1}})
+                .run();
+            line(&mut log, "set u", r.map(|r| r.modified_count));
+            let r = coll
+                .update_one(doc! {"_id": 2}, doc! {"$set": {"u": 1}})
+                .run();
+            log.push(format!(
+                "duplicate's reply: {:?}",
+                r.err().map(|e| (kind(&e), reply(&e)))
+            ));
+            let r = coll.delete_one(doc! {"$bad": 1}).run();
+            log.push(format!(
+                "command error's reply kept: {:?}",
+                r.err().map(|e| e.server_response().is_some())
+            ));
+            let r = coll.insert_many(Vec::<Document>::new()).run();
+            log.push(format!(
+                "refused before sending, no reply: {:?}",
+                r.err().map(|e| e.server_response().is_some())
+            ));
             let r = coll.insert_many(Vec::<Document>::new()).run();
             line(
                 &mut log,
