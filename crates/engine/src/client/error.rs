@@ -24,6 +24,8 @@ pub struct Error {
     pub kind: Box<ErrorKind>,
     labels: HashSet<String>,
     server_response: Option<Box<RawDocumentBuf>>,
+    /// What ended a bulk write after some of it was written (the driver's `source`).
+    source: Option<Box<Error>>,
 }
 
 impl std::fmt::Display for Error {
@@ -32,7 +34,14 @@ impl std::fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+/// The source is the error that ended a bulk write after some of it was written.
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|source| source as &(dyn std::error::Error + 'static))
+    }
+}
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind) -> Error {
@@ -40,6 +49,7 @@ impl Error {
             kind: Box::new(kind),
             labels: HashSet::new(),
             server_response: None,
+            source: None,
         }
     }
 
@@ -64,6 +74,11 @@ impl Error {
             Ok(raw) => self.with_server_response(&raw),
             Err(_) => self,
         }
+    }
+
+    pub(crate) fn with_source(mut self, source: Error) -> Error {
+        self.source = Some(Box::new(source));
+        self
     }
 
     /// The error labels (`MultiforaDBOutcomeUnknown` marks a write whose outcome is
@@ -144,6 +159,9 @@ pub enum ErrorKind {
     /// Some writes of an `insert_many` failed.
     #[error("{0:?}")]
     InsertMany(InsertManyError),
+    /// Some writes of a `bulk_write` failed (what was written is its `partial_result`).
+    #[error("{0:?}")]
+    BulkWrite(super::bulk::BulkWriteError),
     /// Opening or closing the file failed for a reason of the operating system.
     #[error("I/O error: {0}")]
     Io(Arc<std::io::Error>),

@@ -47,16 +47,23 @@
 //!   [`ErrorKind::InvalidArgument`] and the driver's message, before the engine is asked.
 //! - `insert_many` sends batches of at most [`WRITE_BATCH_SIZE_MAX`] documents and
 //!   [`MESSAGE_SIZE_MAX`] bytes as the driver splits them; an ordered call stops at the first
-//!   failed batch.
+//!   failed batch; [`Client::bulk_write`] splits its runs of one kind and namespace alike.
 //!
 //! A [`Cursor`] moves through: open (first batch buffered) → more batches by `getMore`
 //! as it is iterated → exhausted (cursor id 0), or dropped early (`killCursors`).
 
+mod bulk;
 mod collection;
 mod error;
 mod find;
 mod results;
 
+pub use bulk::{
+    BulkWrite, BulkWriteError, DeleteManyModel, DeleteManyModelBuilder, DeleteOneModel,
+    DeleteOneModelBuilder, InsertOneModel, InsertOneModelBuilder, Namespace,
+    PartialBulkWriteResult, ReplaceOneModel, ReplaceOneModelBuilder, SummaryBulkWriteResult,
+    UpdateManyModel, UpdateManyModelBuilder, UpdateOneModel, UpdateOneModelBuilder, WriteModel,
+};
 pub use collection::{
     Collection, CountDocuments, CreateCollection, Delete, Distinct, DropCollection, DropDatabase,
     EstimatedDocumentCount, InsertMany, InsertOne, ListCollectionNames, ListDatabaseNames,
