@@ -9,13 +9,13 @@
 //! upper bound, printed as such.
 //!
 //! Then typed beside untyped (issue #25: typed within 1.1x of untyped): `insert_one` and
-//! `find_one` by `_id` through `Collection<Bench>` (serde) and `Collection<Document>`, in
-//! rounds that alternate which goes first; the median round of each is reported, per
+//! `find_one` by `_id` through `Collection<Bench>` (serde) and `Collection<Document>`,
+//! taking turns in blocks within each round; the median round of each is reported, per
 //! operation. `find_one` reads the loaded file; `insert_one` runs on the file (durable:
 //! one fsync each, so the API's cost is a small part) and in memory (the API's cost alone).
 //!
 //! Run: `cargo xtask bench embedded [--docs N] [--dir PATH] [--rounds R] [--only-ours]
-//! [--only-typed]`.
+//! [--only-typed [--only-memory]]`.
 
 use bson::{Document, doc};
 use engine::client::{Client, Collection};
@@ -37,6 +37,8 @@ struct Args {
     only_typed: bool,
     /// Rounds of the typed-beside-untyped rows.
     rounds: usize,
+    /// Only the in-memory typed-beside-untyped rows (with `--only-typed`; for profiling).
+    only_memory: bool,
 }
 
 fn parse_args() -> Args {
@@ -46,6 +48,7 @@ fn parse_args() -> Args {
         only_ours: false,
         only_typed: false,
         rounds: 7,
+        only_memory: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -54,6 +57,7 @@ fn parse_args() -> Args {
             "--dir" => args.dir = PathBuf::from(it.next().expect("--dir PATH")),
             "--only-ours" => args.only_ours = true,
             "--only-typed" => args.only_typed = true,
+            "--only-memory" => args.only_memory = true,
             "--rounds" => {
                 args.rounds = it.next().and_then(|v| v.parse().ok()).expect("--rounds R");
             }
@@ -227,13 +231,32 @@ impl Pair {
     }
 }
 
-/// Times `ops` calls of `f`, in microseconds per call.
-fn per_op(ops: usize, mut f: impl FnMut(usize)) -> f64 {
-    let start = Instant::now();
-    for i in 0..ops {
-        f(i);
+/// Blocks of the typed-beside-untyped rows: typed and untyped take turns every
+/// `ops / BLOCKS` operations (which goes first alternating), so a change in the machine's
+/// load lasting longer than a block weighs on both alike.
+const BLOCKS: usize = 20;
+
+/// Runs `ops` calls each of `typed` and `untyped` (given the operation's number), in
+/// alternating blocks; the microseconds per call of each.
+fn alternate(
+    ops: usize,
+    mut typed: impl FnMut(usize),
+    mut untyped: impl FnMut(usize),
+) -> (f64, f64) {
+    let mut spent = [Duration::ZERO; 2];
+    let block = ops.div_ceil(BLOCKS);
+    for (n, start) in (0..ops).step_by(block).enumerate() {
+        let end = (start + block).min(ops);
+        for side in [n % 2, 1 - n % 2] {
+            let began = Instant::now();
+            for i in start..end {
+                if side == 0 { typed(i) } else { untyped(i) }
+            }
+            spent[side] += began.elapsed();
+        }
     }
-    start.elapsed().as_secs_f64() * 1e6 / ops as f64
+    let per_op = |d: Duration| d.as_secs_f64() * 1e6 / ops as f64;
+    (per_op(spent[0]), per_op(spent[1]))
 }
 
 /// `insert_one` of `ops` new documents per round into fresh collections of `client`.
@@ -246,23 +269,17 @@ fn insert_pair(client: &Client, rounds: usize, ops: usize, base: usize) -> Pair 
         let untyped_docs: Vec<Document> = (first..first + ops).map(bench_doc).collect();
         let typed = db.collection::<Bench>(&format!("typed{round}"));
         let untyped = db.collection::<Document>(&format!("untyped{round}"));
-        let mut run_typed = || {
-            per_op(ops, |i| {
+        let (t, u) = alternate(
+            ops,
+            |i| {
                 typed.insert_one(&typed_docs[i]).run().expect("insert");
-            })
-        };
-        let mut run_untyped = || {
-            per_op(ops, |i| {
+            },
+            |i| {
                 untyped.insert_one(&untyped_docs[i]).run().expect("insert");
-            })
-        };
-        if round % 2 == 0 {
-            pair.typed.push(run_typed());
-            pair.untyped.push(run_untyped());
-        } else {
-            pair.untyped.push(run_untyped());
-            pair.typed.push(run_typed());
-        }
+            },
+        );
+        pair.typed.push(t);
+        pair.untyped.push(u);
     }
     pair
 }
@@ -274,40 +291,26 @@ fn find_pair(client: &Client, docs: usize, rounds: usize, ops: usize) -> Pair {
     let mut pair = Pair::new();
     for round in 0..rounds {
         let ids = ids(docs, ops, 13 + round as u64);
-        let mut run_typed = || {
-            per_op(ops, |i| {
+        let (t, u) = alternate(
+            ops,
+            |i| {
                 let found = typed.find_one(doc! {"_id": ids[i] as i64}).run();
                 assert!(found.expect("find_one").is_some());
-            })
-        };
-        let mut run_untyped = || {
-            per_op(ops, |i| {
+            },
+            |i| {
                 let found = untyped.find_one(doc! {"_id": ids[i] as i64}).run();
                 assert!(found.expect("find_one").is_some());
-            })
-        };
-        if round % 2 == 0 {
-            pair.typed.push(run_typed());
-            pair.untyped.push(run_untyped());
-        } else {
-            pair.untyped.push(run_untyped());
-            pair.typed.push(run_typed());
-        }
+            },
+        );
+        pair.typed.push(t);
+        pair.untyped.push(u);
     }
     pair
 }
 
 /// The typed-beside-untyped rows, on the file `dir/bench.mfdb` (loaded with `docs`
-/// documents when it has none) and in memory.
-fn bench_typed_untyped(dir: &Path, docs: usize, rounds: usize) {
-    let client = Client::open(dir.join("bench.mfdb")).expect("open");
-    let coll = bench_collection(&client);
-    if coll.estimated_document_count().run().expect("count") == 0 {
-        for chunk in (0..docs).collect::<Vec<_>>().chunks(BATCH) {
-            let batch = chunk.iter().map(|&i| bench_doc(i));
-            coll.insert_many(batch).run().expect("insert_many");
-        }
-    }
+/// documents when it has none) unless `dir` is `None`, and in memory.
+fn bench_typed_untyped(dir: Option<&Path>, docs: usize, rounds: usize) {
     println!(
         "typed (Collection<Bench>, serde) beside untyped (Collection<Document>); \
          microseconds per operation, median of {rounds} rounds [min-max]"
@@ -316,9 +319,19 @@ fn bench_typed_untyped(dir: &Path, docs: usize, rounds: usize) {
         "{:<34} {:>9} {:>9}   {:>6}",
         "row", "typed", "untyped", "ratio"
     );
-    find_pair(&client, docs, rounds, POINT_READS).print("find_one by _id (file, 10,000)");
-    insert_pair(&client, rounds, 300, docs).print("insert_one durable (file, 300)");
-    client.close().expect("close");
+    if let Some(dir) = dir {
+        let client = Client::open(dir.join("bench.mfdb")).expect("open");
+        let coll = bench_collection(&client);
+        if coll.estimated_document_count().run().expect("count") == 0 {
+            for chunk in (0..docs).collect::<Vec<_>>().chunks(BATCH) {
+                let batch = chunk.iter().map(|&i| bench_doc(i));
+                coll.insert_many(batch).run().expect("insert_many");
+            }
+        }
+        find_pair(&client, docs, rounds, POINT_READS).print("find_one by _id (file, 10,000)");
+        insert_pair(&client, rounds, 300, docs).print("insert_one durable (file, 300)");
+        client.close().expect("close");
+    }
     let memory = Client::memory();
     insert_pair(&memory, rounds, 10_000, 0).print("insert_one (memory, 10,000)");
     let loaded = bench_collection(&memory);
@@ -461,7 +474,9 @@ fn main() {
         path
     };
     if args.only_typed {
-        bench_typed_untyped(&sub("typed"), args.docs, args.rounds);
+        let dir = sub("typed");
+        let dir = (!args.only_memory).then_some(dir.as_path());
+        bench_typed_untyped(dir, args.docs, args.rounds);
         let _ = std::fs::remove_dir_all(&args.dir);
         return;
     }
@@ -520,6 +535,6 @@ fn main() {
     );
     println!("* PoloDB 4.4 never fsyncs: its write rows are not durable (an upper bound).");
     println!();
-    bench_typed_untyped(&ours_dir, args.docs, args.rounds);
+    bench_typed_untyped(Some(&ours_dir), args.docs, args.rounds);
     let _ = std::fs::remove_dir_all(&args.dir);
 }
