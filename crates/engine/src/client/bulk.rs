@@ -12,6 +12,35 @@
 //! - The error of a call that wrote something is `ErrorKind::BulkWrite` with the write
 //!   errors by model index and the counts of what was written (`partial_result`); a whole
 //!   command's failure after earlier writes is that error's `source`, as the driver's.
+//! - A model's builder has `build` only once every required field is set:
+//!
+//! ```
+//! use bson::doc;
+//! use engine::client::{Client, InsertOneModel, UpdateOneModel, WriteModel};
+//!
+//! let client = Client::memory();
+//! let ns = client.database("db").collection::<bson::Document>("c").namespace();
+//! let insert = InsertOneModel::builder().namespace(ns.clone()).document(doc! {"_id": 1});
+//! let update = UpdateOneModel::builder()
+//!     .namespace(ns)
+//!     .filter(doc! {"_id": 1})
+//!     .update(doc! {"$set": {"a": 1}})
+//!     .upsert(true);
+//! let models: [WriteModel; 2] = [insert.build().into(), update.build().into()];
+//! let summary = client.bulk_write(models).run()?;
+//! assert_eq!((summary.inserted_count, summary.modified_count), (1, 1));
+//! # Ok::<(), engine::client::Error>(())
+//! ```
+//!
+//! ```compile_fail,E0599
+//! # use bson::doc;
+//! # use engine::client::{Namespace, UpdateOneModel};
+//! // No filter: does not compile (the driver's `TypedBuilder` refuses it alike).
+//! let update = UpdateOneModel::builder()
+//!     .namespace(Namespace::new("db", "c"))
+//!     .update(doc! {"$set": {"a": 1}})
+//!     .build();
+//! ```
 
 use super::collection::{Collection, UpdateModifications, check_replacement, check_size, with_id};
 use super::error::{self, Error, ErrorKind, Result, WriteError};
