@@ -8,9 +8,18 @@
 //! calls fsync (its log is only `flush`ed), so its write rows are not durable: they are an
 //! upper bound, printed as such.
 //!
-//! Run: `cargo xtask bench embedded [--docs N] [--dir PATH]`.
+//! Then typed beside untyped (issue #25: typed within 1.1x of untyped): `insert_one` and
+//! `find_one` by `_id` through `Collection<Bench>` (serde) and `Collection<Document>`,
+//! taking turns in blocks within each round; the median round of each is reported, per
+//! operation. `find_one` reads the loaded file; `insert_one` runs on the file (durable:
+//! one fsync each, so the API's cost is a small part) and in memory (the API's cost alone).
+//!
+//! Run: `cargo xtask bench embedded [--docs N] [--dir PATH] [--rounds R] [--only-ours]
+//! [--only-typed [--only-memory]]`.
 
-use bson::doc;
+use bson::{Document, doc};
+use engine::client::{Client, Collection};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -24,6 +33,12 @@ struct Args {
     dir: PathBuf,
     /// Run only MultiforaDB (for profiling).
     only_ours: bool,
+    /// Run only the typed-beside-untyped rows (on a file of `docs` documents).
+    only_typed: bool,
+    /// Rounds of the typed-beside-untyped rows.
+    rounds: usize,
+    /// Only the in-memory typed-beside-untyped rows (with `--only-typed`; for profiling).
+    only_memory: bool,
 }
 
 fn parse_args() -> Args {
@@ -31,6 +46,9 @@ fn parse_args() -> Args {
         docs: 100_000,
         dir: std::env::temp_dir().join(format!("mfdb-bench-embedded-{}", std::process::id())),
         only_ours: false,
+        only_typed: false,
+        rounds: 7,
+        only_memory: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -38,6 +56,11 @@ fn parse_args() -> Args {
             "--docs" => args.docs = it.next().and_then(|v| v.parse().ok()).expect("--docs N"),
             "--dir" => args.dir = PathBuf::from(it.next().expect("--dir PATH")),
             "--only-ours" => args.only_ours = true,
+            "--only-typed" => args.only_typed = true,
+            "--only-memory" => args.only_memory = true,
+            "--rounds" => {
+                args.rounds = it.next().and_then(|v| v.parse().ok()).expect("--rounds R");
+            }
             other => panic!("unknown argument {other}"),
         }
     }
@@ -99,9 +122,40 @@ fn ids(docs: usize, n: usize, seed: u64) -> Vec<usize> {
         .collect()
 }
 
+/// The benchmark's document, as a type.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Bench {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+    group: i64,
+    score: f64,
+    payload: String,
+}
+
+fn bench_doc(i: usize) -> Document {
+    doc! {"_id": i as i64, "name": format!("user{i}"), "group": group(i),
+    "score": i as f64 * 0.5, "payload": payload(i)}
+}
+
+fn bench_typed(i: usize) -> Bench {
+    Bench {
+        id: i as i64,
+        name: format!("user{i}"),
+        group: group(i),
+        score: i as f64 * 0.5,
+        payload: payload(i),
+    }
+}
+
+/// The untyped collection `bench` of database `test`.
+fn bench_collection(client: &Client) -> Collection<Document> {
+    client.database("test").collection("bench")
+}
+
 fn bench_multiforadb(dir: &Path, docs: usize) -> Timings {
-    let db = engine::Database::open(dir.join("bench.mfdb")).expect("open");
-    let coll = db.collection("bench");
+    let client = Client::open(dir.join("bench.mfdb")).expect("open");
+    let coll = bench_collection(&client);
     let mut t = Timings::default();
     let mut cpu = process_cpu();
     let mut lap = || {
@@ -112,17 +166,17 @@ fn bench_multiforadb(dir: &Path, docs: usize) -> Timings {
     };
     let start = Instant::now();
     for chunk in (0..docs).collect::<Vec<_>>().chunks(BATCH) {
-        let batch = chunk.iter().map(|&i| {
-            doc! {"_id": i as i64, "name": format!("user{i}"), "group": group(i),
-            "score": i as f64 * 0.5, "payload": payload(i)}
-        });
-        coll.insert_many(batch).expect("insert_many");
+        let batch = chunk.iter().map(|&i| bench_doc(i));
+        coll.insert_many(batch).run().expect("insert_many");
     }
     t.load = start.elapsed();
     t.cpu[0] = lap();
     let start = Instant::now();
     for id in ids(docs, POINT_READS, 7) {
-        let found = coll.find_one(doc! {"_id": id as i64}).expect("find_one");
+        let found = coll
+            .find_one(doc! {"_id": id as i64})
+            .run()
+            .expect("find_one");
         assert!(found.is_some(), "id {id}");
     }
     t.point_reads = start.elapsed();
@@ -136,13 +190,156 @@ fn bench_multiforadb(dir: &Path, docs: usize) -> Timings {
     for (n, id) in ids(docs, UPDATES, 11).into_iter().enumerate() {
         let r = coll
             .update_one(doc! {"_id": id as i64}, doc! {"$set": {"score": n as f64}})
+            .run()
             .expect("update");
-        assert_eq!(r.matched, 1);
+        assert_eq!(r.matched_count, 1);
     }
     t.updates = start.elapsed();
     t.cpu[3] = lap();
-    db.close().expect("close");
+    client.close().expect("close");
     t
+}
+
+/// Per-operation medians (over rounds) of typed and untyped, in microseconds.
+struct Pair {
+    typed: Vec<f64>,
+    untyped: Vec<f64>,
+}
+
+impl Pair {
+    fn new() -> Pair {
+        Pair {
+            typed: Vec::new(),
+            untyped: Vec::new(),
+        }
+    }
+
+    fn print(&mut self, name: &str) {
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let spread = |v: &[f64]| (v[0], v[v.len() - 1]);
+        let (typed, untyped) = (median(&mut self.typed), median(&mut self.untyped));
+        let (t_lo, t_hi) = spread(&self.typed);
+        let (u_lo, u_hi) = spread(&self.untyped);
+        println!(
+            "{name:<34} {typed:>9.2} {untyped:>9.2}   {:>5.3}x   [{t_lo:.2}-{t_hi:.2}] \
+             [{u_lo:.2}-{u_hi:.2}]",
+            typed / untyped
+        );
+    }
+}
+
+/// Blocks of the typed-beside-untyped rows: typed and untyped take turns every
+/// `ops / BLOCKS` operations (which goes first alternating), so a change in the machine's
+/// load lasting longer than a block weighs on both alike.
+const BLOCKS: usize = 20;
+
+/// Runs `ops` calls each of `typed` and `untyped` (given the operation's number), in
+/// alternating blocks; the microseconds per call of each.
+fn alternate(
+    ops: usize,
+    mut typed: impl FnMut(usize),
+    mut untyped: impl FnMut(usize),
+) -> (f64, f64) {
+    let mut spent = [Duration::ZERO; 2];
+    let block = ops.div_ceil(BLOCKS);
+    for (n, start) in (0..ops).step_by(block).enumerate() {
+        let end = (start + block).min(ops);
+        for side in [n % 2, 1 - n % 2] {
+            let began = Instant::now();
+            for i in start..end {
+                if side == 0 { typed(i) } else { untyped(i) }
+            }
+            spent[side] += began.elapsed();
+        }
+    }
+    let per_op = |d: Duration| d.as_secs_f64() * 1e6 / ops as f64;
+    (per_op(spent[0]), per_op(spent[1]))
+}
+
+/// `insert_one` of `ops` new documents per round into fresh collections of `client`.
+fn insert_pair(client: &Client, rounds: usize, ops: usize, base: usize) -> Pair {
+    let db = client.database("typed");
+    let mut pair = Pair::new();
+    for round in 0..rounds {
+        let first = base + round * ops;
+        let typed_docs: Vec<Bench> = (first..first + ops).map(bench_typed).collect();
+        let untyped_docs: Vec<Document> = (first..first + ops).map(bench_doc).collect();
+        let typed = db.collection::<Bench>(&format!("typed{round}"));
+        let untyped = db.collection::<Document>(&format!("untyped{round}"));
+        let (t, u) = alternate(
+            ops,
+            |i| {
+                typed.insert_one(&typed_docs[i]).run().expect("insert");
+            },
+            |i| {
+                untyped.insert_one(&untyped_docs[i]).run().expect("insert");
+            },
+        );
+        pair.typed.push(t);
+        pair.untyped.push(u);
+    }
+    pair
+}
+
+/// `find_one` by `_id` of `ops` random documents per round of the loaded collection.
+fn find_pair(client: &Client, docs: usize, rounds: usize, ops: usize) -> Pair {
+    let untyped = bench_collection(client);
+    let typed = untyped.clone_with_type::<Bench>();
+    let mut pair = Pair::new();
+    for round in 0..rounds {
+        let ids = ids(docs, ops, 13 + round as u64);
+        let (t, u) = alternate(
+            ops,
+            |i| {
+                let found = typed.find_one(doc! {"_id": ids[i] as i64}).run();
+                assert!(found.expect("find_one").is_some());
+            },
+            |i| {
+                let found = untyped.find_one(doc! {"_id": ids[i] as i64}).run();
+                assert!(found.expect("find_one").is_some());
+            },
+        );
+        pair.typed.push(t);
+        pair.untyped.push(u);
+    }
+    pair
+}
+
+/// The typed-beside-untyped rows, on the file `dir/bench.mfdb` (loaded with `docs`
+/// documents when it has none) unless `dir` is `None`, and in memory.
+fn bench_typed_untyped(dir: Option<&Path>, docs: usize, rounds: usize) {
+    println!(
+        "typed (Collection<Bench>, serde) beside untyped (Collection<Document>); \
+         microseconds per operation, median of {rounds} rounds [min-max]"
+    );
+    println!(
+        "{:<34} {:>9} {:>9}   {:>6}",
+        "row", "typed", "untyped", "ratio"
+    );
+    if let Some(dir) = dir {
+        let client = Client::open(dir.join("bench.mfdb")).expect("open");
+        let coll = bench_collection(&client);
+        if coll.estimated_document_count().run().expect("count") == 0 {
+            for chunk in (0..docs).collect::<Vec<_>>().chunks(BATCH) {
+                let batch = chunk.iter().map(|&i| bench_doc(i));
+                coll.insert_many(batch).run().expect("insert_many");
+            }
+        }
+        find_pair(&client, docs, rounds, POINT_READS).print("find_one by _id (file, 10,000)");
+        insert_pair(&client, rounds, 300, docs).print("insert_one durable (file, 300)");
+        client.close().expect("close");
+    }
+    let memory = Client::memory();
+    insert_pair(&memory, rounds, 10_000, 0).print("insert_one (memory, 10,000)");
+    let loaded = bench_collection(&memory);
+    for chunk in (0..docs).collect::<Vec<_>>().chunks(BATCH) {
+        let batch = chunk.iter().map(|&i| bench_doc(i));
+        loaded.insert_many(batch).run().expect("insert_many");
+    }
+    find_pair(&memory, docs, rounds, POINT_READS).print("find_one by _id (memory, 10,000)");
 }
 
 fn bench_sqlite(dir: &Path, docs: usize) -> Timings {
@@ -276,7 +473,15 @@ fn main() {
         std::fs::create_dir_all(&path).expect("dir");
         path
     };
-    let ours = bench_multiforadb(&sub("multiforadb"), args.docs);
+    if args.only_typed {
+        let dir = sub("typed");
+        let dir = (!args.only_memory).then_some(dir.as_path());
+        bench_typed_untyped(dir, args.docs, args.rounds);
+        let _ = std::fs::remove_dir_all(&args.dir);
+        return;
+    }
+    let ours_dir = sub("multiforadb");
+    let ours = bench_multiforadb(&ours_dir, args.docs);
     if args.only_ours {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         println!(
@@ -329,5 +534,7 @@ fn main() {
         polodb.updates,
     );
     println!("* PoloDB 4.4 never fsyncs: its write rows are not durable (an upper bound).");
+    println!();
+    bench_typed_untyped(Some(&ours_dir), args.docs, args.rounds);
     let _ = std::fs::remove_dir_all(&args.dir);
 }

@@ -1,8 +1,12 @@
 //! The database engine: durable storage ([`store`]: catalog, write-ahead log, recovery,
-//! checkpoints), the MongoDB commands and cursors over it, and the embedded API
-//! ([`Database`]).
+//! checkpoints), the MongoDB commands and cursors over it, and the embedded client
+//! ([`client`]: the `mongodb` crate's sync API in this process).
 //!
-//! The embedded API and the network server share one entry point,
+#![doc = include_str!("../README.md")]
+//!
+//! # Inside
+//!
+//! The embedded client and the network server share one entry point,
 //! [`Engine::run_command`]: a database name, a command document and the
 //! caller's [`ConnectionContext`] in, a reply document out. Failures are never
 //! Rust errors at that boundary: they are MongoDB error replies
@@ -14,7 +18,6 @@
 
 pub mod client;
 pub mod command;
-mod embedded;
 mod engine;
 mod error;
 mod host;
@@ -29,7 +32,6 @@ mod ttl;
 pub mod version;
 
 pub use client::Client;
-pub use embedded::{Collection, Cursor, DEFAULT_DATABASE, Database, DbError, Find, UpdateResult};
 pub use engine::{ConnectionContext, Engine, EngineOptions, StartupOptions};
 pub use error::{Error, ErrorCode};
 pub use host::{FixedHost, Host, HostFacts, MemoryFacts};

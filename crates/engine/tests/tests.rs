@@ -1,6 +1,7 @@
 //! The engine's integration tests: one binary, one module per area.
 
 mod aggregate_output;
+mod bulk_write;
 mod command_walk;
 mod ddl;
 mod disk_failures;

@@ -186,7 +186,7 @@ impl Untyped<'_> {
 }
 
 /// `document` with an `_id` (a new ObjectId placed first when it has none), and that `_id`.
-fn with_id(document: RawDocumentBuf) -> Result<(Bson, RawDocumentBuf)> {
+pub(crate) fn with_id(document: RawDocumentBuf) -> Result<(Bson, RawDocumentBuf)> {
     if let Some(id) = document.get("_id").map_err(Error::from)? {
         let id = Bson::try_from(id).map_err(Error::from)?;
         return Ok((id, document));
@@ -201,7 +201,7 @@ fn with_id(document: RawDocumentBuf) -> Result<(Bson, RawDocumentBuf)> {
 }
 
 /// The driver's size check on each document it inserts.
-fn check_size(document: &RawDocumentBuf) -> Result<()> {
+pub(crate) fn check_size(document: &RawDocumentBuf) -> Result<()> {
     let size = document.as_bytes().len();
     if size > DOCUMENT_SIZE_MAX {
         return Err(Error::invalid_argument(format!(

@@ -9,7 +9,7 @@
 //! - A `writeErrors` entry keeps the server's `codeName` only when the server sent one
 //!   (mongod sends none), and `details` is its `errInfo`, as the driver's `WriteError`.
 
-use bson::{Bson, Document};
+use bson::{Bson, Document, RawDocument, RawDocumentBuf};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -17,13 +17,30 @@ use std::sync::Arc;
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// A failed client call: what kind of failure, and the labels the reply carried.
-#[derive(Clone, Debug, thiserror::Error)]
-#[error("Kind: {kind}, labels: {labels:?}")]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Error {
     /// What went wrong.
     pub kind: Box<ErrorKind>,
     labels: HashSet<String>,
+    server_response: Option<Box<RawDocumentBuf>>,
+    /// What ended a bulk write after some of it was written (the driver's `source`).
+    source: Option<Box<Error>>,
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kind: {}, labels: {:?}", self.kind, self.labels)
+    }
+}
+
+/// The source is the error that ended a bulk write after some of it was written.
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|source| source as &(dyn std::error::Error + 'static))
+    }
 }
 
 impl Error {
@@ -31,7 +48,37 @@ impl Error {
         Error {
             kind: Box::new(kind),
             labels: HashSet::new(),
+            server_response: None,
+            source: None,
         }
+    }
+
+    /// The whole reply of the command that failed, as the driver keeps it: the fields the
+    /// error kinds do not carry (a duplicate key's `keyPattern` and `keyValue` in
+    /// `writeErrors`) are read from it. `None` for errors raised before a command ran.
+    #[must_use]
+    pub fn server_response(&self) -> Option<&RawDocumentBuf> {
+        self.server_response.as_deref()
+    }
+
+    pub(crate) fn with_server_response(mut self, reply: &RawDocument) -> Error {
+        if self.server_response.is_none() {
+            self.server_response = Some(Box::new(reply.to_owned()));
+        }
+        self
+    }
+
+    /// [`Error::with_server_response`] for a reply already decoded.
+    pub(crate) fn with_server_document(self, reply: &Document) -> Error {
+        match RawDocumentBuf::try_from(reply) {
+            Ok(raw) => self.with_server_response(&raw),
+            Err(_) => self,
+        }
+    }
+
+    pub(crate) fn with_source(mut self, source: Error) -> Error {
+        self.source = Some(Box::new(source));
+        self
     }
 
     /// The error labels (`MultiforaDBOutcomeUnknown` marks a write whose outcome is
@@ -63,6 +110,13 @@ impl Error {
 impl From<ErrorKind> for Error {
     fn from(kind: ErrorKind) -> Error {
         Error::new(kind)
+    }
+}
+
+/// An I/O error is `ErrorKind::Io`, as the driver converts it.
+impl From<std::io::Error> for Error {
+    fn from(error: std::io::Error) -> Error {
+        Error::new(ErrorKind::Io(Arc::new(error)))
     }
 }
 
@@ -105,6 +159,9 @@ pub enum ErrorKind {
     /// Some writes of an `insert_many` failed.
     #[error("{0:?}")]
     InsertMany(InsertManyError),
+    /// Some writes of a `bulk_write` failed (what was written is its `partial_result`).
+    #[error("{0:?}")]
+    BulkWrite(super::bulk::BulkWriteError),
     /// Opening or closing the file failed for a reason of the operating system.
     #[error("I/O error: {0}")]
     Io(Arc<std::io::Error>),
@@ -221,7 +278,7 @@ pub(crate) fn command_error(reply: &Document) -> Error {
             .filter_map(|label| label.as_str().map(str::to_owned))
             .collect();
     }
-    error
+    error.with_server_document(reply)
 }
 
 /// One entry of a reply's `writeErrors`.
@@ -256,14 +313,19 @@ pub(crate) fn write_errors(reply: &Document) -> Vec<IndexedWriteError> {
 /// The first write error of a single-statement reply as a `Write` error.
 pub(crate) fn single_write_error(reply: &Document) -> Option<Error> {
     let first = write_errors(reply).into_iter().next()?;
-    Some(Error::new(ErrorKind::Write(WriteFailure::WriteError(
+    let error = Error::new(ErrorKind::Write(WriteFailure::WriteError(first.into())));
+    Some(error.with_server_document(reply))
+}
+
+impl From<IndexedWriteError> for WriteError {
+    fn from(error: IndexedWriteError) -> WriteError {
         WriteError {
-            code: first.code,
-            code_name: first.code_name,
-            message: first.message,
-            details: first.details,
-        },
-    ))))
+            code: error.code,
+            code_name: error.code_name,
+            message: error.message,
+            details: error.details,
+        }
+    }
 }
 
 /// An engine error from opening or closing the file.

@@ -189,9 +189,9 @@ impl<T: DeserializeOwned + Send + Sync> FindOne<'_, T> {
             // An `_id` equality skips the command and its cursor (the same checks, lookup
             // and re-check of the filter; see `command::point`).
             let filter = encode(&self.filter)?;
-            let engine = database.client().engine();
+            let engine = database.client().engine()?;
             let found = crate::command::point::find_by_id(
-                engine,
+                &engine,
                 database.name(),
                 self.collection.name(),
                 &filter,

@@ -39,24 +39,31 @@
 //! Invariants:
 //! - Every handle ([`Client`], [`Database`], [`Collection`], [`Cursor`]) is
 //!   `Clone + Send + Sync + 'static` (cursors: `Send + Sync + 'static`); each holds the
-//!   engine by `Arc`, so the file stays open (and locked) until the last handle is dropped
-//!   or [`Client::close`] is called, after which every call fails with
-//!   [`ErrorKind::Closed`].
+//!   client's shared state by `Arc`, so the file stays open (and locked) until the last
+//!   handle is dropped or [`Client::close`] is called; after `close` every call fails with
+//!   [`ErrorKind::Closed`] and the lock goes when the calls in flight have returned.
 //! - The checks the driver makes before sending (an update must be operators or a
 //!   pipeline, a replacement must not be, `insert_many` needs a document) refuse with
 //!   [`ErrorKind::InvalidArgument`] and the driver's message, before the engine is asked.
 //! - `insert_many` sends batches of at most [`WRITE_BATCH_SIZE_MAX`] documents and
 //!   [`MESSAGE_SIZE_MAX`] bytes as the driver splits them; an ordered call stops at the first
-//!   failed batch.
+//!   failed batch; [`Client::bulk_write`] splits its runs of one kind and namespace alike.
 //!
 //! A [`Cursor`] moves through: open (first batch buffered) → more batches by `getMore`
 //! as it is iterated → exhausted (cursor id 0), or dropped early (`killCursors`).
 
+mod bulk;
 mod collection;
 mod error;
 mod find;
 mod results;
 
+pub use bulk::{
+    BulkWrite, BulkWriteError, DeleteManyModel, DeleteManyModelBuilder, DeleteOneModel,
+    DeleteOneModelBuilder, InsertOneModel, InsertOneModelBuilder, Namespace,
+    PartialBulkWriteResult, ReplaceOneModel, ReplaceOneModelBuilder, SummaryBulkWriteResult,
+    UpdateManyModel, UpdateManyModelBuilder, UpdateOneModel, UpdateOneModelBuilder, WriteModel,
+};
 pub use collection::{
     Collection, CountDocuments, CreateCollection, Delete, Distinct, DropCollection, DropDatabase,
     EstimatedDocumentCount, InsertMany, InsertOne, ListCollectionNames, ListDatabaseNames,
@@ -76,6 +83,7 @@ use crate::engine::{ConnectionContext, Engine, EngineOptions, StartupOptions};
 use crate::host::{Host, HostFacts, MemoryFacts};
 use bson::raw::RawBsonRef;
 use bson::{Document, RawDocument, RawDocumentBuf};
+use parking_lot::RwLock;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -131,7 +139,13 @@ pub(crate) fn embedded_options() -> EngineOptions {
 /// share the open file.
 #[derive(Clone)]
 pub struct Client {
-    engine: Arc<Engine>,
+    shared: Arc<Shared>,
+}
+
+/// What every clone of a [`Client`] shares: the engine until [`Client::close`] lets go
+/// of it.
+struct Shared {
+    engine: RwLock<Option<Arc<Engine>>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -141,29 +155,37 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
+    fn with_engine(engine: Engine) -> Client {
+        Client {
+            shared: Arc::new(Shared {
+                engine: RwLock::new(Some(Arc::new(engine))),
+            }),
+        }
+    }
+
     /// Opens (or creates) the database file at `path`, recovering it after a crash. The
     /// file is locked: a second opener, here or in another process, gets
     /// [`ErrorKind::Locked`].
     pub fn open(path: impl AsRef<Path>) -> Result<Client> {
         let engine =
             Engine::open(path.as_ref(), embedded_options()).map_err(|e| error::from_engine(&e))?;
-        Ok(Client {
-            engine: Arc::new(engine),
-        })
+        Ok(Client::with_engine(engine))
     }
 
     /// A database that lives in memory only.
     #[must_use]
     pub fn memory() -> Client {
-        Client {
-            engine: Arc::new(Engine::new(embedded_options())),
-        }
+        Client::with_engine(Engine::new(embedded_options()))
     }
 
-    /// The engine underneath (to serve it over the network, or for raw commands).
-    #[must_use]
-    pub fn engine(&self) -> &Arc<Engine> {
-        &self.engine
+    /// The engine underneath (to serve it over the network, or for raw commands);
+    /// [`ErrorKind::Closed`] after [`Client::close`].
+    pub fn engine(&self) -> Result<Arc<Engine>> {
+        self.shared
+            .engine
+            .read()
+            .clone()
+            .ok_or_else(|| Error::new(ErrorKind::Closed))
     }
 
     /// Database `name`.
@@ -180,21 +202,26 @@ impl Client {
         ListDatabaseNames::new(self)
     }
 
-    /// Checkpoints and closes the file (afterwards it is one file); every later call of
-    /// any handle fails with [`ErrorKind::Closed`].
+    /// Checkpoints and closes the file (afterwards it is one file) and releases it: every
+    /// later call of any handle of this client fails with [`ErrorKind::Closed`], and the
+    /// file can be opened again as soon as the calls already running have returned.
+    /// Closing a closed client does nothing.
     pub fn close(&self) -> Result<()> {
-        self.engine.close().map_err(|e| error::from_engine(&e))
+        let engine = self.shared.engine.write().take();
+        match engine {
+            Some(engine) => engine.close().map_err(|e| error::from_engine(&e)),
+            None => Ok(()),
+        }
     }
 
     /// Runs `command` against `db`: the reply when `ok: 1`, its command error otherwise.
     pub(crate) fn command(&self, db: &str, command: &RawDocument) -> Result<RawDocumentBuf> {
-        let reply = self
-            .engine
-            .run_command(db, command, &ConnectionContext::default());
+        let engine = self.engine()?;
+        let reply = engine.run_command(db, command, &ConnectionContext::default());
         if matches!(reply.get("ok"), Ok(Some(RawBsonRef::Double(ok))) if ok == 1.0) {
             return Ok(reply);
         }
-        if self.engine.store().is_closed() {
+        if engine.store().is_closed() {
             return Err(Error::new(ErrorKind::Closed));
         }
         Err(error::command_error(&decode_reply(&reply)?))

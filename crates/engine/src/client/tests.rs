@@ -20,6 +20,9 @@ const _: () = {
     sendable::<Cursor<Document>>();
     sendable::<Cursor<Typed>>();
     sendable::<Error>();
+    shareable::<WriteModel>();
+    shareable::<Namespace>();
+    shareable::<SummaryBulkWriteResult>();
 };
 
 fn invalid_argument(error: &Error) -> &str {

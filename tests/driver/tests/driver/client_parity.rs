@@ -61,10 +61,34 @@ macro_rules! suite {
                         .collect();
                     format!("InsertMany({errors:?})")
                 }
+                ErrorKind::BulkWrite(b) => {
+                    let mut errors: Vec<_> = b
+                        .write_errors
+                        .iter()
+                        .map(|(i, w)| (*i, w.code, w.message.clone()))
+                        .collect();
+                    errors.sort();
+                    let partial = b.partial_result.as_ref().map(|p| match p {
+                        PartialBulkWriteResult::Summary(s) => summary(s),
+                        _ => "verbose".to_owned(),
+                    });
+                    format!("BulkWrite({errors:?}, {partial:?})")
+                }
                 ErrorKind::InvalidArgument { message, .. } => format!("InvalidArgument({message})"),
                 ErrorKind::Bson(_) => "Bson".to_owned(),
                 other => format!("unexpected {other:?}"),
             }
+        }
+
+        fn summary(s: &SummaryBulkWriteResult) -> String {
+            format!(
+                "inserted {}, matched {}, modified {}, upserted {}, deleted {}",
+                s.inserted_count,
+                s.matched_count,
+                s.modified_count,
+                s.upserted_count,
+                s.deleted_count
+            )
         }
 
         fn line<T: std::fmt::Debug>(log: &mut Vec<String>, what: &str, result: Result<T, Error>) {
@@ -309,6 +333,48 @@ macro_rules! suite {
                 r.map(|r| sorted_ids(&r.inserted_ids)),
             );
             line(&mut log, "count", coll.count_documents(doc! {}).run());
+            // The fields the kinds do not carry are in the reply the error keeps.
+            let reply = |error: &Error| {
+                let reply = Document::try_from(error.server_response()?.as_ref()).ok()?;
+                let errors = reply.get_array("writeErrors").ok()?;
+                let first = errors.first()?.as_document()?;
+                Some((
+                    first.get("index").cloned(),
+                    first.get("keyPattern").cloned(),
+                    first.get("keyValue").cloned(),
+                ))
+            };
+            // (The driver's insert_one drops the reply when it turns the insert's error
+            // into a Write error; ours keeps it, so an update shows the fields.)
+            let r = client
+                .database(db)
+                .run_command(doc! {
+                    "createIndexes": "errors",
+                    "indexes": [{"key": {"u": 1}, "name": "u_1", "unique": true, "sparse": true}],
+                })
+                .run();
+            line(&mut log, "unique index", r.map(|r| r.get("ok").cloned()));
+            let r = coll
+                .update_one(doc! {"_id": 1}, doc! {"$set": {"u": 1}})
+                .run();
+            line(&mut log, "set u", r.map(|r| r.modified_count));
+            let r = coll
+                .update_one(doc! {"_id": 2}, doc! {"$set": {"u": 1}})
+                .run();
+            log.push(format!(
+                "duplicate's reply: {:?}",
+                r.err().map(|e| (kind(&e), reply(&e)))
+            ));
+            let r = coll.delete_one(doc! {"$bad": 1}).run();
+            log.push(format!(
+                "command error's reply kept: {:?}",
+                r.err().map(|e| e.server_response().is_some())
+            ));
+            let r = coll.insert_many(Vec::<Document>::new()).run();
+            log.push(format!(
+                "refused before sending, no reply: {:?}",
+                r.err().map(|e| e.server_response().is_some())
+            ));
             let r = coll.insert_many(Vec::<Document>::new()).run();
             line(
                 &mut log,
@@ -419,6 +485,100 @@ macro_rules! suite {
             log
         }
 
+        /// `bulk_write` over two namespaces: the summary of mixed models, ordered and
+        /// unordered failures by model index with what was written, and the driver's
+        /// check of an empty call.
+        pub fn bulk(client: &Client, db: &str) -> Vec<String> {
+            let mut log = Vec::new();
+            let people = client.database(db).collection::<Person>("bulk_people");
+            let notes = client.database(db).collection::<Document>("bulk_notes");
+            let _ = people.drop().run();
+            let _ = notes.drop().run();
+            let (p, n) = (people.namespace(), notes.namespace());
+            let insert = |ns: &Namespace, document: Document| -> WriteModel {
+                InsertOneModel::builder()
+                    .namespace(ns.clone())
+                    .document(document)
+                    .build()
+                    .into()
+            };
+            // (`insert_one_model` and `replace_one_model` are the async driver's only.)
+            let typed = |id: i32, name: &str, age: i32| -> WriteModel {
+                let document = bson::serialize_to_document(&person(id, name, age));
+                insert(&p, document.expect("a document"))
+            };
+            let update = |filter: Document, update: Document| -> WriteModel {
+                UpdateOneModel::builder()
+                    .namespace(p.clone())
+                    .filter(filter)
+                    .update(update)
+                    .build()
+                    .into()
+            };
+            let models = vec![
+                typed(1, "Ada", 36),
+                typed(2, "Bob", 20),
+                insert(&n, doc! {"_id": 1, "text": "hello"}),
+                update(doc! {"_id": 1}, doc! {"$inc": {"age": 1}}),
+                UpdateManyModel::builder()
+                    .namespace(p.clone())
+                    .filter(doc! {})
+                    .update(doc! {"$push": {"tags": "bulk"}})
+                    .build()
+                    .into(),
+                UpdateOneModel::builder()
+                    .namespace(p.clone())
+                    .filter(doc! {"_id": 3})
+                    .update(doc! {"$set": {"name": "Cy", "age": 30, "tags": []}})
+                    .upsert(true)
+                    .build()
+                    .into(),
+                ReplaceOneModel::builder()
+                    .namespace(p.clone())
+                    .filter(doc! {"_id": 2})
+                    .replacement(bson::serialize_to_document(&person(2, "Bo", 21)).expect("doc"))
+                    .build()
+                    .into(),
+                DeleteOneModel::builder()
+                    .namespace(n.clone())
+                    .filter(doc! {"_id": 1})
+                    .build()
+                    .into(),
+                DeleteManyModel::builder()
+                    .namespace(p.clone())
+                    .filter(doc! {"age": {"$gt": 100}})
+                    .build()
+                    .into(),
+                update(doc! {"_id": 99}, doc! {"$set": {"x": 1}}),
+            ];
+            let r = run_bulk(client, models, true);
+            line(&mut log, "bulk_write mixed", r.map(|s| summary(&s)));
+            let r = people
+                .find(doc! {})
+                .sort(doc! {"_id": 1})
+                .run()
+                .and_then(|c| c.collect::<Result<Vec<_>, _>>());
+            line(&mut log, "after", r);
+            line(&mut log, "notes", notes.count_documents(doc! {}).run());
+            let models = vec![typed(4, "D", 4), typed(1, "dup", 1), typed(5, "E", 5)];
+            let r = run_bulk(client, models, true);
+            line(&mut log, "ordered duplicate", r.map(|s| summary(&s)));
+            let models = vec![
+                typed(1, "dup", 1),
+                typed(6, "F", 6),
+                update(doc! {"_id": 6}, doc! {"$set": {"_id": 7}}),
+                typed(8, "H", 8),
+            ];
+            let r = run_bulk(client, models, false);
+            line(&mut log, "unordered failures", r.map(|s| summary(&s)));
+            let r = run_bulk(client, vec![typed(1, "dup", 1)], true);
+            line(&mut log, "nothing written", r.map(|s| summary(&s)));
+            let r = run_bulk(client, Vec::new(), true);
+            line(&mut log, "empty", r.map(|s| summary(&s)));
+            line(&mut log, "count", people.count_documents(doc! {}).run());
+            log
+        }
+
         /// `insert_many` past `maxWriteBatchSize`: split into two batches, the failure's
         /// index counted across them.
         pub fn batches(client: &Client, db: &str) -> Vec<String> {
@@ -450,14 +610,122 @@ macro_rules! suite {
 }
 
 mod embedded {
-    use engine::client::{Client, Error, ErrorKind, ReturnDocument, WriteFailure};
+    use engine::client::{
+        Client, DeleteManyModel, DeleteOneModel, Error, ErrorKind, InsertOneModel, Namespace,
+        PartialBulkWriteResult, ReplaceOneModel, ReturnDocument, SummaryBulkWriteResult,
+        UpdateManyModel, UpdateOneModel, WriteFailure, WriteModel,
+    };
+
+    fn run_bulk(
+        client: &Client,
+        models: Vec<WriteModel>,
+        ordered: bool,
+    ) -> Result<SummaryBulkWriteResult, Error> {
+        client.bulk_write(models).ordered(ordered).run()
+    }
+
     suite!();
 }
 
 mod driver {
-    use mongodb::error::{Error, ErrorKind, WriteFailure};
-    use mongodb::options::ReturnDocument;
+    use mongodb::Namespace;
+    use mongodb::error::{
+        BulkWriteError, Error, ErrorKind, PartialBulkWriteResult, WriteError, WriteFailure,
+    };
+    use mongodb::options::{
+        DeleteManyModel, DeleteOneModel, InsertOneModel, ReplaceOneModel, ReturnDocument,
+        UpdateManyModel, UpdateOneModel, WriteModel,
+    };
+    use mongodb::results::SummaryBulkWriteResult;
     use mongodb::sync::Client;
+    use std::collections::HashMap;
+
+    /// The server answers with MongoDB 7.0's wire version, which has no `bulkWrite`
+    /// command, so the driver refuses its own `bulk_write` (checked here). The remote
+    /// side then runs the models as the separate calls (`insert_one`, `update_one`, ...)
+    /// an application on 7.0 makes, one by one, and gathers the driver's own result and
+    /// error types from them; an empty call is the driver's own check.
+    fn run_bulk(
+        client: &Client,
+        models: Vec<WriteModel>,
+        ordered: bool,
+    ) -> Result<SummaryBulkWriteResult, Error> {
+        if models.is_empty() {
+            return client.bulk_write(models).ordered(ordered).run();
+        }
+        let refused = client.bulk_write(models.clone()).ordered(ordered).run();
+        let refused = refused.expect_err("bulkWrite needs MongoDB 8.0");
+        assert!(
+            matches!(*refused.kind, ErrorKind::IncompatibleServer { .. }),
+            "{refused:?}"
+        );
+        let mut summary = SummaryBulkWriteResult::default();
+        let mut write_errors: HashMap<usize, WriteError> = HashMap::new();
+        let mut succeeded = 0;
+        let collection = |ns: &Namespace| {
+            client
+                .database(&ns.db)
+                .collection::<bson::Document>(&ns.coll)
+        };
+        let counts = |s: &mut SummaryBulkWriteResult, r: mongodb::results::UpdateResult| {
+            let count = |n: u64| i64::try_from(n).expect("count");
+            s.matched_count += count(r.matched_count);
+            s.modified_count += count(r.modified_count);
+            s.upserted_count += i64::from(r.upserted_id.is_some());
+        };
+        for (index, model) in models.into_iter().enumerate() {
+            let outcome = match model {
+                WriteModel::InsertOne(m) => collection(&m.namespace)
+                    .insert_one(m.document)
+                    .run()
+                    .map(|_| summary.inserted_count += 1),
+                WriteModel::UpdateOne(m) => collection(&m.namespace)
+                    .update_one(m.filter, m.update)
+                    .upsert(m.upsert.unwrap_or(false))
+                    .run()
+                    .map(|r| counts(&mut summary, r)),
+                WriteModel::UpdateMany(m) => collection(&m.namespace)
+                    .update_many(m.filter, m.update)
+                    .upsert(m.upsert.unwrap_or(false))
+                    .run()
+                    .map(|r| counts(&mut summary, r)),
+                WriteModel::ReplaceOne(m) => collection(&m.namespace)
+                    .replace_one(m.filter, m.replacement)
+                    .upsert(m.upsert.unwrap_or(false))
+                    .run()
+                    .map(|r| counts(&mut summary, r)),
+                WriteModel::DeleteOne(m) => collection(&m.namespace)
+                    .delete_one(m.filter)
+                    .run()
+                    .map(|r| summary.deleted_count += i64::try_from(r.deleted_count).expect("n")),
+                WriteModel::DeleteMany(m) => collection(&m.namespace)
+                    .delete_many(m.filter)
+                    .run()
+                    .map(|r| summary.deleted_count += i64::try_from(r.deleted_count).expect("n")),
+                other => panic!("a model the suite does not use: {other:?}"),
+            };
+            match outcome {
+                Ok(()) => succeeded += 1,
+                Err(error) => match *error.kind {
+                    ErrorKind::Write(WriteFailure::WriteError(w)) => {
+                        write_errors.insert(index, w);
+                        if ordered {
+                            break;
+                        }
+                    }
+                    _ => return Err(error),
+                },
+            }
+        }
+        if write_errors.is_empty() {
+            return Ok(summary);
+        }
+        let mut error = BulkWriteError::default();
+        error.write_errors = write_errors;
+        error.partial_result = (succeeded > 0).then_some(PartialBulkWriteResult::Summary(summary));
+        Err(ErrorKind::BulkWrite(error).into())
+    }
+
     suite!();
 }
 
@@ -494,6 +762,11 @@ fn errors_have_the_same_kinds_embedded_and_through_the_driver() {
 #[test]
 fn collections_and_commands_answer_alike_embedded_and_through_the_driver() {
     both(embedded::catalog, driver::catalog);
+}
+
+#[test]
+fn bulk_write_answers_as_the_separate_calls_through_the_driver() {
+    both(embedded::bulk, driver::bulk);
 }
 
 #[test]

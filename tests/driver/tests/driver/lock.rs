@@ -3,6 +3,7 @@
 
 use crate::harness::TestServer;
 use bson::{Document, doc};
+use engine::client as embedded;
 use mongodb::sync::Client;
 
 fn insert_round(client: &Client, round: i32, n: i32) {
@@ -70,51 +71,45 @@ fn a_second_server_on_an_open_file_exits_and_the_first_keeps_serving() {
     assert_valid(&client);
 }
 
+/// The embedded client of `db`, and its collection `test.c`.
+fn embedded(db: &std::path::Path) -> (embedded::Client, embedded::Collection<Document>) {
+    let client = embedded::Client::open(db).expect("open");
+    let c = client.database("test").collection("c");
+    (client, c)
+}
+
 #[test]
-fn the_embedded_api_is_refused_while_a_server_has_the_file_and_opens_after() {
+fn the_embedded_client_is_refused_while_a_server_has_the_file_and_opens_after() {
     let db = TestServer::temp_db();
     let mut server = TestServer::start_at(&db, &[]);
     insert_round(&server.client(), 0, 100);
-    let error = match engine::Database::open(&db) {
-        Err(error) => error,
-        Ok(_) => panic!("the embedded API opened a file the server has open"),
+    let error = embedded::Client::open(&db).expect_err("the server has the file open");
+    let embedded::ErrorKind::Locked { message } = &*error.kind else {
+        panic!("expected Locked, got {error:?}");
     };
-    assert_eq!((error.code, error.code_name.as_str()), (98, "DBPathInUse"));
-    assert!(error.message.contains(&db.display().to_string()), "{error}");
+    assert!(message.contains(&db.display().to_string()), "{message}");
     assert!(
-        error.message.contains(&format!("process {}", server.pid())),
-        "{error}"
+        message.contains(&format!("process {}", server.pid())),
+        "{message}"
     );
     server.assert_healthy();
     assert!(server.terminate().success());
-    let database = engine::Database::open(&db).expect("opens once the server stopped");
-    let n = database
-        .collection("c")
-        .count_documents(doc! {})
-        .expect("count");
+    let (_client, c) = embedded(&db);
+    let n = c.count_documents(doc! {}).run().expect("count");
     assert_eq!(n, 100);
 }
 
 #[test]
-fn a_server_is_refused_while_the_embedded_api_has_the_file() {
+fn a_server_is_refused_while_the_embedded_client_has_the_file() {
     let db = TestServer::temp_db();
-    let database = engine::Database::open(&db).expect("open");
-    database
-        .collection("c")
-        .insert_one(doc! {"a": 1})
-        .expect("insert");
+    let (client, c) = embedded(&db);
+    c.insert_one(doc! {"a": 1}).run().expect("insert");
     let (status, stderr) = TestServer::refused_at(&db);
     assert!(!status.success(), "{stderr}");
     assert_in_use(&stderr, &db, std::process::id());
-    assert_eq!(
-        database
-            .collection("c")
-            .count_documents(doc! {})
-            .expect("count"),
-        1
-    );
-    database.engine().close().expect("close");
-    drop(database);
+    assert_eq!(c.count_documents(doc! {}).run().expect("count"), 1);
+    client.close().expect("close");
+    drop((client, c));
     let server = TestServer::start_at(&db, &[]);
     assert_eq!(count(&server.client()), 1);
 }
@@ -126,13 +121,10 @@ fn after_kill_9_of_the_holder_the_file_opens_at_once() {
     insert_round(&server.client(), 0, 500);
     server.kill9();
     // The kernel dropped the lock with the process: no wait, no stale lock file.
-    let database = engine::Database::open(&db).expect("opens right after kill -9");
-    let n = database
-        .collection("c")
-        .count_documents(doc! {})
-        .expect("count");
+    let (client, c) = embedded(&db);
+    let n = c.count_documents(doc! {}).run().expect("count");
     assert_eq!(n, 500);
-    drop(database);
+    drop((client, c));
     let server = TestServer::start_at(&db, &[]);
     assert_eq!(count(&server.client()), 500);
 }
