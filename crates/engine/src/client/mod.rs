@@ -89,7 +89,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// The largest message (`maxMessageSizeBytes`): the driver fills a batch's documents up
-/// to this less the command and [`MESSAGE_OVERHEAD`].
+/// to this less the command and `MESSAGE_OVERHEAD` (1,000 bytes).
 pub use crate::limits::MESSAGE_SIZE_MAX;
 /// The most documents one write command carries (`maxWriteBatchSize`).
 pub use crate::limits::WRITE_BATCH_SIZE_MAX;
