@@ -51,30 +51,8 @@ use serde::Serialize;
 use std::borrow::Borrow;
 use std::collections::HashMap;
 
-/// A collection's full name: database and collection (the driver's `Namespace`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Namespace {
-    /// The database.
-    pub db: String,
-    /// The collection.
-    pub coll: String,
-}
-
-impl Namespace {
-    /// The namespace of collection `coll` in database `db`.
-    pub fn new(db: impl Into<String>, coll: impl Into<String>) -> Namespace {
-        Namespace {
-            db: db.into(),
-            coll: coll.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for Namespace {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{}", self.db, self.coll)
-    }
-}
+/// A collection's full name (the driver's `Namespace`): the store's own.
+pub use crate::store::Namespace;
 
 impl<T> Collection<T> {
     /// The collection's namespace (for the models of [`Client::bulk_write`]).

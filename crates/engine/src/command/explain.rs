@@ -100,7 +100,7 @@ pub(crate) fn explain_command(
     };
     let returned = explained.returned(counts.matched);
     let winning = explained.wrap(access_stage);
-    let mut planner = doc! {
+    let planner = doc! {
         "namespace": explained.ns.full(),
         "indexFilterSet": false,
         "parsedQuery": explained
@@ -114,15 +114,17 @@ pub(crate) fn explain_command(
         "rejectedPlans": [],
     };
     let mut reply = doc! { "explainVersion": "1" };
-    if let Some(stages) = &explained.pipeline {
-        let mut all = vec![Bson::Document(
-            doc! { "$cursor": { "queryPlanner": planner } },
-        )];
-        all.extend(stages.iter().cloned());
-        reply.insert("stages", all);
-        planner = Document::new();
-    } else {
-        reply.insert("queryPlanner", planner.clone());
+    match &explained.pipeline {
+        Some(stages) => {
+            let mut all = vec![Bson::Document(
+                doc! { "$cursor": { "queryPlanner": planner } },
+            )];
+            all.extend(stages.iter().cloned());
+            reply.insert("stages", all);
+        }
+        None => {
+            reply.insert("queryPlanner", planner);
+        }
     }
     if verbosity != "queryPlanner" {
         let mut stats = doc! {
@@ -138,7 +140,6 @@ pub(crate) fn explain_command(
         }
         reply.insert("executionStats", stats);
     }
-    drop(planner);
     let mut command =
         Document::try_from(inner).map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
     command.insert("$db", request.db);

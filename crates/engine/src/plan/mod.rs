@@ -153,13 +153,14 @@ pub(crate) fn choose<'f>(
         Hint::None => None,
         forced => Some(hinted(meta, ns, forced)?),
     };
-    let predicates = Predicates::of(filter);
     if let Some(candidate) = forced {
-        return Ok(Access::Index(candidate.access(&predicates).0));
+        return Ok(Access::Index(candidate.access(&Predicates::of(filter)).0));
     }
+    // The point lookup first: the hot path of `findOne({_id})` reads nothing else.
     if let Some(id) = filter.and_then(id_equality) {
         return Ok(Access::Id(id));
     }
+    let predicates = Predicates::of(filter);
     let mut best: Option<((bool, usize, bool), IndexAccess)> = None;
     let candidates = std::iter::once(Candidate::id())
         .chain(meta.indexes.iter().map(Candidate::secondary))
