@@ -258,6 +258,7 @@ fn merge_failures_write_nothing() {
     for (spec, code) in [
         (doc! { "into": "dst", "whenNotMatched": "fail" }, 13113),
         (doc! { "into": "dst", "on": "x" }, 51183),
+        (doc! { "into": "dst", "on": ["_id", "_id"] }, 31465),
         (
             doc! { "into": "dst", "whenMatched": [{ "$match": {} }] },
             72,
@@ -363,4 +364,148 @@ fn list_local_sessions_lists_the_sessions_commands_used() {
         rawdoc! { "endSessions": [bson::RawDocumentBuf::try_from(&lsid(7)).expect("lsid")] },
     );
     assert!(list(&engine).is_empty());
+}
+
+/// `$merge` on fields other than `_id` (mongod's `merge_requires_unique_index.js` cases):
+/// it needs a unique, non-partial index of plain fields whose set equals `on`; documents
+/// match by those fields; a replacement without `_id` keeps the match's, one with another
+/// `_id` is refused (66); `on` values must be present, not null and not arrays.
+#[test]
+fn merge_on_fields_with_a_unique_index() {
+    let engine = engine();
+    ok(
+        &engine,
+        "db",
+        rawdoc! { "insert": "src", "documents": [
+            { "_id": 1, "a": 1, "v": "one" }, { "_id": 2, "a": 2, "v": "two" },
+        ] },
+    );
+    let agg = |pipeline: bson::RawArrayBuf| {
+        run(
+            &engine,
+            "db",
+            rawdoc! { "aggregate": "src", "pipeline": pipeline, "cursor": {} },
+        )
+    };
+    let code = |reply: &Document| reply.get_i32("code").ok();
+    let on_a = |on: Bson| {
+        let mut pipeline = bson::RawArrayBuf::new();
+        pipeline.push(rawdoc! { "$project": { "_id": 0 } });
+        let merge = bson::RawDocumentBuf::try_from(&doc! { "$merge": {
+            "into": "t", "on": on, "whenMatched": "replace", "whenNotMatched": "insert",
+        } })
+        .expect("stage");
+        pipeline.push(merge);
+        pipeline
+    };
+    // No target, then a target without a supporting index: 51183.
+    assert_eq!(code(&agg(on_a(Bson::from("a")))), Some(51183));
+    ok(&engine, "db", rawdoc! { "create": "t" });
+    assert_eq!(code(&agg(on_a(Bson::from("a")))), Some(51183));
+    for (key, options, on) in [
+        (doc! { "a": 1 }, doc! {}, Bson::from("a")),
+        (
+            doc! { "a": 1 },
+            doc! { "unique": true, "partialFilterExpression": { "a": { "$gte": 2 } } },
+            Bson::from("a"),
+        ),
+        (
+            doc! { "a": 1, "b": 1 },
+            doc! { "unique": true },
+            Bson::from("a"),
+        ),
+        (
+            doc! { "a": 1 },
+            doc! { "unique": true },
+            Bson::from(vec!["a", "b"]),
+        ),
+    ] {
+        let mut spec = doc! { "key": key.clone(), "name": "probe" };
+        spec.extend(options.clone());
+        let spec = bson::RawDocumentBuf::try_from(&spec).expect("spec");
+        ok(
+            &engine,
+            "db",
+            rawdoc! { "createIndexes": "t", "indexes": [spec] },
+        );
+        let reply = agg(on_a(on.clone()));
+        assert_eq!(
+            code(&reply),
+            Some(51183),
+            "{key} {options} on {on}: {reply:?}"
+        );
+        ok(
+            &engine,
+            "db",
+            rawdoc! { "dropIndexes": "t", "index": "probe" },
+        );
+    }
+    assert_eq!(code(&agg(on_a(Bson::from(vec!["a", "a"])))), Some(31465));
+    ok(
+        &engine,
+        "db",
+        rawdoc! { "createIndexes": "t", "indexes": [{ "key": { "a": -1 }, "name": "a", "unique": true }] },
+    );
+    ok(
+        &engine,
+        "db",
+        rawdoc! { "insert": "t", "documents": [{ "_id": "T", "a": 2, "old": true }] },
+    );
+    let reply = agg(on_a(Bson::from("a")));
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply:?}");
+    let stored = contents(&engine, "db", "t");
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    // The match is replaced and keeps its `_id`; the other is inserted with a new one.
+    assert_eq!(stored[0], doc! { "_id": "T", "a": 2, "v": "two" });
+    assert_eq!(stored[1].get_i32("a").ok(), Some(1));
+    assert!(stored[1].get_object_id("_id").is_ok(), "{stored:?}");
+    // Merging again matches both by `a`: nothing new.
+    agg(on_a(Bson::from("a")));
+    assert_eq!(contents(&engine, "db", "t").len(), 2);
+    // Keeping the source's `_id` for a match with another one: 66, nothing written.
+    let before = contents(&engine, "db", "t");
+    let mut pipeline = bson::RawArrayBuf::new();
+    pipeline.push(rawdoc! { "$merge": { "into": "t", "on": "a", "whenMatched": "merge" } });
+    assert_eq!(code(&agg(pipeline)), Some(66));
+    assert_eq!(contents(&engine, "db", "t"), before);
+    // `on` values that are missing, null or arrays.
+    for (project, expected) in [
+        (rawdoc! { "$project": { "_id": 0, "v": 1 } }, 51132),
+        (
+            rawdoc! { "$project": { "_id": 0, "a": { "$literal": null } } },
+            51132,
+        ),
+        (rawdoc! { "$project": { "_id": 0, "a": ["$a"] } }, 51185),
+    ] {
+        let mut pipeline = bson::RawArrayBuf::new();
+        pipeline.push(project.clone());
+        pipeline.push(rawdoc! { "$merge": { "into": "t", "on": "a" } });
+        let reply = agg(pipeline);
+        assert_eq!(code(&reply), Some(expected), "{project:?}: {reply:?}");
+        assert_eq!(contents(&engine, "db", "t"), before);
+    }
+    // A dotted `on` through a compound unique index, fields in either order, and a
+    // multikey target matched as a query matches it.
+    ok(
+        &engine,
+        "db",
+        rawdoc! { "createIndexes": "m", "indexes": [{ "key": { "k.x": 1, "k.y": -1 }, "name": "k", "unique": true }] },
+    );
+    ok(
+        &engine,
+        "db",
+        rawdoc! { "insert": "m", "documents": [{ "_id": "M", "k": [{ "x": 1, "y": 1 }, { "x": 5, "y": 5 }] }] },
+    );
+    let mut pipeline = bson::RawArrayBuf::new();
+    pipeline.push(rawdoc! { "$project": { "_id": 0, "k": { "x": "$a", "y": "$a" }, "v": 1 } });
+    pipeline
+        .push(rawdoc! { "$merge": { "into": "m", "on": ["k.y", "k.x"], "whenMatched": "merge" } });
+    let reply = agg(pipeline);
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply:?}");
+    let stored = contents(&engine, "db", "m");
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    assert_eq!(
+        stored[0],
+        doc! { "_id": "M", "k": { "x": 1, "y": 1 }, "v": "one" }
+    );
 }

@@ -12,16 +12,22 @@
 //! it, as mongod does; the temporary name is never visible to other readers. A
 //! transaction over 4 MiB of log is written as several log records, so a crash in the
 //! middle of one can leave the temporary collection behind (the target stays as it was);
-//! startup does not sweep such leftovers yet.
+//! startup does not sweep such leftovers yet. `$merge` matches on `_id` by default, or on
+//! `on` fields that a unique, non-partial index of the target makes unique (checked once
+//! at `begin`, 51183 as mongod); the match is then a query through the planner, so through
+//! that index.
 
 use super::insert;
 use super::update::check_storable;
-use super::write::duplicate_key;
+use super::write::{self, Failure, duplicate_key};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
+use crate::index::spec::KeyKind;
+use crate::plan::Hint;
 use crate::store::{Namespace, StoreError, Writer};
-use bson::{Bson, DateTime, Document, RawArray, RawBson, RawDocument, RawDocumentBuf};
-use query::{Expression, Merge, Output, Target, Variables, WhenMatched, WhenNotMatched};
+use bson::raw::{CStr, cstr};
+use bson::{Bson, DateTime, Document, RawArray, RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
+use query::{Expression, Filter, Merge, Output, Target, Variables, WhenMatched, WhenNotMatched};
 use update::{ApplyContext, Update, UpdateOptions};
 
 /// Databases a pipeline may not write to.
@@ -111,13 +117,7 @@ impl<'e, 'w, 's> Sink<'e, 'w, 's> {
             }
             Output::Merge(merge) => {
                 let target = target_namespace("$merge", &merge.into, db)?;
-                if merge.on != ["_id"] {
-                    // Only the `_id_` index exists; mongod needs a unique index on `on`.
-                    return Err(Error::new(
-                        ErrorCode::Location(51183),
-                        "Cannot find index to verify that join fields will be unique",
-                    ));
-                }
+                check_on_fields(writer, &target, &merge.on)?;
                 if let WhenMatched::Pipeline { stages, variables } = &merge.when_matched {
                     // Parsed once up front (its `let` names bound to null) so a bad
                     // pipeline fails even when nothing matches.
@@ -144,10 +144,10 @@ impl<'e, 'w, 's> Sink<'e, 'w, 's> {
 
     /// Writes one output document.
     pub(super) fn write(&mut self, doc: RawDocumentBuf) -> Result<(), Error> {
-        // A document without `_id` gets one, as an insert would give it.
-        let doc = insert::prepare(self.engine, &doc, self.now)?.into_owned();
         match &self.mode {
             Mode::Out { temp, .. } => {
+                // A document without `_id` gets one, as an insert would give it.
+                let doc = insert::prepare(self.engine, &doc, self.now)?.into_owned();
                 self.writer
                     .insert(temp, &doc)
                     .map_err(|error| store_error(error, &doc))?;
@@ -157,7 +157,23 @@ impl<'e, 'w, 's> Sink<'e, 'w, 's> {
                 target,
                 merge,
                 vars,
-            } => merge_one(self.writer, target, merge, vars, doc, self.now),
+            } => {
+                // mongod gives an `_id` up front only when `on` includes it; otherwise
+                // a replacement without one keeps the matched document's, and only an
+                // inserted document gets a new one.
+                let doc = if merge.on.iter().any(|field| field == "_id") {
+                    insert::prepare(self.engine, &doc, self.now)?.into_owned()
+                } else {
+                    doc
+                };
+                let found = find_match(self.writer, target, &merge.on, &doc)?;
+                let doc = if found.is_none() {
+                    insert::prepare(self.engine, &doc, self.now)?.into_owned()
+                } else {
+                    doc
+                };
+                merge_one(self.writer, target, merge, vars, found, doc, self.now)
+            }
         }
     }
 
@@ -180,30 +196,159 @@ fn store_error(error: StoreError, doc: &RawDocument) -> Error {
     }
 }
 
-/// `$merge` of one document, matched on `_id`.
+/// Checks that `on` identifies at most one document of `target`, as mongod checks it: `_id`
+/// always does; other fields need a unique index of `target` (not partial, every key field
+/// ascending or descending) whose fields are exactly `on`'s, in any order (51183 without
+/// one, also when `target` does not exist yet), and no field may be named twice (31465).
+fn check_on_fields(
+    writer: &mut Writer<'_>,
+    target: &Namespace,
+    on: &[String],
+) -> Result<(), Error> {
+    let mut fields = std::collections::BTreeSet::new();
+    for field in on {
+        if !fields.insert(field.as_str()) {
+            return Err(Error::new(
+                ErrorCode::Location(31465),
+                format!("Found a duplicate field '{field}'"),
+            ));
+        }
+    }
+    if on == ["_id"] {
+        return Ok(());
+    }
+    let supported = writer.collection(target)?.is_some_and(|meta| {
+        meta.indexes.iter().any(|index| {
+            let spec = &index.spec;
+            spec.unique
+                && spec.partial.is_none()
+                && spec
+                    .fields
+                    .iter()
+                    .all(|key| matches!(key.kind, KeyKind::Ascending | KeyKind::Descending))
+                && spec.fields.len() == fields.len()
+                && spec
+                    .fields
+                    .iter()
+                    .all(|key| fields.contains(key.path.as_str()))
+        })
+    });
+    if supported {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorCode::Location(51183),
+            "Cannot find index to verify that join fields will be unique",
+        ))
+    }
+}
+
+/// The value at a dotted `path` of `doc`; a path through an array finds nothing, as
+/// mongod's `getNestedField` does.
+fn nested<'a>(doc: &'a RawDocument, path: &str) -> Option<RawBsonRef<'a>> {
+    let mut current = doc;
+    let mut parts = path.split('.').peekable();
+    while let Some(part) = parts.next() {
+        let value = current.get(part).ok()??;
+        if parts.peek().is_none() {
+            return Some(value);
+        }
+        match value {
+            RawBsonRef::Document(inner) => current = inner,
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The target document `doc` merges with: the one whose `on` fields equal `doc`'s (each
+/// present, neither null, undefined nor an array: 51132 / 51185). `on` is unique in the
+/// target (`check_on_fields`), so there is at most one; the lookup goes through the planner,
+/// hence through that unique index.
+fn find_match(
+    writer: &mut Writer<'_>,
+    target: &Namespace,
+    on: &[String],
+    doc: &RawDocument,
+) -> Result<Option<(u64, RawDocumentBuf)>, Error> {
+    if on == ["_id"] {
+        let id = match doc.get("_id") {
+            Ok(Some(id)) => id,
+            _ => return Err(Error::new(ErrorCode::InternalError, "no _id to merge on")),
+        };
+        return Ok(writer.find_id(target, id)?);
+    }
+    let mut filter_doc = RawDocumentBuf::new();
+    for field in on {
+        let value = nested(doc, field);
+        if let Some(RawBsonRef::Array(_)) = value {
+            return Err(Error::new(
+                ErrorCode::Location(51185),
+                format!("$merge write error: 'on' field '{field}' is an array"),
+            ));
+        }
+        let Some(value) = value.filter(|v| !matches!(v, RawBsonRef::Null | RawBsonRef::Undefined))
+        else {
+            return Err(Error::new(
+                ErrorCode::Location(51132),
+                format!(
+                    "$merge write error: 'on' field '{field}' cannot be missing, null, \
+                     undefined or an array"
+                ),
+            ));
+        };
+        let mut eq = RawDocumentBuf::new();
+        eq.append(cstr!("$eq"), value);
+        let key = <&CStr>::try_from(field.as_str())
+            .map_err(|e| Error::new(ErrorCode::FailedToParse, e.to_string()))?;
+        filter_doc.append(key, eq);
+    }
+    let filter = Filter::parse(&filter_doc)?;
+    let found = write::select(writer, target, &filter, &filter_doc, &Hint::None, true).map_err(
+        |failure| match failure {
+            Failure::Statement(error) | Failure::Fatal(error) => error,
+        },
+    )?;
+    Ok(found.into_iter().next())
+}
+
+/// mongod's refusal when a matched document would get another `_id`.
+fn check_same_id(stored: &RawDocument, doc: &RawDocument) -> Result<(), Error> {
+    match doc.get("_id") {
+        Ok(Some(id)) if Some(id) != stored.get("_id").ok().flatten() => Err(Error::new(
+            ErrorCode::Other(66, "ImmutableField"),
+            "$merge failed to update the matching document, did you attempt to modify the _id \
+             or the shard key? :: caused by :: Performing an update on the path '_id' would \
+             modify the immutable field '_id'",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `$merge` of one document with its match in the target (`found`), if any.
 fn merge_one(
     writer: &mut Writer<'_>,
     target: &Namespace,
     merge: &Merge,
     vars: &Variables,
+    found: Option<(u64, RawDocumentBuf)>,
     doc: RawDocumentBuf,
     now: i64,
 ) -> Result<(), Error> {
-    let id = match doc.get("_id") {
-        Ok(Some(id)) => id,
-        _ => return Err(Error::new(ErrorCode::InternalError, "no _id to merge on")),
-    };
-    let existing = writer.find_id(target, id)?;
-    match (existing, &merge.when_matched, merge.when_not_matched) {
+    match (found, &merge.when_matched, merge.when_not_matched) {
         (Some(_), WhenMatched::KeepExisting, _) => Ok(()),
         // The insert meets the stored `_id`: mongod's duplicate key error, as it reports it.
         (Some(_), WhenMatched::Fail, _) => writer
             .insert(target, &doc)
             .map(|_| ())
             .map_err(|error| store_error(error, &doc)),
-        (Some((rid, _)), WhenMatched::Replace, _) => writer
-            .update(target, rid, &doc)
-            .map_err(|error| store_error(error, &doc)),
+        (Some((rid, stored)), WhenMatched::Replace, _) => {
+            check_same_id(&stored, &doc)?;
+            let doc = with_id_of(&stored, doc)?;
+            writer
+                .update(target, rid, &doc)
+                .map_err(|error| store_error(error, &doc))
+        }
         (Some((rid, stored)), WhenMatched::Pipeline { stages, variables }, _) => {
             let mut values = Document::new();
             for (name, expression) in let_spec(variables.as_deref())? {
@@ -226,6 +371,7 @@ fn merge_one(
                 .map_err(|error| store_error(error, &applied.doc))
         }
         (Some((rid, stored)), _, _) => {
+            check_same_id(&stored, &doc)?;
             let merged = merged(&stored, &doc)?;
             writer
                 .update(target, rid, &merged)
@@ -242,6 +388,25 @@ fn merge_one(
              one document in the source collection",
         )),
     }
+}
+
+/// A replacement keeps the matched document's `_id` (first, as a stored document has it)
+/// when it has none of its own.
+fn with_id_of(stored: &RawDocument, doc: RawDocumentBuf) -> Result<RawDocumentBuf, Error> {
+    if doc.get("_id").ok().flatten().is_some() {
+        return Ok(doc);
+    }
+    let Some(id) = stored.get("_id").ok().flatten() else {
+        return Ok(doc);
+    };
+    let mut out = RawDocumentBuf::new();
+    out.append(cstr!("_id"), id);
+    for element in &doc {
+        let (key, value) =
+            element.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+        out.append(key, value);
+    }
+    Ok(out)
 }
 
 /// A `whenMatched` pipeline's `let` (`{new: "$$ROOT"}` when absent): names and the
