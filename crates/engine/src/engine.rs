@@ -65,6 +65,8 @@ pub struct Engine {
     stats: Stats,
     /// The TTL monitor (its thread, when enabled, and its counters).
     pub(crate) ttl: ttl::Monitor,
+    /// The commands running now (`currentOp`).
+    pub(crate) operations: crate::operations::Operations,
 }
 
 impl Engine {
@@ -134,6 +136,7 @@ impl Engine {
             sessions: Sessions::default(),
             stats: Stats::default(),
             ttl,
+            operations: crate::operations::Operations::default(),
         }
     }
 

@@ -24,6 +24,7 @@ mod host;
 mod index;
 pub mod limits;
 mod object_id;
+mod operations;
 mod plan;
 mod sessions;
 mod stats;

@@ -193,3 +193,33 @@ pub(super) fn server_status(engine: &Engine, _request: &Request<'_>) -> Result<D
         },
     })
 }
+
+/// Fields of a `currentOp` command that are options, not part of its filter.
+const CURRENT_OP_OPTIONS: &[&str] = &["currentOp", "$all", "$ownOps", "$truncateOps"];
+
+/// `currentOp`: the operations running now (this one included), those matching the
+/// command's other fields as a query filter (`{ns: "db.c", op: "command"}`), as mongod's.
+/// Every listed operation is active, so `$all` changes nothing; without users every
+/// operation is one's own, so `$ownOps` neither.
+pub(super) fn current_op(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    let mut filter = bson::RawDocumentBuf::new();
+    for element in request.body {
+        let (name, value) =
+            element.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+        let name_str = name.as_str();
+        if CURRENT_OP_OPTIONS.contains(&name_str) || super::args::GENERIC_ARGS.contains(&name_str) {
+            continue;
+        }
+        filter.append(name, value);
+    }
+    let filter = query::Filter::parse(&filter)?;
+    let mut inprog = Vec::new();
+    for op in engine.operations.report(engine.host.now_millis()) {
+        let raw = bson::RawDocumentBuf::try_from(&op)
+            .map_err(|e| Error::new(ErrorCode::InternalError, e.to_string()))?;
+        if filter.try_matches(&raw)? {
+            inprog.push(op);
+        }
+    }
+    Ok(doc! { "inprog": inprog })
+}

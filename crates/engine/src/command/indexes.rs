@@ -4,7 +4,10 @@
 //!
 //! Each runs in one store transaction and commits once (a createIndexes of several
 //! indexes builds them all or none: any failure drops the transaction), honouring
-//! `writeConcern` like the write commands.
+//! `writeConcern` like the write commands. A build holds the write gate for its whole
+//! length (readers go on; writers wait: about 55-130 ms over 65,536 x 16 KiB documents,
+//! D45) and publishes its progress on its `currentOp` entry; builds over
+//! [`BUILD_LOG_DOCUMENTS_MIN`] documents or more are logged.
 
 use super::Request;
 use super::args;
@@ -14,11 +17,15 @@ use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::index::display;
 use crate::index::spec::{self, CreateOutcome, IndexSpec, ParseOptions};
-use crate::store::{CollectionMeta, Namespace};
+use crate::store::{BuildObserver, CollectionMeta, Namespace};
 use bson::raw::RawBsonRef;
 use bson::{Bson, Document, RawDocument, doc};
 use std::sync::Arc;
+use std::time::Instant;
 use wal::crashpoint;
+
+/// Builds over this many documents or more are logged (start and end).
+pub(crate) const BUILD_LOG_DOCUMENTS_MIN: u64 = 10_000;
 
 /// Every index of a collection as specifications, `_id_` first.
 pub(super) fn all_specs(meta: Option<&CollectionMeta>) -> Vec<Arc<IndexSpec>> {
@@ -104,14 +111,41 @@ pub(super) fn create_indexes(engine: &Engine, request: &Request<'_>) -> Result<D
         reply.insert("note", "all indexes already exist");
         return Ok(reply);
     }
-    let uuid = writer.collection(&ns)?.map(|m| m.uuid).unwrap_or_default();
+    let target = writer.collection(&ns)?;
+    let uuid = target.as_ref().map(|m| m.uuid).unwrap_or_default();
+    let documents = target.as_ref().map_or(0, |m| m.count);
+    if let Some(running) = request.running() {
+        writer.observe_builds(Arc::clone(running) as Arc<dyn BuildObserver>);
+    }
+    // Long builds are logged as mongod logs them (start, and done with the time taken).
+    let logged = documents >= BUILD_LOG_DOCUMENTS_MIN;
+    let started = Instant::now();
     for candidate in &to_build {
+        if logged {
+            eprintln!(
+                "multiforadb: index build: starting: {ns} index {} over {documents} documents",
+                candidate.name
+            );
+        }
         if let Err(error) = writer.create_index(&ns, candidate) {
+            if logged {
+                eprintln!(
+                    "multiforadb: index build: failed: {ns} index {}: {error}",
+                    candidate.name
+                );
+            }
             return Err(build_failed(store.new_uuid(), &ns, uuid, error.into()));
         }
     }
     crashpoint::hit("ddl.create_index.before_commit");
     concern.commit(writer)?;
+    if logged {
+        let names: Vec<&str> = to_build.iter().map(|c| c.name.as_str()).collect();
+        eprintln!(
+            "multiforadb: index build: done: {ns} indexes {names:?} in {} ms",
+            started.elapsed().as_millis()
+        );
+    }
     let mut reply = doc! {
         "numIndexesBefore": number(before),
         "numIndexesAfter": number(before + to_build.len()),

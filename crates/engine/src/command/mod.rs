@@ -47,6 +47,8 @@ pub(crate) struct Request<'a> {
     pub(crate) ctx: &'a ConnectionContext,
     /// The body's fields, decoded once on first use (options are looked up many times).
     fields: std::cell::OnceCell<Vec<(&'a str, bson::raw::RawBsonRef<'a>)>>,
+    /// Its `currentOp` entry while dispatch runs it (long work reports progress there).
+    running: std::cell::OnceCell<std::sync::Arc<crate::operations::Running>>,
 }
 
 impl<'a> Request<'a> {
@@ -62,7 +64,13 @@ impl<'a> Request<'a> {
             body,
             ctx,
             fields: std::cell::OnceCell::new(),
+            running: std::cell::OnceCell::new(),
         }
+    }
+
+    /// Its `currentOp` entry, when dispatch runs it.
+    pub(crate) fn running(&self) -> Option<&std::sync::Arc<crate::operations::Running>> {
+        self.running.get()
     }
 
     /// The body's field `key`: one decoding pass over the body for all lookups.
@@ -173,6 +181,7 @@ const COMMANDS: &[Spec] = &[
     ),
     spec("getParameter", tree!(admin::get_parameter), true, true),
     spec("getLog", tree!(admin::get_log), true, true),
+    spec("currentOp", tree!(admin::current_op), true, true),
     spec("serverStatus", tree!(admin::server_status), true, false),
     spec("find", find::find, false, false),
     spec("explain", tree!(explain::explain), false, false),
@@ -265,7 +274,13 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
         request.field("autocommit")?,
         request.field("startTransaction")?,
     )?;
-    match (spec.handler)(engine, request)? {
+    let operation = engine.operations.begin(request);
+    let _ = request
+        .running
+        .set(std::sync::Arc::clone(operation.running()));
+    let reply = (spec.handler)(engine, request);
+    drop(operation);
+    match reply? {
         Reply::Doc(mut reply) => {
             reply.insert("ok", 1.0);
             RawDocumentBuf::try_from(&reply)

@@ -210,19 +210,60 @@ fn merge_multikey(index: &mut IndexMeta, paths: &[BTreeSet<usize>]) {
     }
 }
 
+/// The phases of an index build, as `currentOp` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildPhase {
+    /// Reading the collection's records and generating their keys (done/total: records).
+    Scanning,
+    /// Sorting the keys and loading them into the new tree (done/total: keys).
+    Loading,
+}
+
+impl BuildPhase {
+    /// mongod's `currentOp` message for the phase.
+    pub fn message(self) -> &'static str {
+        match self {
+            BuildPhase::Scanning => "Index Build: scanning collection",
+            BuildPhase::Loading => "Index Build: inserting keys from external sorter into index",
+        }
+    }
+}
+
+/// Told how a build advances (the running command's `currentOp` entry). Called on the
+/// building thread with the write gate held: it must be quick and must not write.
+pub trait BuildObserver: Send + Sync {
+    /// `done` of `total` units of `phase` are complete.
+    fn progress(&self, phase: BuildPhase, done: u64, total: u64);
+}
+
+/// Records scanned between two progress reports.
+const PROGRESS_EVERY: u64 = 256;
+
 /// Builds `spec` over the records of `meta`: every entry generated, sorted once, checked
 /// for duplicates (unique), then bulk-loaded into a new tree. Any refusal comes before the
-/// first page is written, so a failed build leaves nothing.
+/// first page is written, so a failed build leaves nothing. `observer`, when given, hears
+/// the progress of each phase.
 pub(crate) fn build(
     txn: &mut WriteTxn<'_>,
     ns: &Namespace,
     meta: &CollectionMeta,
     spec: Arc<IndexSpec>,
+    observer: Option<&dyn BuildObserver>,
 ) -> Result<IndexMeta, StoreError> {
     let mut index = IndexMeta::new(Arc::clone(&spec));
     let mut entries: Vec<Vec<u8>> = Vec::new();
     let mut paths = vec![BTreeSet::new(); spec.fields.len()];
-    for record in meta.records.iter(&*txn)? {
+    let report = |phase, done, total| {
+        if let Some(observer) = observer {
+            observer.progress(phase, done, total);
+        }
+    };
+    let total = meta.count;
+    report(BuildPhase::Scanning, 0, total);
+    for (scanned, record) in (1..).zip(meta.records.iter(&*txn)?) {
+        if scanned % PROGRESS_EVERY == 0 {
+            report(BuildPhase::Scanning, scanned, total);
+        }
         let (key, bytes) = record?;
         let rid = rid_of(&key)?;
         let doc = RawDocument::from_bytes(&bytes)
@@ -233,6 +274,9 @@ pub(crate) fn build(
         }
         entries.extend(keys.keys.iter().map(|k| entry_key(k, rid)));
     }
+    report(BuildPhase::Scanning, total, total);
+    let keys = entries.len() as u64;
+    report(BuildPhase::Loading, 0, keys);
     entries.sort_unstable();
     if spec.unique {
         for pair in entries.windows(2) {
@@ -255,6 +299,7 @@ pub(crate) fn build(
         .bulk_load(txn, entries.iter().map(|e| (e.as_slice(), &[][..])))?;
     index.key_bytes = entries.iter().map(|e| e.len() as u64).sum();
     merge_multikey(&mut index, &paths);
+    report(BuildPhase::Loading, keys, keys);
     Ok(index)
 }
 

@@ -29,7 +29,7 @@ mod meta_cache;
 mod txn;
 
 pub use catalog::{CollectionMeta, IndexMeta, Namespace};
-pub use indexes::{IndexCheck, KeyRange, WalkPosition, WalkTarget};
+pub use indexes::{BuildObserver, BuildPhase, IndexCheck, KeyRange, WalkPosition, WalkTarget};
 pub use txn::{Reader, Record, Writer};
 
 use parking_lot::{Condvar, Mutex};

@@ -18,7 +18,7 @@
 //!   its first change.
 
 use super::catalog::{CATALOG, CollectionMeta, Namespace, rid_key, rid_of};
-use super::indexes::{self, IndexCheck, KeyRange, WalkPosition, WalkTarget};
+use super::indexes::{self, BuildObserver, IndexCheck, KeyRange, WalkPosition, WalkTarget};
 use super::log::Op;
 use super::meta_cache::MetaCache;
 use super::{Store, StoreError};
@@ -255,6 +255,8 @@ pub struct Writer<'s> {
     loaded: HashMap<Namespace, Option<CollectionMeta>>,
     ops: Vec<Op>,
     logged: bool,
+    /// Hears the progress of the index builds this transaction runs.
+    observer: Option<Arc<dyn BuildObserver>>,
 }
 
 impl<'s> Writer<'s> {
@@ -272,7 +274,13 @@ impl<'s> Writer<'s> {
             loaded: HashMap::new(),
             ops: Vec::new(),
             logged,
+            observer: None,
         }
+    }
+
+    /// Reports the progress of the index builds that follow to `observer`.
+    pub fn observe_builds(&mut self, observer: Arc<dyn BuildObserver>) {
+        self.observer = Some(observer);
     }
 
     /// The pager transaction, for iterating a collection's trees (as this writer sees them).
@@ -645,6 +653,7 @@ impl<'s> Writer<'s> {
             Op::CreateIndex { ns, spec } => {
                 let spec = IndexSpec::parse(spec, ParseOptions::default())
                     .map_err(StoreError::Rejected)?;
+                let observer = self.observer.clone();
                 let (meta, txn) = self.meta_and_txn(ns)?;
                 if meta.index(&spec.name).is_some() {
                     return Err(StoreError::Corrupt(format!(
@@ -652,7 +661,7 @@ impl<'s> Writer<'s> {
                         spec.name
                     )));
                 }
-                let index = indexes::build(txn, ns, meta, Arc::new(spec))?;
+                let index = indexes::build(txn, ns, meta, Arc::new(spec), observer.as_deref())?;
                 meta.indexes.push(index);
             }
             Op::DropIndex { ns, name } => {

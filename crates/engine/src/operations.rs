@@ -1,0 +1,364 @@
+//! Operations in progress, as `currentOp` lists them: every command registers itself with
+//! [`Operations::begin`] before its handler runs and is listed until the returned guard
+//! drops; long work (index builds) publishes its progress on its entry.
+//!
+//! Invariants:
+//! - An operation is listed exactly while its handler runs: the entry is added before the
+//!   handler is called and removed when the guard drops, also on error or unwinding.
+//! - Registering costs one short mutex hold and copies at most [`COMMAND_COPY_MAX`] bytes
+//!   of the command body (mongod truncates `currentOp`'s `command` the same way); no lock
+//!   of this module is held while a handler runs.
+//! - Progress is written by the running thread and read by `currentOp` under the entry's
+//!   own small lock; a reader never waits for the write gate.
+//! - opids are unique for the life of the engine (a 32-bit counter, as mongod's).
+
+use crate::command::Request;
+use crate::store::{BuildObserver, BuildPhase};
+use bson::{Document, doc};
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Instant;
+
+/// The largest command body `currentOp` shows whole; a larger one is shown as mongod
+/// shows it: `{$truncated: "<the start of it>", comment}`.
+pub(crate) const COMMAND_COPY_MAX: usize = 1024;
+
+/// The operations running now.
+#[derive(Default)]
+pub(crate) struct Operations {
+    next_opid: AtomicI32,
+    running: Mutex<BTreeMap<i32, Arc<Running>>>,
+    /// Called with every progress report, on the reporting thread (tests look at
+    /// `currentOp` from inside a build this way).
+    #[cfg(test)]
+    pub(crate) on_progress: Mutex<Option<ProgressHook>>,
+}
+
+#[cfg(test)]
+pub(crate) type ProgressHook = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// One running operation.
+pub(crate) struct Running {
+    opid: i32,
+    started: Instant,
+    /// `currentOp`'s `op`: `insert`, `query`, `update`, `remove`, `getmore` or `command`.
+    op: &'static str,
+    ns: String,
+    command: Document,
+    connection_id: i64,
+    client: String,
+    progress: Mutex<Option<Progress>>,
+    #[cfg(test)]
+    on_progress: Option<ProgressHook>,
+}
+
+/// What long work has done so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Progress {
+    /// mongod's message for the phase.
+    pub(crate) msg: &'static str,
+    pub(crate) done: u64,
+    pub(crate) total: u64,
+}
+
+/// Keeps an operation listed; dropping it ends the listing.
+pub(crate) struct OpGuard<'o> {
+    operations: &'o Operations,
+    running: Arc<Running>,
+}
+
+impl Drop for OpGuard<'_> {
+    fn drop(&mut self) {
+        self.operations.running.lock().remove(&self.running.opid);
+    }
+}
+
+impl OpGuard<'_> {
+    /// The entry, for work that reports progress on it.
+    pub(crate) fn running(&self) -> &Arc<Running> {
+        &self.running
+    }
+}
+
+impl Operations {
+    /// Lists `request` as running until the guard drops.
+    pub(crate) fn begin(&self, request: &Request<'_>) -> OpGuard<'_> {
+        let opid = self
+            .next_opid
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_add(1);
+        let collection = match request.body.get(request.name) {
+            Ok(Some(bson::RawBsonRef::String(name))) => name,
+            _ => "$cmd",
+        };
+        let running = Arc::new(Running {
+            opid,
+            started: Instant::now(),
+            op: op_kind(request.name),
+            ns: format!("{}.{collection}", request.db),
+            command: shown_command(request),
+            connection_id: request.ctx.connection_id,
+            client: request.ctx.client_address.clone(),
+            progress: Mutex::new(None),
+            #[cfg(test)]
+            on_progress: self.on_progress.lock().clone(),
+        });
+        self.running.lock().insert(opid, Arc::clone(&running));
+        OpGuard {
+            operations: self,
+            running,
+        }
+    }
+
+    /// The entries, in opid order, as `currentOp` reports each.
+    pub(crate) fn report(&self, now_millis: i64) -> Vec<Document> {
+        let running: Vec<Arc<Running>> = self.running.lock().values().cloned().collect();
+        running.iter().map(|op| op.report(now_millis)).collect()
+    }
+}
+
+impl Running {
+    fn report(&self, now_millis: i64) -> Document {
+        let elapsed = self.started.elapsed();
+        let micros = i64::try_from(elapsed.as_micros()).unwrap_or(i64::MAX);
+        let mut out = doc! {
+            "type": "op",
+            "desc": format!("conn{}", self.connection_id),
+            "connectionId": self.connection_id,
+            "active": true,
+            "currentOpTime": bson::DateTime::from_millis(now_millis)
+                .try_to_rfc3339_string()
+                .unwrap_or_default(),
+            "opid": self.opid,
+            "secs_running": micros / 1_000_000,
+            "microsecs_running": micros,
+            "op": self.op,
+            "ns": self.ns.clone(),
+            "redacted": false,
+            "command": self.command.clone(),
+            "numYields": 0,
+            "locks": {},
+            "waitingForLock": false,
+            "lockStats": {},
+        };
+        if !self.client.is_empty() {
+            out.insert("client", self.client.clone());
+        }
+        if let Some(progress) = *self.progress.lock() {
+            let percent = (progress.done * 100)
+                .checked_div(progress.total)
+                .unwrap_or(100);
+            out.insert(
+                "msg",
+                format!(
+                    "{msg} {msg}: {done}/{total} {percent}%",
+                    msg = progress.msg,
+                    done = progress.done,
+                    total = progress.total,
+                ),
+            );
+            out.insert(
+                "progress",
+                doc! {
+                    "done": i64::try_from(progress.done).unwrap_or(i64::MAX),
+                    "total": i64::try_from(progress.total).unwrap_or(i64::MAX),
+                },
+            );
+        }
+        out
+    }
+}
+
+impl BuildObserver for Running {
+    fn progress(&self, phase: BuildPhase, done: u64, total: u64) {
+        let progress = Progress {
+            msg: phase.message(),
+            done,
+            total,
+        };
+        *self.progress.lock() = Some(progress);
+        #[cfg(test)]
+        if let Some(hook) = &self.on_progress {
+            hook(progress);
+        }
+    }
+}
+
+/// `currentOp`'s `op` for a command, as mongod names it.
+fn op_kind(name: &str) -> &'static str {
+    match name {
+        "insert" => "insert",
+        "find" => "query",
+        "update" => "update",
+        "delete" => "remove",
+        "getMore" => "getmore",
+        _ => "command",
+    }
+}
+
+/// The command as `currentOp` shows it: whole up to [`COMMAND_COPY_MAX`] bytes, otherwise
+/// its start as a string under `$truncated`, and the `comment` if any.
+fn shown_command(request: &Request<'_>) -> Document {
+    let bytes = request.body.as_bytes();
+    if bytes.len() <= COMMAND_COPY_MAX
+        && let Ok(whole) = Document::try_from(request.body)
+    {
+        return whole;
+    }
+    let mut out = Document::new();
+    let start = match request.body.iter().next() {
+        Some(Ok((name, value))) => format!("{{ {name}: {value:?}, ... }}"),
+        _ => String::new(),
+    };
+    let start: String = start.chars().take(COMMAND_COPY_MAX).collect();
+    out.insert("$truncated", start);
+    if let Ok(Some(comment)) = request.body.get("comment")
+        && let Ok(comment) = bson::Bson::try_from(bson::RawBson::from(comment))
+    {
+        out.insert("comment", comment);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{ConnectionContext, Engine, EngineOptions};
+    use crate::{FixedHost, StartupOptions};
+    use bson::{RawDocumentBuf, rawdoc};
+
+    fn engine() -> Engine {
+        Engine::new(EngineOptions {
+            host: Arc::new(FixedHost::default()),
+            startup: StartupOptions::default(),
+            connections_max: 10,
+            ttl_interval: None,
+        })
+    }
+
+    fn run(engine: &Engine, db: &str, cmd: RawDocumentBuf) -> Document {
+        let reply = engine.run_command(db, &cmd, &ConnectionContext::default());
+        Document::try_from(&reply).expect("reply")
+    }
+
+    fn inprog(reply: &Document) -> Vec<Document> {
+        reply
+            .get_array("inprog")
+            .expect("inprog")
+            .iter()
+            .map(|op| op.as_document().expect("op").clone())
+            .collect()
+    }
+
+    #[test]
+    fn current_op_lists_itself_and_filters() {
+        let engine = engine();
+        let reply = run(&engine, "admin", rawdoc! { "currentOp": 1 });
+        let ops = inprog(&reply);
+        assert_eq!(ops.len(), 1, "{reply:?}");
+        let me = &ops[0];
+        assert_eq!(me.get_str("op").ok(), Some("command"));
+        assert_eq!(me.get_str("ns").ok(), Some("admin.$cmd"));
+        assert_eq!(me.get_bool("active").ok(), Some(true));
+        assert!(me.get_i32("opid").is_ok(), "{me:?}");
+        assert_eq!(
+            me.get_document("command").ok(),
+            Some(&doc! { "currentOp": 1 })
+        );
+        // The other fields filter.
+        let reply = run(&engine, "admin", rawdoc! { "currentOp": 1, "op": "insert" });
+        assert_eq!(inprog(&reply), Vec::<Document>::new());
+        let reply = run(
+            &engine,
+            "admin",
+            rawdoc! { "currentOp": 1, "$all": true, "command.currentOp": { "$exists": true } },
+        );
+        assert_eq!(inprog(&reply).len(), 1);
+        // Only on admin, as mongod.
+        let reply = run(&engine, "db", rawdoc! { "currentOp": 1 });
+        assert_eq!(reply.get_i32("code").ok(), Some(13), "{reply:?}");
+        // Nothing stays listed after its command.
+        let reply = run(&engine, "admin", rawdoc! { "currentOp": 1 });
+        assert_eq!(inprog(&reply).len(), 1);
+        assert!(engine.operations.running.lock().is_empty());
+    }
+
+    #[test]
+    fn large_commands_are_shown_truncated() {
+        let body =
+            rawdoc! { "insert": "c", "documents": [{ "pad": "x".repeat(4000) }], "comment": "big" };
+        let ctx = ConnectionContext::default();
+        let shown = shown_command(&Request::new("db", "insert", &body, &ctx));
+        assert!(
+            shown
+                .get_str("$truncated")
+                .is_ok_and(|s| s.starts_with("{ insert:")),
+            "{shown:?}"
+        );
+        assert_eq!(shown.get_str("comment").ok(), Some("big"));
+        let small = rawdoc! { "find": "c", "filter": { "a": 1 } };
+        let shown = shown_command(&Request::new("db", "find", &small, &ctx));
+        assert_eq!(shown, doc! { "find": "c", "filter": { "a": 1 } });
+    }
+
+    /// An index build is listed with its progress while it runs: `currentOp` is run from
+    /// inside the build (the progress hook), on the building thread, which holds the write
+    /// gate (so `currentOp` must not need it).
+    #[test]
+    fn an_index_build_shows_its_progress() {
+        let engine: &'static Engine = Box::leak(Box::new(engine()));
+        let docs: Vec<RawDocumentBuf> = (0..2000)
+            .map(|i| rawdoc! { "_id": i, "k": i % 7 })
+            .collect();
+        let mut insert = rawdoc! { "insert": "c" };
+        let mut array = bson::RawArrayBuf::new();
+        for doc in &docs {
+            array.push(doc.clone());
+        }
+        insert.append(bson::raw::cstr!("documents"), array);
+        assert_eq!(run(engine, "db", insert).get_f64("ok").ok(), Some(1.0));
+        type Seen = Vec<(Progress, Vec<Document>)>;
+        let seen: Arc<Mutex<Seen>> = Arc::default();
+        let record = Arc::clone(&seen);
+        *engine.operations.on_progress.lock() = Some(Arc::new(move |progress: Progress| {
+            if progress.msg == BuildPhase::Scanning.message() && progress.done == 1024 {
+                let reply = run(
+                    engine,
+                    "admin",
+                    rawdoc! { "currentOp": 1, "command.createIndexes": "c" },
+                );
+                record.lock().push((progress, inprog(&reply)));
+            }
+            if progress.msg == BuildPhase::Loading.message() {
+                record.lock().push((progress, Vec::new()));
+            }
+        }));
+        let reply = run(
+            engine,
+            "db",
+            rawdoc! { "createIndexes": "c", "indexes": [{ "key": { "k": 1 }, "name": "k_1" }] },
+        );
+        assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply:?}");
+        let seen = seen.lock();
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        let (_, ops) = &seen[0];
+        assert_eq!(ops.len(), 1, "{ops:?}");
+        let op = &ops[0];
+        assert_eq!(op.get_str("ns").ok(), Some("db.c"));
+        assert_eq!(
+            op.get_document("progress").ok(),
+            Some(&doc! { "done": 1024_i64, "total": 2000_i64 })
+        );
+        assert_eq!(
+            op.get_str("msg").ok(),
+            Some(
+                "Index Build: scanning collection Index Build: scanning collection: 1024/2000 51%"
+            )
+        );
+        // Loading: from none of the 2,000 keys to all of them.
+        assert_eq!((seen[1].0.done, seen[1].0.total), (0, 2000));
+        assert_eq!((seen[2].0.done, seen[2].0.total), (2000, 2000));
+    }
+}
