@@ -24,10 +24,11 @@ use crate::index::keys::{self, Keys};
 use crate::index::spec::IndexSpec;
 use bson::{Document, RawDocument};
 use btree::{PageRead, Tree};
-use pager::WriteTxn;
+use pager::{ReadTxn, WriteTxn};
 use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use wal::crashpoint;
 
 /// Bytes of the record id at the end of every entry.
@@ -239,20 +240,93 @@ pub trait BuildObserver: Send + Sync {
 /// Records scanned between two progress reports.
 const PROGRESS_EVERY: u64 = 256;
 
+/// By default, collections smaller than this are scanned by one thread.
+pub(crate) const PARALLEL_SCAN_RECORDS_MIN: u64 = 4096;
+
+/// Threads that scan one build's records at most by default.
+pub(crate) const SCAN_THREADS_MAX: usize = 4;
+
+/// How a build may split its scan.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ParallelScan {
+    /// Threads to scan with (1: the building thread alone).
+    pub(crate) threads: usize,
+    /// Collections with fewer records are scanned by one thread.
+    pub(crate) records_min: u64,
+}
+
+/// The entries one part of a build's scan generated, and the multikey paths it saw.
+struct Scanned {
+    entries: Vec<Vec<u8>>,
+    paths: Vec<BTreeSet<usize>>,
+}
+
+/// Generates the entries of `spec` for the records of `meta` with record ids in
+/// `[lower, upper)` (`None`: unbounded), reporting each [`PROGRESS_EVERY`] records to
+/// `scanned` (shared by the parts of one build) and `report`.
+fn scan_part<T: PageRead>(
+    txn: &T,
+    meta: &CollectionMeta,
+    spec: &IndexSpec,
+    (lower, upper): (Option<u64>, Option<u64>),
+    scanned: &AtomicU64,
+    report: &(dyn Fn(u64) + Sync),
+) -> Result<Scanned, StoreError> {
+    let lower = lower.map(rid_key);
+    let upper = upper.map(rid_key);
+    let lower = lower
+        .as_ref()
+        .map_or(Bound::Unbounded, |k| Bound::Included(&k[..]));
+    let upper = upper
+        .as_ref()
+        .map_or(Bound::Unbounded, |k| Bound::Excluded(&k[..]));
+    let mut out = Scanned {
+        entries: Vec::new(),
+        paths: vec![BTreeSet::new(); spec.fields.len()],
+    };
+    let mut since_report = 0;
+    for record in meta.records.range(txn, lower, upper)? {
+        since_report += 1;
+        if since_report == PROGRESS_EVERY {
+            since_report = 0;
+            report(scanned.fetch_add(PROGRESS_EVERY, Ordering::Relaxed) + PROGRESS_EVERY);
+        }
+        let (key, bytes) = record?;
+        let rid = rid_of(&key)?;
+        let doc = RawDocument::from_bytes(&bytes)
+            .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
+        let keys = keys_of(spec, doc)?;
+        for (mine, theirs) in out.paths.iter_mut().zip(&keys.multikey_paths) {
+            mine.extend(theirs.iter().copied());
+        }
+        // Each key becomes its entry in place (`entry_key`'s layout: key ++ record id).
+        out.entries.extend(keys.keys.into_iter().map(|mut key| {
+            key.extend_from_slice(&rid_key(rid));
+            key
+        }));
+    }
+    Ok(out)
+}
+
 /// Builds `spec` over the records of `meta`: every entry generated, sorted once, checked
 /// for duplicates (unique), then bulk-loaded into a new tree. Any refusal comes before the
 /// first page is written, so a failed build leaves nothing. `observer`, when given, hears
 /// the progress of each phase.
+///
+/// `base`, when given, is a snapshot holding exactly the records `txn` sees for `meta`
+/// (the caller checked that this transaction has not changed them) and a thread count: a
+/// large collection's records are then scanned by that many threads through it, split by
+/// record id, and their entries merged; the result is the same entries as one scan (the
+/// sort orders them).
 pub(crate) fn build(
     txn: &mut WriteTxn<'_>,
     ns: &Namespace,
     meta: &CollectionMeta,
     spec: Arc<IndexSpec>,
     observer: Option<&dyn BuildObserver>,
+    base: Option<(&ReadTxn<'_>, ParallelScan)>,
 ) -> Result<IndexMeta, StoreError> {
     let mut index = IndexMeta::new(Arc::clone(&spec));
-    let mut entries: Vec<Vec<u8>> = Vec::new();
-    let mut paths = vec![BTreeSet::new(); spec.fields.len()];
     let report = |phase, done, total| {
         if let Some(observer) = observer {
             observer.progress(phase, done, total);
@@ -260,19 +334,64 @@ pub(crate) fn build(
     };
     let total = meta.count;
     report(BuildPhase::Scanning, 0, total);
-    for (scanned, record) in (1..).zip(meta.records.iter(&*txn)?) {
-        if scanned % PROGRESS_EVERY == 0 {
-            report(BuildPhase::Scanning, scanned, total);
+    let scanned = AtomicU64::new(0);
+    let report_scan = |done: u64| report(BuildPhase::Scanning, done.min(total), total);
+    let parts = match base {
+        Some((
+            base,
+            ParallelScan {
+                threads,
+                records_min,
+            },
+        )) if threads > 1 && total >= records_min => {
+            let first = match meta.records.iter(base)?.next() {
+                Some(record) => rid_of(&record?.0)?,
+                None => 0,
+            };
+            let span = meta.next_rid.saturating_sub(first).max(1);
+            let step = span.div_ceil(threads as u64);
+            let bounds: Vec<(Option<u64>, Option<u64>)> = (0..threads as u64)
+                .map(|part| {
+                    let lower = (part > 0).then(|| first + part * step);
+                    let upper = (part + 1 < threads as u64).then(|| first + (part + 1) * step);
+                    (lower, upper)
+                })
+                .collect();
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = bounds
+                    .iter()
+                    .map(|&range| {
+                        let (spec, scanned, report_scan) = (&*spec, &scanned, &report_scan);
+                        scope
+                            .spawn(move || scan_part(base, meta, spec, range, scanned, report_scan))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|handle| {
+                        handle.join().unwrap_or_else(|_| {
+                            Err(StoreError::Corrupt("an index build thread panicked".into()))
+                        })
+                    })
+                    .collect::<Result<Vec<Scanned>, StoreError>>()
+            })?
         }
-        let (key, bytes) = record?;
-        let rid = rid_of(&key)?;
-        let doc = RawDocument::from_bytes(&bytes)
-            .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
-        let keys = keys_of(&spec, doc)?;
-        for (mine, theirs) in paths.iter_mut().zip(&keys.multikey_paths) {
+        _ => vec![scan_part(
+            &*txn,
+            meta,
+            &spec,
+            (None, None),
+            &scanned,
+            &report_scan,
+        )?],
+    };
+    let mut paths = vec![BTreeSet::new(); spec.fields.len()];
+    let mut entries: Vec<Vec<u8>> = Vec::with_capacity(parts.iter().map(|p| p.entries.len()).sum());
+    for part in parts {
+        for (mine, theirs) in paths.iter_mut().zip(&part.paths) {
             mine.extend(theirs.iter().copied());
         }
-        entries.extend(keys.keys.iter().map(|k| entry_key(k, rid)));
+        entries.extend(part.entries);
     }
     report(BuildPhase::Scanning, total, total);
     let keys = entries.len() as u64;

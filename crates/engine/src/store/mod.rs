@@ -334,6 +334,8 @@ pub struct Store {
     report: OpenReport,
     /// Decoded catalog entries of the newest snapshot read.
     metas: meta_cache::MetaCache,
+    /// Threads an index build scans with (0: one per core, at most four).
+    build_threads: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for Store {
@@ -469,6 +471,7 @@ impl Store {
             checkpointer: Mutex::new(None),
             report,
             metas: meta_cache::MetaCache::default(),
+            build_threads: std::sync::atomic::AtomicUsize::new(0),
         });
         let (replayed, unfinished) = store.replay(&recovery.records, covered)?;
         // Safe to mutate through a fresh Arc only before anyone else holds it.
@@ -545,6 +548,30 @@ impl Store {
             txn: self.pager.begin_read()?,
             metas: &self.metas,
         })
+    }
+
+    /// Sets the threads index builds scan a large collection with (`0`: one per core, at
+    /// most four; `1`: one scan on the building thread). For benchmarks and tests: the
+    /// result never depends on it.
+    pub fn set_index_build_threads(&self, threads: usize) {
+        self.build_threads.store(threads, Ordering::Relaxed);
+    }
+
+    /// How index builds scan now: the threads, for collections of at least how many
+    /// records (a count set explicitly applies to every size).
+    pub(crate) fn index_build_scan(&self) -> indexes::ParallelScan {
+        match self.build_threads.load(Ordering::Relaxed) {
+            0 => indexes::ParallelScan {
+                threads: std::thread::available_parallelism()
+                    .map_or(1, usize::from)
+                    .min(indexes::SCAN_THREADS_MAX),
+                records_min: indexes::PARALLEL_SCAN_RECORDS_MIN,
+            },
+            threads => indexes::ParallelScan {
+                threads,
+                records_min: 0,
+            },
+        }
     }
 
     /// The write transaction (one at a time; waits for the current one).

@@ -654,14 +654,32 @@ impl<'s> Writer<'s> {
                 let spec = IndexSpec::parse(spec, ParseOptions::default())
                     .map_err(StoreError::Rejected)?;
                 let observer = self.observer.clone();
+                // A snapshot for a parallel scan, when it holds exactly the records this
+                // transaction sees: its base, and the records tree untouched since (a
+                // copy-on-write tree whose root page is clean is the base's tree).
+                let scan = self.store.index_build_scan();
+                let base = match self.store.pager.begin_read() {
+                    Ok(base) if scan.threads > 1 && base.seq() == self.txn.base_seq() => Some(base),
+                    _ => None,
+                };
                 let (meta, txn) = self.meta_and_txn(ns)?;
+                let untouched = u32::try_from(meta.records.root())
+                    .is_ok_and(|root| root != 0 && !txn.is_dirty(pager::PageId(root)));
+                let base = base.filter(|_| untouched);
                 if meta.index(&spec.name).is_some() {
                     return Err(StoreError::Corrupt(format!(
                         "{ns}: index {} created twice",
                         spec.name
                     )));
                 }
-                let index = indexes::build(txn, ns, meta, Arc::new(spec), observer.as_deref())?;
+                let index = indexes::build(
+                    txn,
+                    ns,
+                    meta,
+                    Arc::new(spec),
+                    observer.as_deref(),
+                    base.as_ref().map(|base| (base, scan)),
+                )?;
                 meta.indexes.push(index);
             }
             Op::DropIndex { ns, name } => {

@@ -1,0 +1,93 @@
+//! An index build against the scan it is compared with (issue 26's gate: `createIndex({k:
+//! 1})` at most 2x the same run's unindexed range count), in process, over a file-backed
+//! database of 16 KiB documents shaped as the gates' (`{_id, k, p, payload}`).
+//!
+//! `cargo bench -p engine --bench index_build` (`MFDB_BENCH_DOCS`, default 8,192 = 128 MiB).
+//! Each build is timed alone (its drop is outside the timing); read the ratios of the
+//! rows' medians from one run (the build with the default parallel scan and with one
+//! thread, against the range count).
+
+use bson::{RawDocumentBuf, rawdoc};
+use criterion::{Criterion, criterion_group, criterion_main};
+use engine::{ConnectionContext, Engine, EngineOptions, FixedHost, StartupOptions};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const DOC_SIZE: usize = 16 * 1024;
+
+fn options() -> EngineOptions {
+    EngineOptions {
+        host: Arc::new(FixedHost::default()),
+        startup: StartupOptions::default(),
+        connections_max: 10,
+        ttl_interval: None,
+    }
+}
+
+fn run(engine: &Engine, cmd: &RawDocumentBuf) {
+    let reply = engine.run_command("db", cmd, &ConnectionContext::default());
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{cmd:?} -> {reply:?}");
+}
+
+fn load(engine: &Engine, docs: u32) {
+    let payload = "lorem ipsum dolor sit amet ".repeat(DOC_SIZE / 27);
+    for start in (0..docs).step_by(256) {
+        let mut array = bson::RawArrayBuf::new();
+        for i in start..(start + 256).min(docs) {
+            let p = (u64::from(i) * 2_654_435_761) % 1_000_000;
+            let mut doc = rawdoc! { "_id": i64::from(i), "k": i64::from(i % 1000), "p": p as i64 };
+            let pad = DOC_SIZE.saturating_sub(doc.as_bytes().len() + 20);
+            doc.append(
+                bson::raw::cstr!("payload"),
+                &payload[..pad.min(payload.len())],
+            );
+            array.push(doc);
+        }
+        let mut insert = rawdoc! { "insert": "bench" };
+        insert.append(bson::raw::cstr!("documents"), array);
+        run(engine, &insert);
+    }
+}
+
+fn build_against_scan(c: &mut Criterion) {
+    let docs: u32 = std::env::var("MFDB_BENCH_DOCS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(8192);
+    let dir = std::env::temp_dir().join(format!("mfdb-bench-index-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let engine = Engine::open(&dir.join("bench.mfdb"), options()).expect("open");
+    load(&engine, docs);
+    let count = rawdoc! { "count": "bench", "query": { "p": { "$gte": 250000, "$lt": 350000 } } };
+    let create =
+        rawdoc! { "createIndexes": "bench", "indexes": [{ "key": { "k": 1 }, "name": "k_1" }] };
+    let drop_index = rawdoc! { "dropIndexes": "bench", "index": "k_1" };
+    run(&engine, &count);
+    let mut group = c.benchmark_group("index_build");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(8));
+    group.bench_function("range_count_unindexed", |b| b.iter(|| run(&engine, &count)));
+    // The default scan (one thread per core, at most four) and one thread, side by side.
+    for (name, threads) in [("create_index_k", 0), ("create_index_k_one_thread", 1)] {
+        group.bench_function(name, |b| {
+            engine.store().set_index_build_threads(threads);
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let started = Instant::now();
+                    run(&engine, &create);
+                    total += started.elapsed();
+                    run(&engine, &drop_index);
+                }
+                total
+            });
+        });
+    }
+    group.finish();
+    drop(engine);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+criterion_group!(benches, build_against_scan);
+criterion_main!(benches);
