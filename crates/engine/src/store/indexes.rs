@@ -109,6 +109,8 @@ pub(crate) struct Change {
     added: Vec<Vec<u8>>,
     /// The new document's multikey paths (merged into the index's).
     multikey_paths: Vec<BTreeSet<usize>>,
+    /// The new document's wildcard multikey paths (merged into the index's).
+    wildcard_multikey: BTreeSet<String>,
 }
 
 /// The index changes of replacing `old` by `new` in record `rid` (either may be absent:
@@ -128,13 +130,18 @@ pub(crate) fn plan<T: PageRead>(
             Some(doc) => keys_of(spec, doc)?.keys,
             None => Vec::new(),
         };
-        let (new_keys, multikey_paths, multikey) = match new {
+        let (new_keys, multikey_paths, wildcard_multikey, multikey) = match new {
             Some(doc) => {
                 let keys = keys_of(spec, doc)?;
-                let multikey = keys.is_multikey();
-                (keys.keys, keys.multikey_paths, multikey)
+                let multikey = keys.is_multikey() && !index.records_multikey(&keys);
+                (
+                    keys.keys,
+                    keys.multikey_paths,
+                    keys.wildcard_multikey,
+                    multikey,
+                )
             }
-            None => (Vec::new(), Vec::new(), false),
+            None => (Vec::new(), Vec::new(), BTreeSet::new(), false),
         };
         // Both lists are sorted and deduplicated.
         let removed: Vec<Vec<u8>> = old_keys
@@ -161,6 +168,7 @@ pub(crate) fn plan<T: PageRead>(
                 removed,
                 added,
                 multikey_paths,
+                wildcard_multikey,
             });
         }
     }
@@ -196,17 +204,21 @@ pub(crate) fn apply(
             index.entries += 1;
             index.key_bytes += entry.len() as u64;
         }
-        merge_multikey(index, &change.multikey_paths);
+        merge_multikey(index, &change.multikey_paths, change.wildcard_multikey);
     }
     Ok(())
 }
 
-fn merge_multikey(index: &mut IndexMeta, paths: &[BTreeSet<usize>]) {
+fn merge_multikey(index: &mut IndexMeta, paths: &[BTreeSet<usize>], wildcard: BTreeSet<String>) {
     for (mine, theirs) in index.multikey_paths.iter_mut().zip(paths) {
         if !theirs.is_empty() {
             index.multikey = true;
             mine.extend(theirs.iter().copied());
         }
+    }
+    if !wildcard.is_empty() {
+        index.multikey = true;
+        index.wildcard_multikey.extend(wildcard);
     }
 }
 
@@ -222,6 +234,7 @@ pub(crate) fn build(
     let mut index = IndexMeta::new(Arc::clone(&spec));
     let mut entries: Vec<Vec<u8>> = Vec::new();
     let mut paths = vec![BTreeSet::new(); spec.fields.len()];
+    let mut wildcard_paths = BTreeSet::new();
     for record in meta.records.iter(&*txn)? {
         let (key, bytes) = record?;
         let rid = rid_of(&key)?;
@@ -231,6 +244,7 @@ pub(crate) fn build(
         for (mine, theirs) in paths.iter_mut().zip(&keys.multikey_paths) {
             mine.extend(theirs.iter().copied());
         }
+        wildcard_paths.extend(keys.wildcard_multikey);
         entries.extend(keys.keys.iter().map(|k| entry_key(k, rid)));
     }
     entries.sort_unstable();
@@ -254,7 +268,7 @@ pub(crate) fn build(
         .tree
         .bulk_load(txn, entries.iter().map(|e| (e.as_slice(), &[][..])))?;
     index.key_bytes = entries.iter().map(|e| e.len() as u64).sum();
-    merge_multikey(&mut index, &paths);
+    merge_multikey(&mut index, &paths, wildcard_paths);
     Ok(index)
 }
 
@@ -287,6 +301,7 @@ pub(crate) fn check<T: PageRead>(
     let mut report = IndexCheck::default();
     let mut expected: BTreeSet<Vec<u8>> = BTreeSet::new();
     let mut paths = vec![BTreeSet::new(); index.spec.fields.len()];
+    let mut wildcard_paths: BTreeSet<String> = BTreeSet::new();
     for record in meta.records.iter(txn)? {
         let (key, bytes) = record?;
         let rid = rid_of(&key)?;
@@ -300,6 +315,7 @@ pub(crate) fn check<T: PageRead>(
                 for (all, mine) in paths.iter_mut().zip(keys.multikey_paths) {
                     all.extend(mine);
                 }
+                wildcard_paths.extend(keys.wildcard_multikey);
             }
             Err(error) => report.errors.push(format!("record {rid}: {error}")),
         }
@@ -329,6 +345,17 @@ pub(crate) fn check<T: PageRead>(
                  index records {recorded:?}"
             ));
         }
+    }
+    if !wildcard_paths.is_subset(&index.wildcard_multikey)
+        || (!wildcard_paths.is_empty() && !index.multikey)
+    {
+        let unrecorded: Vec<&String> = wildcard_paths
+            .difference(&index.wildcard_multikey)
+            .collect();
+        report.errors.push(format!(
+            "documents are multikey at paths {unrecorded:?} that the wildcard index does not \
+             record"
+        ));
     }
     if report.keys != index.entries {
         report.errors.push(format!(
