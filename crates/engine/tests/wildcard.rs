@@ -463,3 +463,62 @@ fn writes_keep_a_wildcard_index_valid_and_its_multikey_paths_recorded() {
     );
     assert_eq!(reply.get_i32("code").ok(), Some(291), "{reply:?}");
 }
+
+/// The specification, the entries and the recorded multikey paths come back after a
+/// restart, whether the log is replayed (no clean close) or the checkpoint read (closed).
+#[test]
+fn a_wildcard_index_survives_a_restart_with_its_multikey_paths() {
+    let path = crate::support::temp_db("wildcard-restart", "data.mfdb");
+    let open = || Engine::open(&path, crate::support::options()).expect("open");
+    let check = |engine: &Engine| {
+        let reply = ok(engine, "db", raw(doc! { "validate": "c" }));
+        assert_eq!(reply.get_bool("valid").ok(), Some(true), "{reply:?}");
+        assert_eq!(
+            reply.get_document("keysPerIndex").ok(),
+            Some(&doc! { "_id_": 2, "w": 3 })
+        );
+        let scan = scan_stage(engine, &doc! { "a.b": 1 }, None);
+        assert_eq!(
+            scan.get_document("multiKeyPaths").ok(),
+            Some(&doc! { "$_path": [], "a.b": ["a"] }),
+            "{scan:?}"
+        );
+        agrees(engine, doc! { "a.b": 1 }, "w", &[1]);
+    };
+    {
+        let engine = open();
+        ok(
+            &engine,
+            "db",
+            raw(doc! { "createIndexes": "c", "indexes": [
+                { "key": { "$**": 1 }, "name": "w", "wildcardProjection": { "a": 1, "z": 1 } },
+            ] }),
+        );
+        ok(
+            &engine,
+            "db",
+            raw(doc! { "insert": "c", "documents": [
+                { "_id": 1, "a": [{ "b": 1 }, { "b": 2 }] },
+                { "_id": 2, "a": { "c": 3 }, "q": 1 },
+            ] }),
+        );
+        check(&engine);
+    }
+    let engine = open();
+    check(&engine);
+    let listed = ok(&engine, "db", raw(doc! { "listIndexes": "c" }));
+    let batch = listed
+        .get_document("cursor")
+        .and_then(|c| c.get_array("firstBatch"))
+        .expect("firstBatch");
+    assert_eq!(
+        batch[1]
+            .as_document()
+            .and_then(|i| i.get_document("wildcardProjection").ok()),
+        Some(&doc! { "a": 1, "z": 1 })
+    );
+    engine.close().expect("close");
+    drop(engine);
+    check(&open());
+    let _ = std::fs::remove_dir_all(path.parent().expect("dir"));
+}
