@@ -130,41 +130,8 @@ pub(crate) fn path_bounds(
     let shown_path = bounds::show(RawBsonRef::String(path));
     let path_interval = format!("[{shown_path}, {shown_path}]");
     if values.is_empty() {
-        if usable.is_empty() {
-            return None;
-        }
-        // `$exists: true`: the path with every value, and every path under it.
-        let under = format!("{path}.");
-        let past = format!("{path}/");
-        let all = match kind {
-            crate::index::spec::KeyKind::Descending => "[MaxKey, MinKey]",
-            _ => bounds::ALL_VALUES,
-        };
-        return Some(PathBounds {
-            ranges: bounds::merge(vec![
-                KeyRange {
-                    upper: successor(&prefix),
-                    lower: prefix,
-                },
-                KeyRange {
-                    lower: path_key(&under),
-                    upper: Some(path_key(&past)),
-                },
-            ]),
-            points: false,
-            subpaths: true,
-            display: (
-                vec![
-                    path_interval,
-                    format!(
-                        "[{}, {})",
-                        bounds::show(RawBsonRef::String(&under)),
-                        bounds::show(RawBsonRef::String(&past))
-                    ),
-                ],
-                vec![all.to_owned()],
-            ),
-        });
+        // `$exists: true` alone (or nothing usable).
+        return (!usable.is_empty()).then(|| exists_bounds(path, prefix, kind, path_interval));
     }
     let view = FieldView {
         path,
@@ -203,4 +170,39 @@ pub(crate) fn path_bounds(
         subpaths: false,
         display: (vec![path_interval], shown),
     })
+}
+
+/// `$exists: true`: the path with every value, and every path under it.
+fn exists_bounds(
+    path: &str,
+    prefix: Vec<u8>,
+    kind: crate::index::spec::KeyKind,
+    path_interval: String,
+) -> PathBounds {
+    let under = format!("{path}.");
+    let past = format!("{path}/");
+    let all = match kind {
+        crate::index::spec::KeyKind::Descending => "[MaxKey, MinKey]",
+        _ => bounds::ALL_VALUES,
+    };
+    let subpaths = format!(
+        "[{}, {})",
+        bounds::show(RawBsonRef::String(&under)),
+        bounds::show(RawBsonRef::String(&past))
+    );
+    PathBounds {
+        ranges: bounds::merge(vec![
+            KeyRange {
+                upper: successor(&prefix),
+                lower: prefix,
+            },
+            KeyRange {
+                lower: path_key(&under),
+                upper: Some(path_key(&past)),
+            },
+        ]),
+        points: false,
+        subpaths: true,
+        display: (vec![path_interval, subpaths], vec![all.to_owned()]),
+    }
 }
