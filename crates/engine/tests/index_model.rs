@@ -1,6 +1,6 @@
 //! Differential property test of secondary index maintenance (issue 26): random documents
 //! (arrays, nested documents, mixed types, missing fields), a random, changing set of
-//! indexes (unique, sparse, partial, compound, multikey, hashed), random inserts,
+//! indexes (unique, sparse, partial, compound, multikey, hashed, wildcard), random inserts,
 //! replacements, `$set`s, deletes, index builds and drops, and reopens that replay the
 //! log. After every step `validate` must find every index holding exactly the entries its
 //! documents generate (both directions), the contents must equal the model's, and each
@@ -46,6 +46,13 @@ fn pool() -> Vec<(&'static str, Document)> {
             "up_e",
             doc! { "key": { "e": 1 }, "name": "up_e", "unique": true,
             "partialFilterExpression": { "e": { "$gt": 5 } } },
+        ),
+        ("w_all", doc! { "key": { "$**": 1 }, "name": "w_all" }),
+        ("w_c", doc! { "key": { "c.$**": -1 }, "name": "w_c" }),
+        (
+            "w_proj",
+            doc! { "key": { "$**": 1 }, "name": "w_proj",
+            "wildcardProjection": { "a.x": 0, "b": 0 } },
         ),
     ]
 }

@@ -19,4 +19,5 @@ mod transactions;
 mod ttl;
 mod updates;
 mod variables;
+mod wildcard;
 mod writes;

@@ -14,10 +14,13 @@
 //! that position; when the element is not there the component is looked up as a field name
 //! in every element. Missing fields count as "not found": a sparse index skips a key whose
 //! every field was not found. Keys of one document are deduplicated and sorted.
+//!
+//! Wildcard indexes have their own walk ([`super::wildcard`]).
 
 use super::error;
 use super::hash;
 use super::spec::{IndexSpec, KeyKind};
+use super::wildcard;
 use crate::error::Error;
 use bson::raw::{RawArray, RawDocument};
 use bson::{Bson, RawBsonRef};
@@ -33,14 +36,19 @@ pub(crate) struct Keys {
     /// Per key field, the path components (0-based) at which an array was expanded:
     /// mongod's multikey paths (`{a.b: 1}` over `{a: [{b: 1}]}` gives `[{0}]`).
     pub(crate) multikey_paths: Vec<BTreeSet<usize>>,
+    /// For a wildcard index, the dotted paths at which an array was met (mongod's
+    /// multikey metadata keys).
+    pub(crate) wildcard_multikey: BTreeSet<String>,
 }
 
 impl Keys {
     /// Whether the document makes the index multikey.
     pub(crate) fn is_multikey(&self) -> bool {
-        self.multikey_paths
-            .iter()
-            .any(|components| !components.is_empty())
+        !self.wildcard_multikey.is_empty()
+            || self
+                .multikey_paths
+                .iter()
+                .any(|components| !components.is_empty())
     }
 }
 
@@ -54,6 +62,7 @@ pub(crate) fn index_keys(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Er
         return Ok(Keys {
             keys: Vec::new(),
             multikey_paths: vec![BTreeSet::new(); spec.fields.len()],
+            wildcard_multikey: BTreeSet::new(),
         });
     }
     generate(spec, doc)
@@ -82,6 +91,19 @@ fn generate_with(
     if spec.fields.iter().any(|f| f.kind == KeyKind::Hashed) {
         return Ok((hashed_keys(spec, doc)?, None));
     }
+    if let Some(projection) = &spec.wildcard {
+        let direction = match spec.fields.first().map(|f| f.kind) {
+            Some(KeyKind::Descending) => Direction::Descending,
+            _ => Direction::Ascending,
+        };
+        let found = wildcard::keys(projection, direction, doc);
+        let keys = Keys {
+            keys: found.keys.into_iter().collect(),
+            multikey_paths: vec![BTreeSet::new(); spec.fields.len()],
+            wildcard_multikey: found.multikey,
+        };
+        return Ok((keys, None));
+    }
     let mut generator = Generator {
         spec,
         wanted,
@@ -105,6 +127,7 @@ fn generate_with(
     let keys = Keys {
         keys: generator.keys.into_iter().collect(),
         multikey_paths: generator.multikey_paths,
+        wildcard_multikey: BTreeSet::new(),
     };
     Ok((keys, generator.found))
 }
@@ -432,5 +455,6 @@ fn hashed_keys(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Error> {
     Ok(Keys {
         keys,
         multikey_paths: vec![BTreeSet::new(); spec.fields.len()],
+        wildcard_multikey: BTreeSet::new(),
     })
 }

@@ -1,8 +1,8 @@
 //! Secondary indexes (issue 26), the pure core: what an index is ([`spec`]: a
 //! `createIndexes` specification parsed and validated as mongod 7.0 does, its stored and
 //! `listIndexes` forms, default names, the 85/86 conflict rules) and which keys a document
-//! gives it ([`keys`]: mongod's `BtreeKeyGenerator` and hashed keys over raw BSON, encoded
-//! with `bson_canonical::key`). It owns no storage, takes no locks and calls nothing that
+//! gives it ([`keys`]: mongod's `BtreeKeyGenerator` and hashed keys over raw BSON, and
+//! [`wildcard`]: mongod's `WildcardKeyGenerator`, each encoded with `bson_canonical::key`). It owns no storage, takes no locks and calls nothing that
 //! does; the store's write path, the catalog, the commands and the planner build on it.
 //!
 //! Invariants:
@@ -22,8 +22,12 @@
 //! - A sparse index gives no key whose every field was missing; a partial index gives no
 //!   key to a document its filter does not match ([`keys::index_keys`]).
 //! - A parsed [`spec::IndexSpec`] has passed every check mongod makes before building; what
-//!   this server cannot build (text, 2d, 2dsphere, wildcard, non-simple collations,
-//!   clustered) is refused with 238 NotImplemented, never accepted and ignored.
+//!   this server cannot build (text, 2d, 2dsphere, compound wildcard, non-simple
+//!   collations, clustered) is refused with 238 NotImplemented, never accepted and ignored.
+//! - A wildcard index's key is `(path, value)`. For every path `p` its projection covers
+//!   (`wildcard::Projection::covers`) it holds `(p, v)` for each scalar, empty document and
+//!   array-in-an-array `v` the matcher meets at `p`, and `(p, undefined)` for an empty
+//!   array; a non-empty document at `p` only through its leaves' keys (paths under `p.`).
 //!
 //! Callers: the store's write path and builds (`store::indexes`: keys of every written
 //! document, `key_values` for duplicate key errors), the catalog (specifications re-parsed
@@ -38,6 +42,9 @@ mod proptests;
 pub(crate) mod spec;
 #[cfg(test)]
 mod tests;
+pub(crate) mod wildcard;
+#[cfg(test)]
+mod wildcard_tests;
 
 pub(crate) use partial::key_of as canonical_key;
 pub(crate) use spec::truthy;

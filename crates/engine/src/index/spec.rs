@@ -13,13 +13,16 @@
 //!    engine options; then the access method's checks (hashed: 16764, 31303) and
 //!    `Ordering::make` (13103, more than 32 fields).
 //!
-//! Refused with 238 NotImplemented rather than accepted and ignored: `text`, `2d`,
-//! `2dsphere` and `columnstore` indexes, wildcard indexes (`$**`, `a.$**`), non-simple
-//! collations and `clustered` indexes.
+//! Wildcard indexes (`$**`, `a.$**`, `wildcardProjection`) are checked as mongod 7.0 checks
+//! them (`validateWildcardIndex`, the projection parser, `_isSpecOk`'s sparse, unique and
+//! TTL refusals); compound wildcard indexes pass every one of those checks and are then
+//! refused with 238 NotImplemented, as are `text`, `2d`, `2dsphere` and `columnstore`
+//! indexes, non-simple collations and `clustered` indexes: never accepted and ignored.
 
 use super::display;
 use super::error;
 use super::partial;
+use super::wildcard;
 use crate::error::Error;
 use bson::{Bson, Document, RawDocument};
 use std::sync::Arc;
@@ -66,6 +69,9 @@ pub(crate) struct IndexSpec {
     pub(crate) hidden: bool,
     /// `partialFilterExpression`, with its compiled filter.
     pub(crate) partial: Option<PartialFilter>,
+    /// For a wildcard index, the paths it indexes (from the key's `path.$**` or the
+    /// `wildcardProjection`); its key field is the one whose path is a wildcard.
+    pub(crate) wildcard: Option<Arc<wildcard::Projection>>,
     /// `expireAfterSeconds` (TTL), as mongod lists it (a 32-bit integer).
     pub(crate) expire_after_seconds: Option<i32>,
     /// The specification as mongod stores it (`_fixIndexSpec`'s order: `v`, `unique`,
@@ -225,6 +231,7 @@ impl IndexSpec {
             sparse: false,
             hidden: false,
             partial: None,
+            wildcard: None,
             expire_after_seconds: None,
             stored,
         }
@@ -289,6 +296,11 @@ impl IndexSpec {
         }
         if self.fields.len() > KEY_FIELDS_MAX {
             return Err(error(13103, "Location13103", "too many compound keys"));
+        }
+        if self.wildcard.is_some() && self.fields.len() > 1 {
+            return Err(not_implemented(
+                "compound wildcard indexes are not supported yet: use a wildcard index alone",
+            ));
         }
         Ok(())
     }
@@ -630,18 +642,39 @@ fn validate_projection_option(field: &str, value: &Bson, spec: &Document) -> Res
             error(197, "InvalidIndexSpecificationOption", message)
         });
     }
-    match value {
-        Bson::Document(doc) if doc.is_empty() => Err(error(
+    let Bson::Document(projection) = value else {
+        return Err(type_mismatch(format!(
+            "The field '{field}' must be a non-empty object, but got {}",
+            display::type_name(value)
+        )));
+    };
+    let key = key.cloned().unwrap_or_default();
+    if !key.contains_key("$**") {
+        return Err(error(
+            9,
+            "FailedToParse",
+            format!(
+                "The field '{field}' is only allowed when 'key' is {{\"$**\": \u{b1}1}} or \
+                 {{\"$**\": \"columnstore\"}}"
+            ),
+        ));
+    }
+    if projection.is_empty() {
+        return Err(error(
             9,
             "FailedToParse",
             format!("The '{field}' field can't be an empty object"),
-        )),
-        Bson::Document(_) => Ok(()),
-        other => Err(type_mismatch(format!(
-            "The field '{field}' must be a non-empty object, but got {}",
-            display::type_name(other)
-        ))),
+        ));
     }
+    if !wildcard {
+        return Ok(());
+    }
+    if key.len() > 1 {
+        wildcard::validate_compound_projection(&key, projection)?;
+    }
+    wildcard::Projection::parse(projection)
+        .map(|_| ())
+        .map_err(|e| in_context("Failed to parse projection: wildcardProjection", e))
 }
 
 /// Field names repeated in the key pattern (`bson::Document` keeps only one, so this reads
@@ -712,6 +745,9 @@ fn validate_key_pattern(key: &Document) -> Result<(), Error> {
         if !KNOWN_PLUGINS.contains(&plugin_name.as_str()) {
             return Err(cannot(format!("Unknown index plugin '{plugin_name}'")));
         }
+    }
+    if plugin_name == "wildcard" {
+        wildcard::validate_key_pattern(key)?;
     }
     for (field, value) in key {
         match value {
@@ -850,10 +886,18 @@ fn check_catalog_rules(mut spec: Document) -> Result<IndexSpec, Error> {
         // mongod drops the simple collation from the stored specification.
         spec.remove("collation");
     }
+    let sparse = spec.get("sparse").is_some_and(truthy);
+    let mut projection = None;
     match plugin(Some(&key)).as_deref() {
         None | Some("hashed") => {}
         Some("wildcard") => {
-            return Err(not_implemented("wildcard indexes are not supported yet"));
+            check_wildcard_options(&spec, sparse)?;
+            let (field, _) = key
+                .iter()
+                .find(|(name, _)| wildcard::is_wildcard_field(name))
+                .expect("validateWildcardIndex found one wildcard field");
+            let given = spec.get_document("wildcardProjection").ok();
+            projection = Some(Arc::new(wildcard::Projection::of_key(field, given)?));
         }
         Some(other) => {
             return Err(not_implemented(format!(
@@ -869,7 +913,6 @@ fn check_catalog_rules(mut spec: Document) -> Result<IndexSpec, Error> {
              clustered",
         ));
     }
-    let sparse = spec.get("sparse").is_some_and(truthy);
     let partial = match spec.get("partialFilterExpression") {
         Some(Bson::Document(filter)) => {
             if sparse {
@@ -912,7 +955,31 @@ fn check_catalog_rules(mut spec: Document) -> Result<IndexSpec, Error> {
         version,
         sparse,
         partial,
+        wildcard: projection,
     })
+}
+
+/// `_isSpecOk`'s refusals for wildcard indexes, and the index version they need.
+fn check_wildcard_options(spec: &Document, sparse: bool) -> Result<(), Error> {
+    if spec.get("v").map_or(2, safe_int) < 2 {
+        return Err(cannot(
+            "Index version v=1 does not support wildcard indexes; use v=2",
+        ));
+    }
+    if sparse {
+        return Err(cannot(
+            "Index type 'wildcard' does not support the sparse option",
+        ));
+    }
+    if spec.get("unique").is_some_and(truthy) {
+        return Err(cannot(
+            "Index type 'wildcard' does not support the unique option",
+        ));
+    }
+    if spec.contains_key("expireAfterSeconds") {
+        return Err(cannot("Index type 'wildcard' cannot be a TTL index"));
+    }
+    Ok(())
 }
 
 fn validate_storage_engine(value: Option<&Bson>) -> Result<(), Error> {
@@ -1065,6 +1132,11 @@ impl IndexSpec {
             (None, None) => {}
             (Some(a), Some(b)) if partial::equivalent(&a.document, &b.document) => {}
             _ => return Comparison::Different,
+        }
+        // Since 5.0 the wildcard projection is part of the index signature, compared in
+        // its normalized form.
+        if self.wildcard != existing.wildcard {
+            return Comparison::Different;
         }
         let options = |spec: &Document| {
             let mut list: Vec<(String, Bson)> = spec

@@ -315,8 +315,6 @@ fn specification_errors_carry_mongods_codes() {
         (k(doc! {"a": "geoHaystack"}), 67),
         (k(doc! {"a": "foo"}), 67),
         (k(doc! {"a": "hashed", "b": "2d"}), 67),
-        (k(doc! {"$**": 1}), 238),
-        (k(doc! {"a.$**": 1}), 238),
         (k(doc! {"a": "hashed", "b": "hashed"}), 31303),
         (
             doc! {"key": {"a": "hashed"}, "name": "n", "unique": true},

@@ -67,7 +67,7 @@ impl Bounds {
 }
 
 /// What bounds one field.
-enum FieldBound {
+pub(super) enum FieldBound {
     /// The field's encodings (direction applied), sorted and deduplicated, with their
     /// display in the same order, and whether none of them matches a missing field.
     Points(Vec<Vec<u8>>, Vec<String>, bool),
@@ -77,7 +77,7 @@ enum FieldBound {
 }
 
 /// Every value of a field, as explain prints it.
-const ALL_VALUES: &str = "[MinKey, MaxKey]";
+pub(super) const ALL_VALUES: &str = "[MinKey, MaxKey]";
 
 /// The bounds `predicates` give an index with key fields `fields`.
 pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> Bounds {
@@ -172,7 +172,7 @@ pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> B
 }
 
 /// Sorted ranges with overlapping or touching ones joined.
-fn merge(ranges: Vec<KeyRange>) -> Vec<KeyRange> {
+pub(super) fn merge(ranges: Vec<KeyRange>) -> Vec<KeyRange> {
     let mut out: Vec<KeyRange> = Vec::with_capacity(ranges.len());
     for range in ranges {
         if let Some(upper) = &range.upper
@@ -243,14 +243,14 @@ fn encode(value: RawBsonRef<'_>, direction: Direction) -> Vec<u8> {
     out
 }
 
-fn field_bound(field: &FieldView<'_>, predicates: &[Predicate<'_>]) -> FieldBound {
+pub(super) fn field_bound(field: &FieldView<'_>, predicates: &[Predicate<'_>]) -> FieldBound {
     // The equality with the fewest values bounds the field (one predicate is always
     // sound; intersecting two is not on a multikey field).
     let equal = predicates
         .iter()
         .filter_map(|p| match p {
             Predicate::Equal(values) => Some(values),
-            Predicate::Compare(..) => None,
+            Predicate::Compare(..) | Predicate::Exists => None,
         })
         .min_by_key(|values| values.len());
     if let Some(values) = equal {
@@ -279,7 +279,7 @@ fn field_bound(field: &FieldView<'_>, predicates: &[Predicate<'_>]) -> FieldBoun
     }
     let mut compares = predicates.iter().filter_map(|p| match p {
         Predicate::Compare(op, operand) => Some((*op, *operand)),
-        Predicate::Equal(_) => None,
+        Predicate::Equal(_) | Predicate::Exists => None,
     });
     let Some(first) = compares.next() else {
         return FieldBound::All;
@@ -294,7 +294,7 @@ fn field_bound(field: &FieldView<'_>, predicates: &[Predicate<'_>]) -> FieldBoun
 }
 
 /// A value as explain prints it.
-fn show(value: RawBsonRef<'_>) -> String {
+pub(super) fn show(value: RawBsonRef<'_>) -> String {
     match bson::Bson::try_from(value) {
         Ok(value) => crate::index::display::value(&value),
         Err(_) => "?".to_owned(),

@@ -1,11 +1,13 @@
 //! The access path as mongod's `explain` shows it (classic engine, `explainVersion: "1"`):
 //! `COLLSCAN`, `IDHACK`, or `FETCH` over an `IXSCAN` with the index's key pattern, name,
-//! multikey paths, flags, direction and bounds (mongod's interval strings).
+//! multikey paths, flags, direction and bounds (mongod's interval strings). A wildcard
+//! index shows as mongod expands it: the key pattern `{$_path: 1, <path>: <direction>}`
+//! and the bounds of `$_path` and of the path's value.
 
 use super::bounds::{self, FieldView};
 use super::predicates::Predicates;
-use super::{Access, Candidate};
-use crate::store::{CollectionMeta, WalkTarget};
+use super::{Access, Candidate, wildcard};
+use crate::store::{CollectionMeta, IndexMeta, WalkTarget};
 use bson::{Bson, Document, RawDocument, doc};
 
 /// The stage tree that reads the candidates: `filter` is the query (shown where mongod
@@ -33,10 +35,15 @@ pub(crate) fn access_stage(
                 WalkTarget::Id => Some(Candidate::id()),
                 WalkTarget::Index(name) => meta.index(name).map(Candidate::secondary),
             };
-            let mut scan = candidate.map_or_else(
-                || doc! { "stage": "IXSCAN", "indexName": &index.name },
-                |c| index_scan(&c, filter),
-            );
+            let wildcard = match (&index.target, &index.wildcard_path) {
+                (WalkTarget::Index(name), Some(path)) => meta.index(name).map(|i| (i, path)),
+                _ => None,
+            };
+            let mut scan = match (wildcard, candidate) {
+                (Some((wildcard, path)), _) => wildcard_scan(wildcard, path, filter),
+                (None, Some(c)) => index_scan(&c, filter),
+                (None, None) => doc! { "stage": "IXSCAN", "indexName": &index.name },
+            };
             if index.reverse {
                 scan.insert("direction", "backward");
             }
@@ -83,6 +90,53 @@ fn index_scan(candidate: &Candidate<'_>, filter: Option<&RawDocument>) -> Docume
         "isSparse": sparse,
         "isPartial": partial,
         "indexVersion": version,
+        "direction": "forward",
+        "indexBounds": shown_bounds,
+    }
+}
+
+/// The `IXSCAN` of a wildcard index walked on `path`.
+fn wildcard_scan(index: &IndexMeta, path: &str, filter: Option<&RawDocument>) -> Document {
+    let predicates = Predicates::of(filter);
+    let found = wildcard::path_bounds(index, path, predicates.on(path));
+    let direction = index
+        .spec
+        .key_pattern
+        .iter()
+        .next()
+        .map_or(Bson::Int32(1), |(_, v)| v.clone());
+    let mut key_pattern = doc! { "$_path": 1 };
+    key_pattern.insert(path, direction);
+    let multikey = wildcard::multikey_components(index, path);
+    let parts: Vec<&str> = path.split('.').collect();
+    let prefixes: Vec<Bson> = multikey
+        .iter()
+        .filter(|&&c| c < parts.len())
+        .map(|&c| Bson::String(parts[..=c].join(".")))
+        .collect();
+    let mut paths = doc! { "$_path": Bson::Array(Vec::new()) };
+    paths.insert(path, prefixes);
+    let (path_bounds, value_bounds) = found.map_or_else(
+        || {
+            (
+                vec![bounds::ALL_VALUES.to_owned()],
+                vec![bounds::ALL_VALUES.to_owned()],
+            )
+        },
+        |found| found.display,
+    );
+    let mut shown_bounds = doc! { "$_path": path_bounds };
+    shown_bounds.insert(path, value_bounds);
+    doc! {
+        "stage": "IXSCAN",
+        "keyPattern": key_pattern,
+        "indexName": index.name(),
+        "isMultiKey": !multikey.is_empty(),
+        "multiKeyPaths": paths,
+        "isUnique": false,
+        "isSparse": false,
+        "isPartial": index.spec.partial.is_some(),
+        "indexVersion": index.spec.version,
         "direction": "forward",
         "indexBounds": shown_bounds,
     }

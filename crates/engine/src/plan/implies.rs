@@ -115,7 +115,7 @@ fn operator_holds(path: &str, op: &str, operand: &Bson, predicates: &Predicates<
                             .iter()
                             .all(|v| !matches!(v, RawBsonRef::Null | RawBsonRef::Undefined))
                 }
-                Predicate::Compare(..) => true,
+                Predicate::Compare(..) | Predicate::Exists => true,
             });
     }
     let wanted = match op {
@@ -139,6 +139,7 @@ fn operator_holds(path: &str, op: &str, operand: &Bson, predicates: &Predicates<
         Predicate::Compare(have, bound) => {
             wanted.is_some_and(|want| tighter(*have, *bound, want, operand_raw))
         }
+        Predicate::Exists => false,
     })
 }
 

@@ -1,7 +1,8 @@
 //! The query planner (issue 26; plan choice by trial and `explain` are issue 17): which
 //! access path answers a filter. A collection scan, the `_id_` index's point lookup, or a
 //! walk over ranges of one index (`_id_` or secondary), chosen from the filter's top-level
-//! conjunction ([`predicates`]), turned into tree-key ranges per index ([`bounds`]).
+//! conjunction ([`predicates`]), turned into tree-key ranges per index ([`bounds`]; a
+//! wildcard index once per queried path it covers, [`wildcard`]).
 //!
 //! Invariants:
 //! - An index only proposes: every document an access path yields is re-checked against
@@ -15,8 +16,9 @@
 //!   answers from its entries); a hint naming no index (or a hidden one) is 2 BadValue.
 //! - Choice without trial: the index whose bounds pin the most leading fields wins (a
 //!   unique index pinned on every field first, then the count of point fields, then a
-//!   range on the next field); ties go to `_id_`, then to the older index. Unbounded
-//!   indexes are never chosen: a collection scan reads less.
+//!   range on the next field); ties go to `_id_`, then to the older index, then to a
+//!   wildcard index (older first, then its paths in order). Unbounded indexes are never
+//!   chosen: a collection scan reads less. A wildcard index never provides a sort.
 //! - Planning reads only the catalog entry it is given and allocates per index, not per
 //!   document.
 
@@ -26,6 +28,7 @@ mod implies;
 mod predicates;
 #[cfg(test)]
 mod tests;
+mod wildcard;
 
 use crate::error::{Error, ErrorCode};
 use crate::index::spec::KeyKind;
@@ -75,6 +78,8 @@ pub(crate) struct IndexAccess {
     pub(crate) multikey: bool,
     /// Walk the ranges in descending key order (an index read backwards for a sort).
     pub(crate) reverse: bool,
+    /// For a wildcard index, the one path its ranges bound (explain shows it).
+    pub(crate) wildcard_path: Option<String>,
 }
 
 /// No array seen anywhere (the `_id_` index: `_id` is never an array).
@@ -136,9 +141,57 @@ impl<'m> Candidate<'m> {
             ranges: bounds.ranges.clone(),
             multikey: self.multikey,
             reverse: false,
+            wildcard_path: None,
         };
         (access, bounds)
     }
+}
+
+/// What a hint names.
+enum Hinted<'m> {
+    /// `_id_` or an ordinary secondary index.
+    Index(Candidate<'m>),
+    /// A wildcard index: the planner still picks the path.
+    Wildcard(&'m IndexMeta),
+}
+
+/// mongod's 291 when a hinted wildcard index covers none of the filter's paths.
+fn no_solutions(ns: &Namespace) -> Error {
+    Error::new(
+        ErrorCode::Other(291, "NoQueryExecutionPlans"),
+        format!(
+            "error processing query: ns={ns} planner returned error :: caused by :: No query \
+             solutions"
+        ),
+    )
+}
+
+/// The best path of the wildcard `index` for `predicates`, with its score.
+fn wildcard_access(
+    index: &IndexMeta,
+    predicates: &Predicates<'_>,
+) -> Option<((bool, usize, bool, bool), IndexAccess)> {
+    let mut best: Option<((bool, usize, bool, bool), IndexAccess)> = None;
+    for (path, on_path) in &predicates.by_path {
+        let Some(found) = wildcard::path_bounds(index, path, on_path) else {
+            continue;
+        };
+        let score = found.score();
+        if best.as_ref().is_none_or(|(top, _)| score > *top) {
+            let access = IndexAccess {
+                target: WalkTarget::Index(index.name().to_owned()),
+                name: index.name().to_owned(),
+                ranges: found.ranges,
+                // A walk over a path and its subpaths meets a document once per key; and
+                // a path may turn multikey between two batches of one cursor.
+                multikey: true,
+                reverse: false,
+                wildcard_path: Some((*path).to_owned()),
+            };
+            best = Some((score, access));
+        }
+    }
+    best
 }
 
 /// The access path for `filter` over the collection `meta` of `ns`, obeying `hint`.
@@ -153,17 +206,27 @@ pub(crate) fn choose<'f>(
         Hint::None => None,
         forced => Some(hinted(meta, ns, forced)?),
     };
-    if let Some(candidate) = forced {
-        return Ok(Access::Index(candidate.access(&Predicates::of(filter)).0));
+    match forced {
+        Some(Hinted::Index(candidate)) => {
+            return Ok(Access::Index(candidate.access(&Predicates::of(filter)).0));
+        }
+        Some(Hinted::Wildcard(index)) => {
+            let predicates = Predicates::of(filter);
+            return match wildcard_access(index, &predicates) {
+                Some((_, access)) => Ok(Access::Index(access)),
+                None => Err(no_solutions(ns)),
+            };
+        }
+        None => {}
     }
     // The point lookup first: the hot path of `findOne({_id})` reads nothing else.
     if let Some(id) = filter.and_then(id_equality) {
         return Ok(Access::Id(id));
     }
     let predicates = Predicates::of(filter);
-    let mut best: Option<((bool, usize, bool), IndexAccess)> = None;
+    let mut best: Option<((bool, usize, bool, bool), IndexAccess)> = None;
     let candidates = std::iter::once(Candidate::id())
-        .chain(meta.indexes.iter().map(Candidate::secondary))
+        .chain(ordinary(meta).map(Candidate::secondary))
         .filter(|c| c.index.is_none_or(|index| !index.spec.hidden));
     for candidate in candidates {
         let (access, bounds) = candidate.access(&predicates);
@@ -171,12 +234,35 @@ pub(crate) fn choose<'f>(
             continue;
         }
         let pinned = candidate.unique && bounds.point_fields == candidate.fields.len();
-        let score = (pinned, bounds.point_fields, bounds.range_field);
+        let score = (pinned, bounds.point_fields, bounds.range_field, true);
         if best.as_ref().is_none_or(|(top, _)| score > *top) {
             best = Some((score, access));
         }
     }
+    let wildcards = meta
+        .indexes
+        .iter()
+        .filter(|i| i.spec.wildcard.is_some() && !i.spec.hidden);
+    for index in wildcards {
+        let implied = match &index.spec.partial {
+            Some(partial) => implies::implies(filter, &predicates, &partial.document),
+            None => true,
+        };
+        if !implied {
+            continue;
+        }
+        if let Some((score, access)) = wildcard_access(index, &predicates)
+            && best.as_ref().is_none_or(|(top, _)| score > *top)
+        {
+            best = Some((score, access));
+        }
+    }
     Ok(best.map_or(Access::Collection, |(_, access)| Access::Index(access)))
+}
+
+/// The secondary indexes other than wildcard indexes.
+fn ordinary(meta: &CollectionMeta) -> impl Iterator<Item = &IndexMeta> {
+    meta.indexes.iter().filter(|i| i.spec.wildcard.is_none())
 }
 
 /// An index walk that yields the filter's candidates already in `sort` order (each field
@@ -198,13 +284,14 @@ pub(crate) fn choose_sorted(
     }
     let candidates: Vec<Candidate<'_>> = match hint {
         Hint::Natural(_) | Hint::Id => return Ok(None),
-        Hint::None => meta
-            .indexes
-            .iter()
+        Hint::None => ordinary(meta)
             .filter(|i| !i.spec.hidden)
             .map(Candidate::secondary)
             .collect(),
-        forced => vec![hinted(meta, ns, forced)?],
+        forced => match hinted(meta, ns, forced)? {
+            Hinted::Index(candidate) => vec![candidate],
+            Hinted::Wildcard(_) => return Ok(None),
+        },
     };
     let predicates = Predicates::of(filter);
     for candidate in candidates {
@@ -261,13 +348,9 @@ pub(crate) fn check_hint(meta: &CollectionMeta, ns: &Namespace, hint: &Hint) -> 
 }
 
 /// The index a hint names; 2 BadValue as mongod words it when none does.
-fn hinted<'m>(
-    meta: &'m CollectionMeta,
-    ns: &Namespace,
-    hint: &Hint,
-) -> Result<Candidate<'m>, Error> {
+fn hinted<'m>(meta: &'m CollectionMeta, ns: &Namespace, hint: &Hint) -> Result<Hinted<'m>, Error> {
     let found = match hint {
-        Hint::Id => return Ok(Candidate::id()),
+        Hint::Id => return Ok(Hinted::Index(Candidate::id())),
         Hint::Name(name) => meta.indexes.iter().find(|i| i.name() == name),
         Hint::Pattern(pattern) => {
             let wanted = bson::Document::try_from(pattern.as_ref())
@@ -284,7 +367,10 @@ fn hinted<'m>(
         Hint::None | Hint::Natural(_) => None,
     };
     match found {
-        Some(index) if !index.spec.hidden => Ok(Candidate::secondary(index)),
+        Some(index) if !index.spec.hidden && index.spec.wildcard.is_some() => {
+            Ok(Hinted::Wildcard(index))
+        }
+        Some(index) if !index.spec.hidden => Ok(Hinted::Index(Candidate::secondary(index))),
         _ => Err(Error::new(
             ErrorCode::BadValue,
             format!(

@@ -1,6 +1,7 @@
 //! What a filter says about each path, read from its top-level conjunction: the
 //! equalities (`{p: v}`, `$eq`, `$in`) and comparisons (`$gt`, `$gte`, `$lt`, `$lte`) an
-//! index can bound. Everything else (`$or`, `$nor`, `$not`, `$ne`, `$elemMatch`, `$expr`,
+//! index can bound, and `$exists: true` (which only a wildcard index bounds: by the
+//! path). Everything else (`$or`, `$nor`, `$not`, `$ne`, `$elemMatch`, `$expr`,
 //! regular expressions, comparisons with operands whose matches cross type brackets) says
 //! nothing here: the full filter is re-checked on every fetched document, so leaving a
 //! predicate out only widens the scan.
@@ -26,6 +27,8 @@ pub(crate) enum Predicate<'a> {
     /// Some value at the path compares so with the operand, within the operand's type
     /// bracket (MongoDB's type bracketing).
     Compare(Compare, RawBsonRef<'a>),
+    /// The path has a value (`$exists` with a true operand).
+    Exists,
 }
 
 /// The predicates of a filter's top-level conjunction, by path, in filter order.
@@ -101,6 +104,14 @@ impl<'a> Predicates<'a> {
                 "$in" => {
                     if let Some(values) = in_values(operand) {
                         self.push(path, Predicate::Equal(values));
+                    }
+                    continue;
+                }
+                "$exists" => {
+                    let present = bson::Bson::try_from(operand)
+                        .is_ok_and(|operand| crate::index::truthy(&operand));
+                    if present {
+                        self.push(path, Predicate::Exists);
                     }
                     continue;
                 }

@@ -335,3 +335,103 @@ fn ranges_are_sorted_and_disjoint() {
     assert_eq!(b.ranges.len(), 5);
     assert!(!b.excludes_missing);
 }
+
+fn nested_value() -> impl Strategy<Value = Bson> {
+    let leaf = prop_oneof![
+        (-2i32..3).prop_map(Bson::Int32),
+        prop_oneof![Just(0.5), Just(1.0)].prop_map(Bson::Double),
+        prop_oneof![Just("s"), Just("")].prop_map(|s| Bson::String(s.to_owned())),
+        Just(Bson::Null),
+        any::<bool>().prop_map(Bson::Boolean),
+    ];
+    leaf.prop_recursive(3, 24, 3, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..3).prop_map(Bson::Array),
+            proptest::collection::btree_map(
+                prop_oneof![Just("x"), Just("y"), Just("0")],
+                inner,
+                0..3
+            )
+            .prop_map(|m| Bson::Document(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
+        ]
+    })
+}
+
+/// Values inside a value, to make matching predicates likely.
+fn values_in(value: &Bson, out: &mut Vec<Bson>) {
+    out.push(value.clone());
+    match value {
+        Bson::Array(items) => items.iter().for_each(|v| values_in(v, out)),
+        Bson::Document(doc) => doc.values().for_each(|v| values_in(v, out)),
+        _ => {}
+    }
+}
+
+/// A wildcard index specification: all paths, a subtree, an inclusion or an exclusion.
+fn wildcard_spec(which: usize, descending: bool) -> Document {
+    let direction = if descending { -1 } else { 1 };
+    match which {
+        0 => doc! { "key": { "$**": direction }, "name": "w" },
+        1 => doc! { "key": { "a.$**": direction }, "name": "w" },
+        2 => {
+            doc! { "key": { "$**": direction }, "name": "w", "wildcardProjection": { "a.x": 1, "b": 1 } }
+        }
+        _ => doc! { "key": { "$**": direction }, "name": "w", "wildcardProjection": { "a.y": 0 } },
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// The wildcard index's invariant, independent of which plan wins: a document matching
+    /// a predicate the index answers has a key inside the index's bounds for that path,
+    /// with the multikey paths the index would have recorded for it.
+    #[test]
+    fn a_matching_document_has_a_wildcard_key_within_the_bounds(
+        a in proptest::option::of(nested_value()),
+        b in proptest::option::of(nested_value()),
+        which in 0usize..4,
+        descending in any::<bool>(),
+        path in prop_oneof![
+            Just("a"), Just("a.x"), Just("a.x.y"), Just("a.0"), Just("a.0.x"), Just("a.y"), Just("b"),
+        ],
+        op in prop_oneof![
+            Just("$eq"), Just("$in"), Just("$gt"), Just("$gte"), Just("$lt"), Just("$lte"), Just("$exists"),
+        ],
+        pick in any::<prop::sample::Index>(),
+        other in nested_value(),
+    ) {
+        let mut doc = Document::new();
+        if let Some(a) = a {
+            doc.insert("a", a);
+        }
+        if let Some(b) = b {
+            doc.insert("b", b);
+        }
+        let mut candidates = vec![other];
+        doc.values().for_each(|v| values_in(v, &mut candidates));
+        let operand = pick.get(&candidates).clone();
+        let condition = match op {
+            "$in" => doc! { "$in": [operand.clone(), 7] },
+            "$exists" => doc! { "$exists": true },
+            op => doc! { op: operand.clone() },
+        };
+        let filter = raw(doc! { path: condition });
+        let Ok(compiled) = query::Filter::parse(&filter) else { return Ok(()); };
+        let doc_raw = raw(doc.clone());
+        let mut meta = index(wildcard_spec(which, descending));
+        let keys = crate::index::keys::generate(&meta.spec, &doc_raw).expect("keys");
+        meta.wildcard_multikey = keys.wildcard_multikey.clone();
+        let predicates = Predicates::of(Some(&filter));
+        let Some(found) = super::wildcard::path_bounds(&meta, path, predicates.on(path)) else {
+            return Ok(());
+        };
+        if compiled.matches(&doc_raw) {
+            prop_assert!(
+                keys.keys.iter().any(|k| within(&found.ranges, k)),
+                "{:?} matches {:?} but none of its keys lies in {:?}",
+                doc, filter, found.display
+            );
+        }
+    }
+}

@@ -93,6 +93,9 @@ pub struct IndexMeta {
     /// Per key field, the path components at which an array was met (mongod's
     /// multikey paths; the planner's bound rules need them).
     pub multikey_paths: Vec<BTreeSet<usize>>,
+    /// For a wildcard index, the dotted paths at which an array was met (what mongod
+    /// keeps as multikey metadata keys in the index itself; never reset either).
+    pub wildcard_multikey: BTreeSet<String>,
     /// Entries in the tree.
     pub entries: u64,
     /// Bytes of their keys (record ids included), for the size estimates.
@@ -108,6 +111,7 @@ impl IndexMeta {
             tree: Tree::EMPTY,
             multikey: false,
             multikey_paths: vec![BTreeSet::new(); fields],
+            wildcard_multikey: BTreeSet::new(),
             entries: 0,
             key_bytes: 0,
         }
@@ -116,6 +120,18 @@ impl IndexMeta {
     /// The index name.
     pub fn name(&self) -> &str {
         &self.spec.name
+    }
+
+    /// Whether every array `keys` met is already recorded (so a write need not touch the
+    /// entry for multikey's sake).
+    pub(crate) fn records_multikey(&self, keys: &crate::index::keys::Keys) -> bool {
+        self.multikey
+            && keys.wildcard_multikey.is_subset(&self.wildcard_multikey)
+            && keys
+                .multikey_paths
+                .iter()
+                .zip(&self.multikey_paths)
+                .all(|(theirs, mine)| theirs.is_subset(mine))
     }
 
     fn encode(&self) -> RawDocumentBuf {
@@ -129,14 +145,23 @@ impl IndexMeta {
         }
         let spec = RawDocumentBuf::try_from(&self.spec.stored)
             .expect("a validated index specification encodes as BSON");
-        rawdoc! {
+        let mut out = rawdoc! {
             "spec": spec,
             "root": to_i64(self.tree.root()),
             "multikey": self.multikey,
             "paths": paths,
             "entries": to_i64(self.entries),
             "keyBytes": to_i64(self.key_bytes),
+        };
+        // Only wildcard indexes carry it, so other entries stay byte-identical.
+        if self.spec.wildcard.is_some() {
+            let mut wildcard = RawArrayBuf::new();
+            for path in &self.wildcard_multikey {
+                wildcard.push(path.as_str());
+            }
+            out.append(cstr!("wildcardPaths"), wildcard);
         }
+        out
     }
 
     fn decode(doc: &RawDocument) -> Result<IndexMeta, StoreError> {
@@ -166,11 +191,21 @@ impl IndexMeta {
         if multikey_paths.len() != spec.fields.len() {
             return Err(bad("paths length"));
         }
+        let mut wildcard_multikey = BTreeSet::new();
+        if let Ok(Some(bson::RawBsonRef::Array(list))) = doc.get("wildcardPaths") {
+            for path in list {
+                let Ok(bson::RawBsonRef::String(path)) = path else {
+                    return Err(bad("wildcardPaths"));
+                };
+                wildcard_multikey.insert(path.to_owned());
+            }
+        }
         Ok(IndexMeta {
             spec: Arc::new(spec),
             tree: Tree::from_root(int("root")?),
             multikey: doc.get_bool("multikey").map_err(|_| bad("multikey"))?,
             multikey_paths,
+            wildcard_multikey,
             entries: int("entries")?,
             key_bytes: int("keyBytes")?,
         })
@@ -183,6 +218,7 @@ impl PartialEq for IndexMeta {
             && self.tree == other.tree
             && self.multikey == other.multikey
             && self.multikey_paths == other.multikey_paths
+            && self.wildcard_multikey == other.wildcard_multikey
             && self.entries == other.entries
             && self.key_bytes == other.key_bytes
     }

@@ -110,6 +110,8 @@ pub(crate) struct Change {
     added: Vec<Vec<u8>>,
     /// The new document's multikey paths (merged into the index's).
     multikey_paths: Vec<BTreeSet<usize>>,
+    /// The new document's wildcard multikey paths (merged into the index's).
+    wildcard_multikey: BTreeSet<String>,
 }
 
 /// The index changes of replacing `old` by `new` in record `rid` (either may be absent:
@@ -129,13 +131,18 @@ pub(crate) fn plan<T: PageRead>(
             Some(doc) => keys_of(spec, doc)?.keys,
             None => Vec::new(),
         };
-        let (new_keys, multikey_paths, multikey) = match new {
+        let (new_keys, multikey_paths, wildcard_multikey, multikey) = match new {
             Some(doc) => {
                 let keys = keys_of(spec, doc)?;
-                let multikey = keys.is_multikey();
-                (keys.keys, keys.multikey_paths, multikey)
+                let multikey = keys.is_multikey() && !index.records_multikey(&keys);
+                (
+                    keys.keys,
+                    keys.multikey_paths,
+                    keys.wildcard_multikey,
+                    multikey,
+                )
             }
-            None => (Vec::new(), Vec::new(), false),
+            None => (Vec::new(), Vec::new(), BTreeSet::new(), false),
         };
         // Both lists are sorted and deduplicated.
         let removed: Vec<Vec<u8>> = old_keys
@@ -162,6 +169,7 @@ pub(crate) fn plan<T: PageRead>(
                 removed,
                 added,
                 multikey_paths,
+                wildcard_multikey,
             });
         }
     }
@@ -197,17 +205,21 @@ pub(crate) fn apply(
             index.entries += 1;
             index.key_bytes += entry.len() as u64;
         }
-        merge_multikey(index, &change.multikey_paths);
+        merge_multikey(index, &change.multikey_paths, change.wildcard_multikey);
     }
     Ok(())
 }
 
-fn merge_multikey(index: &mut IndexMeta, paths: &[BTreeSet<usize>]) {
+fn merge_multikey(index: &mut IndexMeta, paths: &[BTreeSet<usize>], wildcard: BTreeSet<String>) {
     for (mine, theirs) in index.multikey_paths.iter_mut().zip(paths) {
         if !theirs.is_empty() {
             index.multikey = true;
             mine.extend(theirs.iter().copied());
         }
+    }
+    if !wildcard.is_empty() {
+        index.multikey = true;
+        index.wildcard_multikey.extend(wildcard);
     }
 }
 
@@ -259,6 +271,8 @@ pub(crate) struct ParallelScan {
 struct Scanned {
     entries: Vec<Vec<u8>>,
     paths: Vec<BTreeSet<usize>>,
+    /// The wildcard index paths at which an array was expanded.
+    wildcard_paths: BTreeSet<String>,
 }
 
 /// Generates the entries of `spec` for the records of `meta` with record ids in
@@ -283,6 +297,7 @@ fn scan_part<T: PageRead>(
     let mut out = Scanned {
         entries: Vec::new(),
         paths: vec![BTreeSet::new(); spec.fields.len()],
+        wildcard_paths: BTreeSet::new(),
     };
     let mut since_report = 0;
     for record in meta.records.range(txn, lower, upper)? {
@@ -299,6 +314,7 @@ fn scan_part<T: PageRead>(
         for (mine, theirs) in out.paths.iter_mut().zip(&keys.multikey_paths) {
             mine.extend(theirs.iter().copied());
         }
+        out.wildcard_paths.extend(keys.wildcard_multikey);
         // Each key becomes its entry in place (`entry_key`'s layout: key ++ record id).
         out.entries.extend(keys.keys.into_iter().map(|mut key| {
             key.extend_from_slice(&rid_key(rid));
@@ -386,11 +402,13 @@ pub(crate) fn build(
         )?],
     };
     let mut paths = vec![BTreeSet::new(); spec.fields.len()];
+    let mut wildcard_paths = BTreeSet::new();
     let mut entries: Vec<Vec<u8>> = Vec::with_capacity(parts.iter().map(|p| p.entries.len()).sum());
     for part in parts {
         for (mine, theirs) in paths.iter_mut().zip(&part.paths) {
             mine.extend(theirs.iter().copied());
         }
+        wildcard_paths.extend(part.wildcard_paths);
         entries.extend(part.entries);
     }
     report(BuildPhase::Scanning, total, total);
@@ -417,7 +435,7 @@ pub(crate) fn build(
         .tree
         .bulk_load(txn, entries.iter().map(|e| (e.as_slice(), &[][..])))?;
     index.key_bytes = entries.iter().map(|e| e.len() as u64).sum();
-    merge_multikey(&mut index, &paths);
+    merge_multikey(&mut index, &paths, wildcard_paths);
     report(BuildPhase::Loading, keys, keys);
     Ok(index)
 }
@@ -451,6 +469,7 @@ pub(crate) fn check<T: PageRead>(
     let mut report = IndexCheck::default();
     let mut expected: BTreeSet<Vec<u8>> = BTreeSet::new();
     let mut paths = vec![BTreeSet::new(); index.spec.fields.len()];
+    let mut wildcard_paths: BTreeSet<String> = BTreeSet::new();
     for record in meta.records.iter(txn)? {
         let (key, bytes) = record?;
         let rid = rid_of(&key)?;
@@ -464,6 +483,7 @@ pub(crate) fn check<T: PageRead>(
                 for (all, mine) in paths.iter_mut().zip(keys.multikey_paths) {
                     all.extend(mine);
                 }
+                wildcard_paths.extend(keys.wildcard_multikey);
             }
             Err(error) => report.errors.push(format!("record {rid}: {error}")),
         }
@@ -493,6 +513,17 @@ pub(crate) fn check<T: PageRead>(
                  index records {recorded:?}"
             ));
         }
+    }
+    if !wildcard_paths.is_subset(&index.wildcard_multikey)
+        || (!wildcard_paths.is_empty() && !index.multikey)
+    {
+        let unrecorded: Vec<&String> = wildcard_paths
+            .difference(&index.wildcard_multikey)
+            .collect();
+        report.errors.push(format!(
+            "documents are multikey at paths {unrecorded:?} that the wildcard index does not \
+             record"
+        ));
     }
     if report.keys != index.entries {
         report.errors.push(format!(

@@ -12,4 +12,5 @@ mod lock;
 mod protocol;
 mod reads;
 mod ttl;
+mod wildcard;
 mod writes;
