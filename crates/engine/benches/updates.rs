@@ -75,6 +75,7 @@ fn update_many(c: &mut Criterion) {
         let engine =
             Engine::open_with(&dir.join(format!("{name}.mfdb")), options(), store).expect("open");
         load(&engine, docs);
+        engine.store().checkpoint().expect("checkpoint");
         let update = rawdoc! { "update": "bench", "updates": [
             { "q": { "k": 7_i64 }, "u": { "$inc": { "n": 1 } }, "multi": true },
         ] };

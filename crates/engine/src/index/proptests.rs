@@ -212,6 +212,20 @@ proptest! {
         }
     }
 
+    /// The fast path for documents without arrays on the key paths gives exactly what the
+    /// general walk gives.
+    #[test]
+    fn simple_keys_equal_the_walk(doc in document(), pattern in pattern(), sparse in any::<bool>()) {
+        let spec = index(&pattern, sparse);
+        let raw = bson::RawDocumentBuf::try_from(&doc).expect("raw");
+        let walked = crate::index::keys::walk_keys_for_tests(&spec, &raw);
+        if let Some(simple) = crate::index::keys::simple_keys_for_tests(&spec, &raw) {
+            let walked = walked.expect("the walk accepts what the fast path accepts");
+            prop_assert!(!walked.is_multikey());
+            prop_assert_eq!(simple.keys, walked.keys);
+        }
+    }
+
     #[test]
     fn every_matching_document_has_a_looked_up_key(
         doc in document(),
