@@ -286,6 +286,20 @@ fn run_mongosh(mongosh: &Path, uri: &str) -> Result<String> {
                 const hinted = c.find({n: {$gte: 1}}).hint({n: 1}).toArray().map(d => d.n).join(','); \
                 c.dropIndex('n_1'); \
                 print('index list=' + ix + ' hinted=' + hinted + ' after=' + c.getIndexes().length); \
+                c.createIndex({'$**': 1}); \
+                const w = c.find({n: 12}).explain().queryPlanner.winningPlan.inputStage; \
+                print('wildcard index=' + w.indexName + ' path=' + Object.keys(w.keyPattern).join('+')); \
+                const t = db.getSiblingDB('smoke_sh').totals; \
+                t.drop(); \
+                t.createIndex({n: 1}, {unique: true}); \
+                t.insertOne({_id: 'keep', n: 12, old: true}); \
+                c.aggregate([{$project: {_id: 0, n: 1, seen: {$literal: true}}}, \
+                             {$merge: {into: 'totals', on: 'n', whenMatched: 'merge'}}]); \
+                const kept = t.findOne({n: 12}); \
+                print('merge on n=' + t.countDocuments({}) + ' kept=' + kept._id + ',' + kept.old + ',' + kept.seen); \
+                const ops = db.currentOp().inprog; \
+                print('currentOp self=' + ops.some(o => o.command && o.command.aggregate === 1 && o.ns === 'admin.$cmd')); \
+                t.drop(); \
                 c.drop()";
     let text = check(
         Command::new(mongosh)
@@ -305,6 +319,18 @@ fn run_mongosh(mongosh: &Path, uri: &str) -> Result<String> {
     }
     if !text.contains("index list=_id_,n_1 hinted=1,12 after=1") {
         bail!("mongosh index round failed:\n{}", indent(&text));
+    }
+    if !text.contains("wildcard index=$**_1 path=$_path+n") {
+        bail!("mongosh wildcard index round failed:\n{}", indent(&text));
+    }
+    if !text.contains("merge on n=2 kept=keep,true,true") {
+        bail!(
+            "mongosh $merge on a unique field failed:\n{}",
+            indent(&text)
+        );
+    }
+    if !text.contains("currentOp self=true") {
+        bail!("mongosh db.currentOp() failed:\n{}", indent(&text));
     }
     reject_warnings(&text)?;
     let interactive = interactive_mongosh(mongosh, uri)?;

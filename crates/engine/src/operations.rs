@@ -285,6 +285,45 @@ mod tests {
         assert!(engine.operations.running.lock().is_empty());
     }
 
+    /// mongosh's `db.currentOp()` runs `$currentOp` on admin and `$match`es its filter.
+    #[test]
+    fn the_current_op_stage_lists_operations() {
+        let engine = engine();
+        let reply = run(
+            &engine,
+            "admin",
+            rawdoc! { "aggregate": 1, "pipeline": [
+                { "$currentOp": { "allUsers": true, "idleConnections": false } },
+                { "$match": { "command.aggregate": 1 } },
+            ], "cursor": {} },
+        );
+        let batch = reply
+            .get_document("cursor")
+            .and_then(|c| c.get_array("firstBatch"))
+            .expect("batch");
+        assert_eq!(batch.len(), 1, "{reply:?}");
+        let op = batch[0].as_document().expect("op");
+        assert_eq!(op.get_str("ns").ok(), Some("admin.$cmd"));
+        assert_eq!(op.get_str("op").ok(), Some("command"));
+        for (db, pipeline, code) in [
+            ("db", rawdoc! { "$currentOp": {} }, 73),
+            ("admin", rawdoc! { "$currentOp": 1 }, 9),
+            ("admin", rawdoc! { "$currentOp": { "frob": true } }, 40415),
+            ("admin", rawdoc! { "$currentOp": { "allUsers": 1 } }, 14),
+        ] {
+            let mut stages = bson::RawArrayBuf::new();
+            stages.push(pipeline.clone());
+            let mut cmd = rawdoc! { "aggregate": 1, "cursor": {} };
+            cmd.append(bson::raw::cstr!("pipeline"), stages);
+            let reply = run(&engine, db, cmd);
+            assert_eq!(
+                reply.get_i32("code").ok(),
+                Some(code),
+                "{db} {pipeline:?}: {reply:?}"
+            );
+        }
+    }
+
     #[test]
     fn large_commands_are_shown_truncated() {
         let body =

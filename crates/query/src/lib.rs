@@ -41,8 +41,8 @@ pub use error::QueryError;
 pub use expr::{Expression, Value};
 pub use filter::Filter;
 pub use pipeline::{
-    DocumentStream, Foreign, LocalSessions, Merge, Output, Pipeline, Target, WhenMatched,
-    WhenNotMatched,
+    CurrentOp, DocumentStream, Foreign, LocalSessions, Merge, Output, Pipeline, Target,
+    WhenMatched, WhenNotMatched,
 };
 pub use projection::Projection;
 pub use sort::{Direction, SortKey, SortSpec, top_k};

@@ -147,6 +147,10 @@ fn check_input(input: &Input, pipeline: &Pipeline) -> Result<(), Error> {
                 format!("{{aggregate: 1}} is not valid for {what}; a collection is required."),
             ))
         }
+        Input::Collection(_) if pipeline.current_op().is_some() => Err(current_op_misplaced()),
+        Input::Database(ns) if pipeline.current_op().is_some() && ns.db != "admin" => {
+            Err(current_op_misplaced())
+        }
         Input::Collection(_) if pipeline.local_sessions().is_some() => Err(Error::new(
             ErrorCode::InvalidNamespace,
             "$listLocalSessions must be run against the database with {aggregate: 1}, not a \
@@ -154,6 +158,14 @@ fn check_input(input: &Input, pipeline: &Pipeline) -> Result<(), Error> {
         )),
         _ => Ok(()),
     }
+}
+
+/// mongod's refusal of a `$currentOp` outside `{aggregate: 1}` on `admin`.
+fn current_op_misplaced() -> Error {
+    Error::new(
+        ErrorCode::InvalidNamespace,
+        "$currentOp must be run against the 'admin' database with {aggregate: 1}",
+    )
 }
 
 /// The filter of a leading `$match` stage, as written.
@@ -262,9 +274,17 @@ impl Run<'_> {
         )?;
         let ns = match self.input {
             Input::Database(_) => {
+                let now = self.engine.host.now_millis();
                 let sessions = match self.pipeline.local_sessions() {
                     Some(LocalSessions::Users(_)) => Vec::new(),
-                    Some(_) => self.engine.sessions.list(self.engine.host.now_millis()),
+                    Some(_) => self.engine.sessions.list(now),
+                    None if self.pipeline.current_op().is_some() => self
+                        .engine
+                        .operations
+                        .report(now)
+                        .iter()
+                        .filter_map(|op| RawDocumentBuf::try_from(op).ok())
+                        .collect(),
                     None => Vec::new(),
                 };
                 for doc in self

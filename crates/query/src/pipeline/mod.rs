@@ -53,7 +53,7 @@ use bson::raw::{RawArray, RawDocumentBuf};
 use stages::Stage;
 use std::collections::BTreeSet;
 
-pub use output::{LocalSessions, Merge, Output, Target, WhenMatched, WhenNotMatched};
+pub use output::{CurrentOp, LocalSessions, Merge, Output, Target, WhenMatched, WhenNotMatched};
 
 /// A compiled aggregation pipeline.
 ///
@@ -76,13 +76,15 @@ pub struct Pipeline {
     first: Option<String>,
     /// A leading `$listLocalSessions`, whose documents the engine supplies.
     local_sessions: Option<LocalSessions>,
+    /// A leading `$currentOp`, whose documents (the operations running) the engine supplies.
+    current_op: Option<CurrentOp>,
     /// A final `$out` or `$merge`, which the engine carries out.
     output: Option<Output>,
 }
 
 /// Stages that start a pipeline from something other than a collection: valid only
 /// first, never inside `$facet`, and what a collectionless `aggregate: 1` needs.
-const SOURCE_STAGES: &[&str] = &["$documents", "$listLocalSessions"];
+const SOURCE_STAGES: &[&str] = &["$documents", "$listLocalSessions", "$currentOp"];
 
 /// A stream of documents between stages.
 type Documents<'a> = Box<dyn Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a>;
@@ -144,6 +146,7 @@ impl Pipeline {
             stages: Vec::new(),
             first: None,
             local_sessions: None,
+            current_op: None,
             output: None,
         };
         let count = stages.into_iter().count();
@@ -218,6 +221,8 @@ impl Pipeline {
                     }
                     if name == "$documents" {
                         parsed.extend(stages::parse_documents(spec, vars)?);
+                    } else if name == "$currentOp" {
+                        pipeline.current_op = Some(output::parse_current_op(spec)?);
                     } else {
                         pipeline.local_sessions = Some(output::parse_local_sessions(spec)?);
                     }
@@ -240,6 +245,12 @@ impl Pipeline {
     /// The name of the pipeline's first stage, as written.
     pub fn first_stage(&self) -> Option<&str> {
         self.first.as_deref()
+    }
+
+    /// The leading `$currentOp`, when there is one: the engine passes the operations
+    /// running to [`Pipeline::run`] as the input.
+    pub fn current_op(&self) -> Option<&CurrentOp> {
+        self.current_op.as_ref()
     }
 
     /// The leading `$listLocalSessions`, when there is one: the engine passes the

@@ -96,6 +96,66 @@ pub enum LocalSessions {
     Users(Vec<(String, String)>),
 }
 
+/// A parsed `$currentOp`: its options as given (without users or idle connections to
+/// list, the engine lists the same operations whatever they say).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CurrentOp {
+    /// `allUsers`.
+    pub all_users: bool,
+    /// `idleConnections`.
+    pub idle_connections: bool,
+    /// `idleCursors`.
+    pub idle_cursors: bool,
+    /// `idleSessions` (true by default, as mongod's).
+    pub idle_sessions: bool,
+    /// `localOps`.
+    pub local_ops: bool,
+    /// `truncateOps`.
+    pub truncate_ops: bool,
+}
+
+/// `{$currentOp: {allUsers, idleConnections, idleCursors, idleSessions, localOps,
+/// truncateOps, backtrace}}`: every option a bool, as mongod's IDL parses them.
+pub(crate) fn parse_current_op(spec: RawBsonRef<'_>) -> Result<CurrentOp, QueryError> {
+    const STAGE: &str = "$currentOp";
+    let RawBsonRef::Document(doc) = spec else {
+        // 9 FailedToParse, as mongod's.
+        return Err(location(
+            9,
+            format!(
+                "$currentOp options must be specified in an object, but found: {}",
+                kind(spec)
+            ),
+        ));
+    };
+    let mut out = CurrentOp {
+        idle_sessions: true,
+        ..CurrentOp::default()
+    };
+    for (key, value) in elements(doc) {
+        let slot = match key {
+            "allUsers" => &mut out.all_users,
+            "idleConnections" => &mut out.idle_connections,
+            "idleCursors" => &mut out.idle_cursors,
+            "idleSessions" => &mut out.idle_sessions,
+            "localOps" => &mut out.local_ops,
+            "truncateOps" => &mut out.truncate_ops,
+            "backtrace" | "targetAllNodes" => {
+                if !matches!(value, RawBsonRef::Boolean(_)) {
+                    return Err(wrong_type(STAGE, key, value, "bool"));
+                }
+                continue;
+            }
+            _ => return Err(unknown_field(STAGE, key)),
+        };
+        match value {
+            RawBsonRef::Boolean(b) => *slot = b,
+            other => return Err(wrong_type(STAGE, key, other, "bool")),
+        }
+    }
+    Ok(out)
+}
+
 fn location(code: i32, message: impl Into<String>) -> QueryError {
     QueryError::location(code, message)
 }

@@ -70,7 +70,6 @@ const REFUSED_STAGES: &[&str] = &[
     "$geoNear",
     "$collStats",
     "$indexStats",
-    "$currentOp",
     "$changeStream",
     "$changeStreamSplitLargeEvent",
     "$search",

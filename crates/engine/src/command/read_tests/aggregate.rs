@@ -85,8 +85,12 @@ fn aggregate_refuses_bad_arguments() {
     );
     let cases = [
         (
-            rawdoc! { "aggregate": 1, "pipeline": [{ "$currentOp": {} }], "explain": true },
-            238,
+            rawdoc! { "aggregate": 1, "pipeline": [{ "$currentOp": {} }], "cursor": {} },
+            73,
+        ),
+        (
+            rawdoc! { "aggregate": "c", "pipeline": [{ "$currentOp": {} }], "cursor": {} },
+            73,
         ),
         (rawdoc! { "aggregate": 1, "pipeline": [], "cursor": {} }, 73),
         (
