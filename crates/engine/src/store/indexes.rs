@@ -16,6 +16,10 @@
 //! - Entries are derived from documents, never logged: applying the log's inserts,
 //!   updates and deletes (live or at replay) regenerates them, and an index build applied
 //!   at replay reads the same records the live build read.
+//! - A build's entries do not depend on how its scan was split: a split scan reads one
+//!   snapshot whose records are the building transaction's (checked by the caller), each
+//!   record id in exactly one part, and the merged entries are sorted once (D47).
+//! - A build's observer only hears progress; it never changes what is built.
 
 use super::catalog::{CollectionMeta, IndexMeta, Namespace, rid_key, rid_of};
 use super::{DuplicateKey, StoreError};
