@@ -67,6 +67,9 @@ pub struct Engine {
     pub(crate) ttl: ttl::Monitor,
     /// The commands running now (`currentOp`).
     pub(crate) operations: crate::operations::Operations,
+    /// Whether the database lives in memory only ([`Engine::new`]): serverStatus
+    /// `storageEngine.persistent`.
+    pub(crate) in_memory: bool,
 }
 
 impl Engine {
@@ -85,7 +88,9 @@ impl Engine {
         };
         let store = Store::open(dir, "memory.mfdb", store_options)
             .expect("an empty in-memory database opens");
-        Engine::with_store(options, store)
+        let mut engine = Engine::with_store(options, store);
+        engine.in_memory = true;
+        engine
     }
 
     /// Opens (or creates) the database file at `path` (its log is `<path>-wal`), replaying
@@ -137,6 +142,7 @@ impl Engine {
             stats: Stats::default(),
             ttl,
             operations: crate::operations::Operations::default(),
+            in_memory: false,
         }
     }
 
@@ -210,10 +216,13 @@ impl Engine {
         cmd: &RawDocument,
         ctx: &ConnectionContext,
     ) -> RawDocumentBuf {
-        self.stats.command_ran();
+        self.stats.request_ran();
         let result = command::name_of(cmd)
             .and_then(|name| command::dispatch(self, &Request::new(db, name, cmd, ctx)));
-        result.unwrap_or_else(|error| error.to_reply())
+        result.unwrap_or_else(|error| {
+            self.stats.add(crate::stats::Counter::AssertUser, 1);
+            error.to_reply()
+        })
     }
 
     /// Runs an OP_MSG command body, taking the database from its `$db` field.
@@ -222,7 +231,9 @@ impl Engine {
         match cmd.get_str("$db") {
             Ok(db) => self.run_command(db, cmd, ctx),
             Err(_) => {
-                self.stats.command_ran();
+                self.stats.request_ran();
+                self.stats.add(crate::stats::Counter::OpCommand, 1);
+                self.stats.add(crate::stats::Counter::AssertUser, 1);
                 let message = "OP_MSG requests require a $db argument of type string";
                 Error::new(ErrorCode::FailedToParse, message).to_reply()
             }
@@ -237,8 +248,12 @@ impl Engine {
         query: &wire::OpQuery,
         ctx: &ConnectionContext,
     ) -> RawDocumentBuf {
-        self.stats.query_ran();
-        command::run_legacy(self, query, ctx).unwrap_or_else(|error| error.to_reply())
+        // The handshake counts as a command (in dispatch), as mongod counts it.
+        self.stats.request_ran();
+        command::run_legacy(self, query, ctx).unwrap_or_else(|error| {
+            self.stats.add(crate::stats::Counter::AssertUser, 1);
+            error.to_reply()
+        })
     }
 
     /// The reply for a message that was framed correctly but could not be decoded.

@@ -54,6 +54,14 @@ pub(crate) struct Running {
     on_progress: Option<ProgressHook>,
 }
 
+/// See [`Operations::count`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Active {
+    pub(crate) total: u64,
+    pub(crate) readers: u64,
+    pub(crate) writers: u64,
+}
+
 /// What long work has done so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Progress {
@@ -109,6 +117,25 @@ impl Operations {
         OpGuard {
             operations: self,
             running,
+        }
+    }
+
+    /// How many run now, and of them how many read and how many write (serverStatus
+    /// `globalLock.activeClients`).
+    pub(crate) fn count(&self) -> Active {
+        let running = self.running.lock();
+        let writers = running
+            .values()
+            .filter(|op| matches!(op.op, "insert" | "update" | "remove"))
+            .count() as u64;
+        let readers = running
+            .values()
+            .filter(|op| matches!(op.op, "query" | "getmore"))
+            .count() as u64;
+        Active {
+            total: running.len() as u64,
+            readers,
+            writers,
         }
     }
 

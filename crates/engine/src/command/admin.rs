@@ -1,4 +1,4 @@
-//! Administration commands: hostInfo, getCmdLineOpts, getParameter, getLog, serverStatus.
+//! Administration commands: hostInfo, getCmdLineOpts, getParameter, getLog, currentOp.
 
 use super::Request;
 use crate::engine::Engine;
@@ -144,54 +144,6 @@ fn startup_warning_line(engine: &Engine, warning: &str) -> String {
         "tags": ["startupWarnings"],
     };
     Bson::Document(line).into_relaxed_extjson().to_string()
-}
-
-/// serverStatus: uptime, connections, opcounters, the TTL monitor's counters and memory.
-pub(super) fn server_status(engine: &Engine, _request: &Request<'_>) -> Result<Document, Error> {
-    let facts = engine.host.facts();
-    let stats = engine.stats().snapshot();
-    let memory = engine.host.memory();
-    let ttl = engine.ttl.counters().snapshot();
-    let uptime_millis = engine.host.uptime_millis();
-    let available = engine
-        .connections_max
-        .saturating_sub(stats.connections_current);
-    Ok(doc! {
-        "host": facts.hostname.as_str(),
-        "version": version::SERVER_VERSION,
-        "process": "mongod",
-        "pid": i64::from(facts.process_id),
-        "uptime": uptime_millis as f64 / 1000.0,
-        "uptimeMillis": int64(uptime_millis),
-        "uptimeEstimate": int64(uptime_millis / 1000),
-        "localTime": DateTime::from_millis(engine.host.now_millis()),
-        "connections": {
-            "current": int64(stats.connections_current),
-            "available": int64(available),
-            "totalCreated": int64(stats.connections_total),
-        },
-        "opcounters": {
-            "insert": 0i64,
-            "query": int64(stats.queries),
-            "update": 0i64,
-            "delete": 0i64,
-            "getmore": 0i64,
-            "command": int64(stats.commands),
-        },
-        "metrics": {
-            "ttl": {
-                "deletedDocuments": int64(ttl.deleted),
-                "passes": int64(ttl.passes),
-                "subPasses": int64(ttl.sub_passes),
-            },
-        },
-        "mem": {
-            "bits": 64,
-            "resident": int64(memory.resident_mb),
-            "virtual": int64(memory.virtual_mb),
-            "supported": true,
-        },
-    })
 }
 
 /// Fields of a `currentOp` command that are options, not part of its filter.

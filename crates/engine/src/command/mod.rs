@@ -27,6 +27,7 @@ pub(crate) mod point;
 mod read_args;
 pub(crate) mod registry;
 mod stats;
+mod status;
 mod update;
 mod write;
 mod write_concern;
@@ -182,7 +183,7 @@ const COMMANDS: &[Spec] = &[
     spec("getParameter", tree!(admin::get_parameter), true, true),
     spec("getLog", tree!(admin::get_log), true, true),
     spec("currentOp", tree!(admin::current_op), true, true),
-    spec("serverStatus", tree!(admin::server_status), true, false),
+    spec("serverStatus", tree!(status::server_status), true, false),
     spec("find", find::find, false, false),
     spec("explain", tree!(explain::explain), false, false),
     spec("getMore", cursor::get_more, false, false),
@@ -274,12 +275,14 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
         request.field("autocommit")?,
         request.field("startTransaction")?,
     )?;
+    count_operation(engine, request);
     let operation = engine.operations.begin(request);
     let _ = request
         .running
         .set(std::sync::Arc::clone(operation.running()));
     let reply = (spec.handler)(engine, request);
     drop(operation);
+    count_outcome(engine, request, &reply);
     match reply? {
         Reply::Doc(mut reply) => {
             reply.insert("ok", 1.0);
@@ -290,6 +293,71 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
             reply.append(bson::raw::cstr!("ok"), 1.0);
             Ok(reply)
         }
+    }
+}
+
+/// Counts a command in serverStatus's `opcounters` before it runs, as mongod does (the
+/// rules are in [`crate::stats`]).
+fn count_operation(engine: &Engine, request: &Request<'_>) {
+    use crate::stats::Counter;
+    use bson::raw::RawBsonRef;
+    let counter = crate::stats::op_counter(request.name);
+    let statements = match counter {
+        Counter::OpInsert => "documents",
+        Counter::OpUpdate => "updates",
+        Counter::OpDelete => "deletes",
+        _ => "",
+    };
+    let items = match request.body.get(statements) {
+        Ok(Some(RawBsonRef::Array(items))) => items.into_iter().count() as u64,
+        _ => 0,
+    };
+    let value = if statements.is_empty() { 1 } else { items };
+    engine.stats().add(counter, value);
+}
+
+/// Counts what a command did in serverStatus's `metrics.document`.
+fn count_outcome(engine: &Engine, request: &Request<'_>, reply: &Result<Reply, Error>) {
+    use crate::stats::Counter;
+    let stats = engine.stats();
+    let counter = crate::stats::op_counter(request.name);
+    let Ok(reply) = reply else {
+        return; // counted as a user assertion by the engine's entry point
+    };
+    let number = |key: &str| match reply {
+        Reply::Doc(doc) => match doc.get(key) {
+            Some(bson::Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
+            Some(bson::Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
+            _ => 0,
+        },
+        Reply::Raw(_) => 0,
+    };
+    match counter {
+        Counter::OpInsert => stats.add(Counter::DocumentInserted, number("n")),
+        Counter::OpUpdate => stats.add(Counter::DocumentUpdated, number("nModified")),
+        Counter::OpDelete => stats.add(Counter::DocumentDeleted, number("n")),
+        _ => {}
+    }
+    if matches!(request.name, "find" | "getMore" | "aggregate") {
+        stats.add(Counter::DocumentReturned, batch_len(reply));
+    }
+}
+
+/// The documents in a cursor reply's batch (their lengths are skipped, not decoded).
+fn batch_len(reply: &Reply) -> u64 {
+    let batch = |cursor: &RawDocument| {
+        ["firstBatch", "nextBatch"]
+            .iter()
+            .find_map(|key| cursor.get_array(key).ok())
+            .map_or(0, |batch| batch.into_iter().count() as u64)
+    };
+    match reply {
+        Reply::Raw(raw) => raw.get_document("cursor").map_or(0, batch),
+        Reply::Doc(doc) => doc
+            .get_document("cursor")
+            .ok()
+            .and_then(|cursor| RawDocumentBuf::try_from(cursor).ok())
+            .map_or(0, |cursor| batch(&cursor)),
     }
 }
 

@@ -39,6 +39,8 @@ pub(crate) struct Registry {
 
 struct Inner {
     open: HashMap<i64, Entry>,
+    /// Cursors reaped for idleness since start (serverStatus `metrics.cursor.timedOut`).
+    timed_out: u64,
     counter: u64,
     key: u64,
     swept_ms: i64,
@@ -62,6 +64,7 @@ impl Registry {
         Registry {
             inner: Mutex::new(Inner {
                 open: HashMap::new(),
+                timed_out: 0,
                 counter: 0,
                 key,
                 swept_ms: i64::MIN,
@@ -151,6 +154,30 @@ impl Registry {
     pub(crate) fn len(&self) -> usize {
         self.inner.lock().open.len()
     }
+
+    /// serverStatus `metrics.cursor`'s figures: open, of which `noCursorTimeout`, of which
+    /// pinned (checked out by a getMore), opened since start (the counter of ids) and
+    /// reaped for idleness.
+    pub(crate) fn counts(&self) -> CursorCounts {
+        let inner = self.inner.lock();
+        CursorCounts {
+            open: inner.open.len() as u64,
+            no_timeout: inner.open.values().filter(|e| e.no_timeout).count() as u64,
+            pinned: inner.open.values().filter(|e| e.cursor.is_none()).count() as u64,
+            opened: inner.counter,
+            timed_out: inner.timed_out,
+        }
+    }
+}
+
+/// See [`Registry::counts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CursorCounts {
+    pub(crate) open: u64,
+    pub(crate) no_timeout: u64,
+    pub(crate) pinned: u64,
+    pub(crate) opened: u64,
+    pub(crate) timed_out: u64,
 }
 
 impl Inner {
@@ -161,11 +188,13 @@ impl Inner {
             return;
         }
         self.swept_ms = now_ms;
+        let before = self.open.len();
         self.open.retain(|_, entry| {
             entry.cursor.is_none()
                 || entry.no_timeout
                 || now_ms.saturating_sub(entry.used_ms) < CURSOR_IDLE_TIMEOUT_MS
         });
+        self.timed_out += (before - self.open.len()) as u64;
     }
 }
 
