@@ -70,7 +70,14 @@ pub struct Engine {
     /// Whether the database lives in memory only ([`Engine::new`]): serverStatus
     /// `storageEngine.persistent`.
     pub(crate) in_memory: bool,
+    /// fsyncLock's state.
+    pub(crate) fsync_lock: crate::fsync_lock::FsyncLock,
+    /// What the `shutdown` command calls: set by a server ([`Engine::on_shutdown`]).
+    shutdown: parking_lot::Mutex<Option<ShutdownHook>>,
 }
+
+/// See [`Engine::on_shutdown`].
+pub type ShutdownHook = Arc<dyn Fn() + Send + Sync>;
 
 impl Engine {
     /// An engine over an in-memory database (nothing survives the process): for tests
@@ -143,6 +150,8 @@ impl Engine {
             ttl,
             operations: crate::operations::Operations::default(),
             in_memory: false,
+            fsync_lock: crate::fsync_lock::FsyncLock::default(),
+            shutdown: parking_lot::Mutex::new(None),
         }
     }
 
@@ -178,9 +187,21 @@ impl Engine {
         }
     }
 
+    /// Installs what the `shutdown` command calls (a server stops itself there, and then
+    /// closes the engine). Without one, `shutdown` is refused: an embedding program closes
+    /// the engine itself.
+    pub fn on_shutdown(&self, hook: ShutdownHook) {
+        *self.shutdown.lock() = Some(hook);
+    }
+
+    pub(crate) fn shutdown_hook(&self) -> Option<ShutdownHook> {
+        self.shutdown.lock().clone()
+    }
+
     /// Checkpoints and closes the database: afterwards it is a single file. Commands run
-    /// after this fail.
+    /// after this fail. An fsyncLock is released first.
     pub fn close(&self) -> Result<(), Error> {
+        self.fsync_lock.release_all();
         // The monitor first: it is woken at once, or ends its pass after the current batch.
         self.ttl.stop();
         // A failed store is recovered first, so a clean close still leaves one file.
@@ -289,6 +310,7 @@ impl Drop for Engine {
     fn drop(&mut self) {
         // The thread holds the store only during a pass; this waits for that to end.
         self.ttl.stop();
+        self.fsync_lock.release_all();
     }
 }
 

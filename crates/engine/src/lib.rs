@@ -20,6 +20,7 @@ pub mod client;
 pub mod command;
 mod engine;
 mod error;
+mod fsync_lock;
 mod host;
 mod index;
 pub mod limits;
@@ -33,7 +34,7 @@ mod ttl;
 pub mod version;
 
 pub use client::Client;
-pub use engine::{ConnectionContext, Engine, EngineOptions, StartupOptions};
+pub use engine::{ConnectionContext, Engine, EngineOptions, ShutdownHook, StartupOptions};
 pub use error::{Error, ErrorCode};
 pub use host::{FixedHost, Host, HostFacts, MemoryFacts};
 pub use stats::Stats;

@@ -30,6 +30,8 @@ pub(crate) const COMMAND_COPY_MAX: usize = 1024;
 pub(crate) struct Operations {
     next_opid: AtomicI32,
     running: Mutex<BTreeMap<i32, Arc<Running>>>,
+    /// `top`'s figures per namespace (commands on `<db>.$cmd` are not counted, as mongod).
+    top: Mutex<BTreeMap<String, [Usage; TOP_KINDS.len()]>>,
     /// Called with every progress report, on the reporting thread (tests look at
     /// `currentOp` from inside a build this way).
     #[cfg(test)]
@@ -80,7 +82,47 @@ pub(crate) struct OpGuard<'o> {
 impl Drop for OpGuard<'_> {
     fn drop(&mut self) {
         self.operations.running.lock().remove(&self.running.opid);
+        let running = &self.running;
+        if running.ns.ends_with(".$cmd") {
+            return;
+        }
+        let micros = u64::try_from(running.started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let kind = match running.op {
+            "query" => 3,
+            "getmore" => 4,
+            "insert" => 5,
+            "update" => 6,
+            "remove" => 7,
+            _ => 8,
+        };
+        let lock = if (5..=7).contains(&kind) { 2 } else { 1 };
+        let mut top = self.operations.top.lock();
+        let usage = top.entry(running.ns.clone()).or_default();
+        for index in [0, lock, kind] {
+            usage[index].time += micros;
+            usage[index].count += 1;
+        }
     }
+}
+
+/// `top`'s categories, in mongod's order.
+const TOP_KINDS: [&str; 9] = [
+    "total",
+    "readLock",
+    "writeLock",
+    "queries",
+    "getmore",
+    "insert",
+    "update",
+    "remove",
+    "commands",
+];
+
+/// Time (microseconds) and count of one `top` category.
+#[derive(Debug, Default, Clone, Copy)]
+struct Usage {
+    time: u64,
+    count: u64,
 }
 
 impl OpGuard<'_> {
@@ -137,6 +179,32 @@ impl Operations {
             readers,
             writers,
         }
+    }
+
+    /// `top`'s `totals` per namespace: `{total: {time, count}, readLock: ..., ...}`.
+    pub(crate) fn top(&self) -> Document {
+        let top = self.operations_top();
+        let mut out = Document::new();
+        for (ns, usage) in top {
+            let mut entry = Document::new();
+            for (name, usage) in TOP_KINDS.iter().zip(usage) {
+                let number = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+                entry.insert(
+                    *name,
+                    doc! { "time": number(usage.time), "count": number(usage.count) },
+                );
+            }
+            out.insert(ns, entry);
+        }
+        out
+    }
+
+    fn operations_top(&self) -> Vec<(String, [Usage; TOP_KINDS.len()])> {
+        self.top
+            .lock()
+            .iter()
+            .map(|(ns, usage)| (ns.clone(), *usage))
+            .collect()
     }
 
     /// The entries, in opid order, as `currentOp` reports each.

@@ -115,3 +115,136 @@ fn server_status_has_the_sections_monitoring_reads() {
     let counters = section(&self::status(&engine), "opcounters");
     assert_eq!(counters.get_i64("getmore").ok(), Some(1), "{counters:?}");
 }
+
+fn insert_ids(engine: &engine::Engine, coll: &str, ids: std::ops::Range<i32>) {
+    let mut documents = bson::RawArrayBuf::new();
+    for id in ids {
+        documents.push(rawdoc! { "_id": id, "pad": "x".repeat(100) });
+    }
+    let mut cmd = rawdoc! { "insert": coll };
+    cmd.append(bson::raw::cstr!("documents"), documents);
+    ok(engine, "db", cmd);
+}
+
+fn count(engine: &engine::Engine, coll: &str) -> i32 {
+    ok(engine, "db", rawdoc! { "count": coll })
+        .get_i32("n")
+        .expect("n")
+}
+
+/// fsyncLock stops writes (they wait), leaves reads running, and leaves the data file
+/// consistent: a copy of the one file, taken while locked, opens as a database holding
+/// every write acknowledged before the lock.
+#[test]
+fn fsync_lock_stops_writes_and_a_copy_of_the_file_is_a_valid_database() {
+    let path = crate::support::temp_db("fsync-lock", "data.mfdb");
+    let engine = std::sync::Arc::new(
+        engine::Engine::open(&path, crate::support::options()).expect("open"),
+    );
+    insert_ids(&engine, "c", 0..500);
+    fails(&engine, "admin", rawdoc! { "fsyncUnlock": 1 }, 20);
+    let locked = ok(&engine, "admin", rawdoc! { "fsync": 1, "lock": true });
+    assert_eq!(locked.get_i64("lockCount").ok(), Some(1), "{locked:?}");
+    let again = ok(&engine, "admin", rawdoc! { "fsync": 1, "lock": true });
+    assert_eq!(again.get_i64("lockCount").ok(), Some(2));
+    let current = ok(&engine, "admin", rawdoc! { "currentOp": 1 });
+    assert_eq!(current.get_bool("fsyncLock").ok(), Some(true));
+    let copy = path.with_file_name("copy.mfdb");
+    std::fs::copy(&path, &copy).expect("copy");
+    let writer = {
+        let engine = std::sync::Arc::clone(&engine);
+        std::thread::spawn(move || insert_ids(&engine, "c", 500..501))
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!writer.is_finished(), "a write ran while fsync-locked");
+    assert_eq!(count(&engine, "c"), 500, "reads go on");
+    let unlocked = ok(&engine, "admin", rawdoc! { "fsyncUnlock": 1 });
+    assert_eq!(unlocked.get_i64("lockCount").ok(), Some(1));
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert!(!writer.is_finished(), "one lock is still held");
+    let unlocked = ok(&engine, "admin", rawdoc! { "fsyncUnlock": 1 });
+    assert_eq!(unlocked.get_i64("lockCount").ok(), Some(0));
+    writer.join().expect("the write ran after the unlock");
+    assert_eq!(count(&engine, "c"), 501);
+    fails(&engine, "admin", rawdoc! { "fsyncUnlock": 1 }, 20);
+    let copied = engine::Engine::open(&copy, crate::support::options()).expect("the copy opens");
+    assert_eq!(count(&copied, "c"), 500);
+    let report = copied.store().verify().expect("verify");
+    assert!(format!("{report:?}").len() > 0);
+    engine.close().expect("close");
+}
+
+#[test]
+fn mongosh_helpers_answer_as_mongod_on_a_standalone() {
+    let engine = engine();
+    let status = fails(&engine, "admin", rawdoc! { "replSetGetStatus": 1 }, 76);
+    assert_eq!(status.get_str("codeName").ok(), Some("NoReplicationEnabled"));
+    assert_eq!(status.get_str("errmsg").ok(), Some("not running with --replSet"));
+    let users = ok(&engine, "db", rawdoc! { "usersInfo": 1 });
+    assert_eq!(users.get_array("users").map(Vec::len).ok(), Some(0));
+    ok(&engine, "admin", rawdoc! { "logRotate": 1 });
+    // Embedded, there is no server to stop.
+    fails(&engine, "admin", rawdoc! { "shutdown": 1, "force": true }, 20);
+    fails(&engine, "admin", rawdoc! { "shutdown": 1, "timeoutSecs": "x" }, 14);
+    let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&stopped);
+    engine.on_shutdown(std::sync::Arc::new(move || {
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    }));
+    ok(&engine, "admin", rawdoc! { "shutdown": 1, "timeoutSecs": 5 });
+    assert!(stopped.load(std::sync::atomic::Ordering::SeqCst));
+    fails(&engine, "db", rawdoc! { "compact": "none" }, 26);
+    insert_ids(&engine, "c", 0..3);
+    let compact = ok(&engine, "db", rawdoc! { "compact": "c" });
+    assert_eq!(compact.get_i64("bytesFreed").ok(), Some(0));
+    ok(&engine, "db", rawdoc! { "find": "c" });
+    let top = ok(&engine, "admin", rawdoc! { "top": 1 });
+    let c = top
+        .get_document("totals")
+        .and_then(|t| t.get_document("db.c"))
+        .expect("db.c");
+    assert_eq!(
+        c.get_document("insert").and_then(|i| i.get_i64("count")).ok(),
+        Some(1),
+        "{c:?}"
+    );
+    assert_eq!(
+        c.get_document("total").and_then(|i| i.get_i64("count")).ok(),
+        Some(3),
+        "insert, compact, find: {c:?}"
+    );
+}
+
+/// dbHash as mongod computes it: md5 of the documents' bytes in `_id` order per
+/// collection, md5 of the hex digests in collection name order for the whole.
+#[test]
+fn db_hash_is_mongod_md5_of_documents_in_id_order() {
+    use md5::{Digest, Md5};
+    let engine = engine();
+    // Inserted out of _id order: the hash follows _id, not insertion.
+    ok(
+        &engine,
+        "db",
+        rawdoc! { "insert": "b", "documents": [{ "_id": 2, "x": 1 }, { "_id": 1 }] },
+    );
+    ok(&engine, "db", rawdoc! { "create": "a" });
+    let hex = |bytes: &[u8]| -> String { bytes.iter().map(|b| format!("{b:02x}")).collect() };
+    let mut b = Md5::new();
+    b.update(rawdoc! { "_id": 1 }.as_bytes());
+    b.update(rawdoc! { "_id": 2, "x": 1 }.as_bytes());
+    let b = hex(&b.finalize());
+    let a = hex(&Md5::new().finalize());
+    assert_eq!(a, "d41d8cd98f00b204e9800998ecf8427e");
+    let mut whole = Md5::new();
+    whole.update(a.as_bytes());
+    whole.update(b.as_bytes());
+    let reply = ok(&engine, "db", rawdoc! { "dbHash": 1 });
+    assert_eq!(
+        reply.get_document("collections").ok(),
+        Some(&doc! { "a": a.clone(), "b": b.clone() })
+    );
+    assert_eq!(reply.get_str("md5").ok(), Some(hex(&whole.finalize()).as_str()));
+    let only = ok(&engine, "db", rawdoc! { "dbHash": 1, "collections": ["b"] });
+    assert_eq!(only.get_document("collections").ok(), Some(&doc! { "b": b }));
+    assert!(only.get_document("uuids").is_ok_and(|u| u.contains_key("b")));
+}

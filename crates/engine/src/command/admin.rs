@@ -173,5 +173,9 @@ pub(super) fn current_op(engine: &Engine, request: &Request<'_>) -> Result<Docum
             inprog.push(op);
         }
     }
-    Ok(doc! { "inprog": inprog })
+    let mut reply = doc! { "inprog": inprog };
+    if engine.fsync_lock.count() > 0 {
+        reply.insert("fsyncLock", true);
+    }
+    Ok(reply)
 }

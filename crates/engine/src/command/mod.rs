@@ -23,6 +23,7 @@ mod find_and_modify;
 mod handshake;
 mod indexes;
 mod insert;
+mod maintenance;
 pub(crate) mod point;
 mod read_args;
 pub(crate) mod registry;
@@ -184,6 +185,21 @@ const COMMANDS: &[Spec] = &[
     spec("getLog", tree!(admin::get_log), true, true),
     spec("currentOp", tree!(admin::current_op), true, true),
     spec("serverStatus", tree!(status::server_status), true, false),
+    spec(
+        "replSetGetStatus",
+        tree!(maintenance::repl_set_get_status),
+        true,
+        true,
+    ),
+    spec("usersInfo", tree!(maintenance::users_info), true, false),
+    spec("fsync", tree!(maintenance::fsync), false, true),
+    spec("fsyncUnlock", tree!(maintenance::fsync_unlock), true, true),
+    spec("shutdown", tree!(maintenance::shutdown), false, true),
+    spec("logRotate", tree!(maintenance::log_rotate), true, true),
+    spec("top", tree!(maintenance::top), true, true),
+    spec("dbHash", tree!(maintenance::db_hash), false, false),
+    spec("dbhash", tree!(maintenance::db_hash), false, false),
+    spec("compact", tree!(maintenance::compact), false, false),
     spec("find", find::find, false, false),
     spec("explain", tree!(explain::explain), false, false),
     spec("getMore", cursor::get_more, false, false),
