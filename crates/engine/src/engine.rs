@@ -70,6 +70,9 @@ pub struct Engine {
     /// Whether the database lives in memory only ([`Engine::new`]): serverStatus
     /// `storageEngine.persistent`.
     pub(crate) in_memory: bool,
+    /// Runtime-settable parameters that are recorded, not consumed (see
+    /// `command::parameters`).
+    pub(crate) parameters: parking_lot::Mutex<std::collections::BTreeMap<&'static str, bson::Bson>>,
     /// fsyncLock's state.
     pub(crate) fsync_lock: crate::fsync_lock::FsyncLock,
     /// What the `shutdown` command calls: set by a server ([`Engine::on_shutdown`]).
@@ -150,6 +153,7 @@ impl Engine {
             ttl,
             operations: crate::operations::Operations::default(),
             in_memory: false,
+            parameters: parking_lot::Mutex::default(),
             fsync_lock: crate::fsync_lock::FsyncLock::default(),
             shutdown: parking_lot::Mutex::new(None),
         }

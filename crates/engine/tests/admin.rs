@@ -248,3 +248,138 @@ fn db_hash_is_mongod_md5_of_documents_in_id_order() {
     assert_eq!(only.get_document("collections").ok(), Some(&doc! { "b": b }));
     assert!(only.get_document("uuids").is_ok_and(|u| u.contains_key("b")));
 }
+
+#[test]
+fn get_parameter_star_lists_every_parameter_and_set_parameter_sets_the_settable_ones() {
+    let engine = engine();
+    let all = ok(&engine, "admin", rawdoc! { "getParameter": "*" });
+    for name in [
+        "enableTestCommands",
+        "featureCompatibilityVersion",
+        "authenticationMechanisms",
+        "logLevel",
+        "maxBSONObjectSize",
+        "ttlMonitorSleepSecs",
+        "cursorTimeoutMillis",
+        "transactionLifetimeLimitSeconds",
+    ] {
+        assert!(all.contains_key(name), "{name} missing from {all:?}");
+    }
+    let details = ok(
+        &engine,
+        "admin",
+        rawdoc! { "getParameter": { "showDetails": true }, "logLevel": 1 },
+    );
+    assert_eq!(
+        details.get_document("logLevel").ok(),
+        Some(&doc! { "value": 0, "settableAtRuntime": true, "settableAtStartup": true })
+    );
+    let set = ok(&engine, "admin", rawdoc! { "setParameter": 1, "logLevel": 2 });
+    assert_eq!(set.get_i32("was").ok(), Some(0));
+    let got = ok(&engine, "admin", rawdoc! { "getParameter": 1, "logLevel": 1 });
+    assert_eq!(got.get_i32("logLevel").ok(), Some(2));
+    let startup_only = fails(
+        &engine,
+        "admin",
+        rawdoc! { "setParameter": 1, "enableTestCommands": true },
+        20,
+    );
+    assert_eq!(
+        startup_only.get_str("errmsg").ok(),
+        Some("not allowed to change [enableTestCommands] at runtime")
+    );
+    fails(&engine, "admin", rawdoc! { "setParameter": 1, "noSuch": 1 }, 72);
+    fails(&engine, "admin", rawdoc! { "setParameter": 1 }, 72);
+    fails(&engine, "admin", rawdoc! { "setParameter": 1, "logLevel": "x" }, 2);
+    fails(&engine, "db", rawdoc! { "setParameter": 1, "logLevel": 1 }, 13);
+    fails(&engine, "admin", rawdoc! { "getParameter": 1, "noSuch": 1 }, 72);
+}
+
+/// A clock the test moves.
+struct Clock {
+    now_millis: std::sync::atomic::AtomicI64,
+    facts: engine::HostFacts,
+}
+
+impl engine::Host for Clock {
+    fn now_millis(&self) -> i64 {
+        self.now_millis.load(std::sync::atomic::Ordering::SeqCst)
+    }
+    fn uptime_millis(&self) -> u64 {
+        0
+    }
+    fn memory(&self) -> engine::MemoryFacts {
+        engine::MemoryFacts::default()
+    }
+    fn facts(&self) -> &engine::HostFacts {
+        &self.facts
+    }
+}
+
+/// cursorTimeoutMillis is consumed: an idle cursor is reaped after the new timeout, not
+/// mongod's default ten minutes.
+#[test]
+fn cursor_timeout_millis_reaps_idle_cursors_after_the_set_time() {
+    let clock = std::sync::Arc::new(Clock {
+        now_millis: std::sync::atomic::AtomicI64::new(crate::support::NOW_MILLIS),
+        facts: engine::HostFacts::default(),
+    });
+    let mut options = crate::support::options();
+    options.host = clock.clone();
+    let engine = engine::Engine::new(options);
+    let set = ok(
+        &engine,
+        "admin",
+        rawdoc! { "setParameter": 1, "cursorTimeoutMillis": 120_000_i64 },
+    );
+    assert_eq!(set.get_i64("was").ok(), Some(600_000));
+    insert_ids(&engine, "c", 0..3);
+    let open = |engine: &engine::Engine| {
+        ok(engine, "db", rawdoc! { "find": "c", "batchSize": 1 })
+            .get_document("cursor")
+            .and_then(|c| c.get_i64("id"))
+            .expect("id")
+    };
+    let id = open(&engine);
+    clock
+        .now_millis
+        .fetch_add(180_000, std::sync::atomic::Ordering::SeqCst);
+    open(&engine); // registering sweeps
+    fails(
+        &engine,
+        "db",
+        rawdoc! { "getMore": id, "collection": "c", "batchSize": 1 },
+        43,
+    );
+    let cursor = section(&section(&status(&engine), "metrics"), "cursor");
+    assert_eq!(cursor.get_i64("timedOut").ok(), Some(1), "{cursor:?}");
+}
+
+#[test]
+fn list_commands_lists_every_command_with_mongod_fields() {
+    let engine = engine();
+    let reply = ok(&engine, "admin", rawdoc! { "listCommands": 1 });
+    let commands = reply.get_document("commands").expect("commands");
+    let find = commands.get_document("find").expect("find");
+    assert_eq!(find.get_bool("adminOnly").ok(), Some(false));
+    assert_eq!(find.get_array("apiVersions").map(Vec::len).ok(), Some(1));
+    for key in ["help", "requiresAuth", "secondaryOk", "deprecatedApiVersions"] {
+        assert!(find.contains_key(key), "{key}: {find:?}");
+    }
+    let shutdown = commands.get_document("shutdown").expect("shutdown");
+    assert_eq!(shutdown.get_bool("adminOnly").ok(), Some(true));
+    // Every command answers: none of them is CommandNotFound.
+    for (name, _) in commands {
+        let mut cmd = bson::Document::new();
+        cmd.insert(name.as_str(), 1);
+        if matches!(name.as_str(), "shutdown" | "fsync") {
+            continue;
+        }
+        let reply = run(
+            &engine,
+            "admin",
+            bson::RawDocumentBuf::try_from(&cmd).expect("encode"),
+        );
+        assert_ne!(reply.get_i32("code").ok(), Some(59), "{name}: {reply:?}");
+    }
+}

@@ -1,9 +1,8 @@
-//! Administration commands: hostInfo, getCmdLineOpts, getParameter, getLog, currentOp.
+//! Administration commands: hostInfo, getCmdLineOpts, getLog, currentOp.
 
 use super::Request;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
-use crate::version;
 use bson::raw::RawBsonRef;
 use bson::{Bson, DateTime, Document, doc};
 
@@ -46,59 +45,6 @@ pub(super) fn get_cmd_line_opts(
         .map(|a| Bson::String(a.clone()))
         .collect();
     Ok(doc! { "argv": argv, "parsed": engine.startup.parsed.clone() })
-}
-
-/// The server parameters getParameter can report.
-fn parameters(engine: &Engine) -> Document {
-    let log_level = engine
-        .startup
-        .parsed
-        .get_document("systemLog")
-        .ok()
-        .and_then(|log| log.get_i32("verbosity").ok())
-        .unwrap_or(0);
-    doc! {
-        "featureCompatibilityVersion": { "version": version::FEATURE_COMPATIBILITY_VERSION },
-        "logLevel": log_level,
-        "maxBSONObjectSize": i32::try_from(crate::limits::BSON_OBJECT_SIZE_MAX).unwrap_or(i32::MAX),
-        "authenticationMechanisms": [],
-        "quiet": false,
-        // `--ttl-sweep-secs` (0: the monitor is off, and ttlMonitorEnabled false).
-        "ttlMonitorEnabled": engine.ttl.interval().is_some(),
-        "ttlMonitorSleepSecs": engine.ttl.interval().map_or(0, |interval| {
-            i32::try_from(interval.as_secs_f64().ceil() as u64).unwrap_or(i32::MAX)
-        }),
-    }
-}
-
-/// getParameter: `{getParameter: 1, name: 1, ...}` or `{getParameter: '*'}`.
-pub(super) fn get_parameter(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
-    let all = parameters(engine);
-    let everything = matches!(
-        request.body.get("getParameter"),
-        Ok(Some(RawBsonRef::String("*")))
-    );
-    if everything {
-        return Ok(all);
-    }
-    let mut reply = Document::new();
-    for element in request.body.iter().skip(1) {
-        let (key, _) = element.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
-        let key = key.as_str();
-        if key.starts_with('$') || matches!(key, "lsid" | "comment" | "showDetails") {
-            continue;
-        }
-        if let Some(value) = all.get(key) {
-            reply.insert(key, value.clone());
-        }
-    }
-    if reply.is_empty() {
-        return Err(Error::new(
-            ErrorCode::InvalidOptions,
-            "no option found to get",
-        ));
-    }
-    Ok(reply)
 }
 
 /// getLog: the in-memory logs mongod keeps. This server keeps none, so each is empty;

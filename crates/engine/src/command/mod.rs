@@ -23,7 +23,9 @@ mod find_and_modify;
 mod handshake;
 mod indexes;
 mod insert;
+mod introspection;
 mod maintenance;
+mod parameters;
 pub(crate) mod point;
 mod read_args;
 pub(crate) mod registry;
@@ -181,7 +183,18 @@ const COMMANDS: &[Spec] = &[
         true,
         true,
     ),
-    spec("getParameter", tree!(admin::get_parameter), true, true),
+    spec(
+        "getParameter",
+        tree!(parameters::get_parameter),
+        true,
+        true,
+    ),
+    spec(
+        "setParameter",
+        tree!(parameters::set_parameter),
+        true,
+        true,
+    ),
     spec("getLog", tree!(admin::get_log), true, true),
     spec("currentOp", tree!(admin::current_op), true, true),
     spec("serverStatus", tree!(status::server_status), true, false),
@@ -190,6 +203,12 @@ const COMMANDS: &[Spec] = &[
         tree!(maintenance::repl_set_get_status),
         true,
         true,
+    ),
+    spec(
+        "listCommands",
+        tree!(introspection::list_commands),
+        true,
+        false,
     ),
     spec("usersInfo", tree!(maintenance::users_info), true, false),
     spec("fsync", tree!(maintenance::fsync), false, true),
