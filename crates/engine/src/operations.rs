@@ -13,12 +13,14 @@
 //! - opids are unique for the life of the engine (a 32-bit counter, as mongod's).
 
 use crate::command::Request;
+use crate::error::{Error, ErrorCode};
 use crate::store::{BuildObserver, BuildPhase};
 use bson::{Document, doc};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 use std::time::Instant;
 
 /// The largest command body `currentOp` shows whole; a larger one is shown as mongod
@@ -52,6 +54,10 @@ pub(crate) struct Running {
     connection_id: i64,
     client: String,
     progress: Mutex<Option<Progress>>,
+    /// [`NOT_INTERRUPTED`], or why the operation must stop at its next check.
+    interrupt: AtomicU8,
+    /// When `maxTimeMS` runs out (the host's clock), if it was given.
+    deadline: Option<(Arc<dyn crate::host::Host>, i64)>,
     #[cfg(test)]
     on_progress: Option<ProgressHook>,
 }
@@ -62,6 +68,25 @@ pub(crate) struct Active {
     pub(crate) total: u64,
     pub(crate) readers: u64,
     pub(crate) writers: u64,
+}
+
+const NOT_INTERRUPTED: u8 = 0;
+const KILLED: u8 = 1;
+
+thread_local! {
+    /// The operation this thread runs now (set by [`Operations::begin`] for the guard's
+    /// life), so loops deep in a command can check it without being handed it.
+    static CURRENT: RefCell<Option<Arc<Running>>> = const { RefCell::new(None) };
+}
+
+/// Whether the operation this thread runs must stop: 11601 Interrupted after `killOp`,
+/// 50 MaxTimeMSExpired once its `maxTimeMS` is spent; `Ok` outside any operation. One
+/// atomic load (and a clock read under `maxTimeMS`): loops call it every few records.
+pub(crate) fn check_current() -> Result<(), Error> {
+    CURRENT.with(|current| match &*current.borrow() {
+        Some(running) => running.check(),
+        None => Ok(()),
+    })
 }
 
 /// What long work has done so far.
@@ -77,10 +102,14 @@ pub(crate) struct Progress {
 pub(crate) struct OpGuard<'o> {
     operations: &'o Operations,
     running: Arc<Running>,
+    /// This thread's operation before this one (a command run inside another).
+    outer: Option<Arc<Running>>,
 }
 
 impl Drop for OpGuard<'_> {
     fn drop(&mut self) {
+        let outer = self.outer.take();
+        CURRENT.with(|current| *current.borrow_mut() = outer);
         self.operations.running.lock().remove(&self.running.opid);
         let running = &self.running;
         if running.ns.ends_with(".$cmd") {
@@ -133,8 +162,13 @@ impl OpGuard<'_> {
 }
 
 impl Operations {
-    /// Lists `request` as running until the guard drops.
-    pub(crate) fn begin(&self, request: &Request<'_>) -> OpGuard<'_> {
+    /// Lists `request` as running until the guard drops, as this thread's operation, with
+    /// `deadline` (the host and the clock time `maxTimeMS` runs out at) if given.
+    pub(crate) fn begin(
+        &self,
+        request: &Request<'_>,
+        deadline: Option<(Arc<dyn crate::host::Host>, i64)>,
+    ) -> OpGuard<'_> {
         let opid = self
             .next_opid
             .fetch_add(1, Ordering::Relaxed)
@@ -152,14 +186,27 @@ impl Operations {
             connection_id: request.ctx.connection_id,
             client: request.ctx.client_address.clone(),
             progress: Mutex::new(None),
+            interrupt: AtomicU8::new(NOT_INTERRUPTED),
+            deadline,
             #[cfg(test)]
             on_progress: self.on_progress.lock().clone(),
         });
         self.running.lock().insert(opid, Arc::clone(&running));
+        let outer = CURRENT.with(|current| current.borrow_mut().replace(Arc::clone(&running)));
         OpGuard {
             operations: self,
             running,
+            outer,
         }
+    }
+
+    /// killOp: marks operation `opid` to stop at its next check; whether it was running.
+    pub(crate) fn kill(&self, opid: i32) -> bool {
+        let running = self.running.lock().get(&opid).cloned();
+        running.is_some_and(|running| {
+            running.interrupt.store(KILLED, Ordering::Release);
+            true
+        })
     }
 
     /// How many run now, and of them how many read and how many write (serverStatus
@@ -215,6 +262,25 @@ impl Operations {
 }
 
 impl Running {
+    /// See [`check_current`].
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        if self.interrupt.load(Ordering::Acquire) == KILLED {
+            return Err(Error::new(
+                ErrorCode::Other(11601, "Interrupted"),
+                "operation was interrupted",
+            ));
+        }
+        if let Some((host, deadline_ms)) = &self.deadline
+            && host.now_millis() >= *deadline_ms
+        {
+            return Err(Error::new(
+                ErrorCode::Other(50, "MaxTimeMSExpired"),
+                "operation exceeded time limit",
+            ));
+        }
+        Ok(())
+    }
+
     fn report(&self, now_millis: i64) -> Document {
         let elapsed = self.started.elapsed();
         let micros = i64::try_from(elapsed.as_micros()).unwrap_or(i64::MAX);
@@ -240,6 +306,9 @@ impl Running {
         };
         if !self.client.is_empty() {
             out.insert("client", self.client.clone());
+        }
+        if self.interrupt.load(Ordering::Relaxed) == KILLED {
+            out.insert("killPending", true);
         }
         if let Some(progress) = *self.progress.lock() {
             let percent = (progress.done * 100)
@@ -267,7 +336,12 @@ impl Running {
 }
 
 impl BuildObserver for Running {
-    fn progress(&self, phase: BuildPhase, done: u64, total: u64) {
+    fn progress(
+        &self,
+        phase: BuildPhase,
+        done: u64,
+        total: u64,
+    ) -> Result<(), crate::store::StoreError> {
         let progress = Progress {
             msg: phase.message(),
             done,
@@ -278,6 +352,7 @@ impl BuildObserver for Running {
         if let Some(hook) = &self.on_progress {
             hook(progress);
         }
+        self.check().map_err(crate::store::StoreError::Rejected)
     }
 }
 

@@ -42,7 +42,6 @@ pub(crate) enum Counter {
     BytesIn,
     BytesOut,
     NetworkRequests,
-    Interrupted,
     MaxTimeExpired,
 }
 

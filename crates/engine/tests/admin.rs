@@ -383,3 +383,156 @@ fn list_commands_lists_every_command_with_mongod_fields() {
         assert_ne!(reply.get_i32("code").ok(), Some(59), "{name}: {reply:?}");
     }
 }
+
+/// A clock that moves one millisecond per look, and, when armed, kills the operation
+/// running `command.<name>` from inside it (on its own thread, at its next look at the
+/// clock): a killOp that arrives mid-loop, deterministically.
+struct Ticking {
+    now_millis: std::sync::atomic::AtomicI64,
+    facts: engine::HostFacts,
+    engine: std::sync::OnceLock<&'static engine::Engine>,
+    kill: parking_lot_free::Slot,
+}
+
+/// A one-shot slot for the command name to kill (a Mutex, no extra dependency).
+mod parking_lot_free {
+    #[derive(Default)]
+    pub struct Slot(pub std::sync::Mutex<Option<&'static str>>);
+}
+
+impl engine::Host for Ticking {
+    fn now_millis(&self) -> i64 {
+        let armed = self.kill.0.lock().expect("slot").take();
+        if let (Some(name), Some(engine)) = (armed, self.engine.get()) {
+            let mut filter = bson::Document::new();
+            filter.insert("currentOp", 1);
+            filter.insert(format!("command.{name}"), doc! { "$exists": true });
+            let ops = ok(engine, "admin", bson::RawDocumentBuf::try_from(&filter).expect("bson"));
+            let ops = ops.get_array("inprog").expect("inprog");
+            match ops.first().and_then(|op| op.as_document()) {
+                Some(op) => {
+                    let opid = op.get_i32("opid").expect("opid");
+                    ok(engine, "admin", rawdoc! { "killOp": 1, "op": opid });
+                }
+                // Not listed yet (the clock is read before the operation begins): later.
+                None => *self.kill.0.lock().expect("slot") = Some(name),
+            }
+        }
+        self.now_millis
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    }
+    fn uptime_millis(&self) -> u64 {
+        0
+    }
+    fn memory(&self) -> engine::MemoryFacts {
+        engine::MemoryFacts::default()
+    }
+    fn facts(&self) -> &engine::HostFacts {
+        &self.facts
+    }
+}
+
+fn ticking_engine() -> (&'static engine::Engine, std::sync::Arc<Ticking>) {
+    let host = std::sync::Arc::new(Ticking {
+        now_millis: std::sync::atomic::AtomicI64::new(crate::support::NOW_MILLIS),
+        facts: engine::HostFacts::default(),
+        engine: std::sync::OnceLock::new(),
+        kill: parking_lot_free::Slot::default(),
+    });
+    let mut options = crate::support::options();
+    options.host = host.clone();
+    let engine: &'static engine::Engine = Box::leak(Box::new(engine::Engine::new(options)));
+    let _ = host.engine.set(engine);
+    (engine, host)
+}
+
+/// maxTimeMS interrupts the write itself: the insert batch, the update's scan and the
+/// index build stop with 50 and leave nothing (their transaction is dropped whole).
+#[test]
+fn max_time_ms_interrupts_writes_and_index_builds() {
+    let (engine, _host) = ticking_engine();
+    let mut documents = bson::RawArrayBuf::new();
+    for id in 0..5000 {
+        documents.push(rawdoc! { "_id": id, "k": id % 10 });
+    }
+    let mut insert = rawdoc! { "insert": "c", "maxTimeMS": 20 };
+    insert.append(bson::raw::cstr!("documents"), documents.clone());
+    let reply = fails(engine, "db", insert, 50);
+    assert_eq!(reply.get_str("codeName").ok(), Some("MaxTimeMSExpired"));
+    assert_eq!(count(engine, "c"), 0, "the interrupted batch left nothing");
+    let mut insert = rawdoc! { "insert": "c" };
+    insert.append(bson::raw::cstr!("documents"), documents);
+    ok(engine, "db", insert);
+    fails(
+        engine,
+        "db",
+        rawdoc! { "update": "c", "updates": [{ "q": { "k": 3 }, "u": { "$set": { "x": 1 } }, "multi": true }], "maxTimeMS": 20 },
+        50,
+    );
+    let updated = ok(engine, "db", rawdoc! { "count": "c", "query": { "x": 1 } });
+    assert_eq!(updated.get_i32("n").ok(), Some(0));
+    fails(
+        engine,
+        "db",
+        rawdoc! { "createIndexes": "c", "indexes": [{ "key": { "k": 1 }, "name": "k_1" }], "maxTimeMS": 3 },
+        50,
+    );
+    let indexes = ok(engine, "db", rawdoc! { "listIndexes": "c" });
+    let batch = indexes
+        .get_document("cursor")
+        .and_then(|c| c.get_array("firstBatch"))
+        .expect("batch");
+    assert_eq!(batch.len(), 1, "only _id_: {batch:?}");
+    let metrics = section(&status(engine), "metrics");
+    let operation = section(&metrics, "operation");
+    assert_eq!(operation.get_i64("killedDueToMaxTimeMSExpired").ok(), Some(3));
+    // Without maxTimeMS the same work runs to the end.
+    ok(
+        engine,
+        "db",
+        rawdoc! { "createIndexes": "c", "indexes": [{ "key": { "k": 1 }, "name": "k_1" }] },
+    );
+}
+
+/// killOp stops a running find (at the read path's check), update scan and index build
+/// with 11601 Interrupted; the killed write leaves nothing.
+#[test]
+fn kill_op_interrupts_a_running_operation() {
+    let (engine, host) = ticking_engine();
+    let mut documents = bson::RawArrayBuf::new();
+    for id in 0..5000 {
+        documents.push(rawdoc! { "_id": id, "k": id % 10 });
+    }
+    let mut insert = rawdoc! { "insert": "c" };
+    insert.append(bson::raw::cstr!("documents"), documents);
+    ok(engine, "db", insert);
+    // A generous maxTimeMS makes the loops look at the clock, where the kill is waiting.
+    *host.kill.0.lock().expect("slot") = Some("find");
+    let reply = fails(
+        engine,
+        "db",
+        rawdoc! { "find": "c", "filter": { "k": 99 }, "maxTimeMS": 1_000_000 },
+        11601,
+    );
+    assert_eq!(reply.get_str("codeName").ok(), Some("Interrupted"));
+    *host.kill.0.lock().expect("slot") = Some("update");
+    fails(
+        engine,
+        "db",
+        rawdoc! { "update": "c", "updates": [{ "q": { "k": 3 }, "u": { "$set": { "x": 1 } }, "multi": true }], "maxTimeMS": 1_000_000 },
+        11601,
+    );
+    let updated = ok(engine, "db", rawdoc! { "count": "c", "query": { "x": 1 } });
+    assert_eq!(updated.get_i32("n").ok(), Some(0));
+    *host.kill.0.lock().expect("slot") = Some("createIndexes");
+    fails(
+        engine,
+        "db",
+        rawdoc! { "createIndexes": "c", "indexes": [{ "key": { "k": 1 }, "name": "k_1" }], "maxTimeMS": 1_000_000 },
+        11601,
+    );
+    // killOp is admin-only, needs `op`, and answers ok for an operation that is not running.
+    fails(engine, "db", rawdoc! { "killOp": 1, "op": 1 }, 13);
+    fails(engine, "admin", rawdoc! { "killOp": 1 }, 2);
+    ok(engine, "admin", rawdoc! { "killOp": 1, "op": 123_456 });
+}

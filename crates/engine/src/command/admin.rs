@@ -1,4 +1,4 @@
-//! Administration commands: hostInfo, getCmdLineOpts, getLog, currentOp.
+//! Administration commands: hostInfo, getCmdLineOpts, getLog, currentOp, killOp.
 
 use super::Request;
 use crate::engine::Engine;
@@ -124,4 +124,30 @@ pub(super) fn current_op(engine: &Engine, request: &Request<'_>) -> Result<Docum
         reply.insert("fsyncLock", true);
     }
     Ok(reply)
+}
+
+/// killOp: `{killOp: 1, op: <opid>}` marks the operation to stop at its next check (it
+/// fails with 11601 Interrupted); mongod answers ok whether or not it was running.
+pub(super) fn kill_op(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    let opid = match request.field("op")? {
+        Some(RawBsonRef::Int32(opid)) => i64::from(opid),
+        Some(RawBsonRef::Int64(opid)) => opid,
+        Some(RawBsonRef::Double(opid)) if opid.fract() == 0.0 => opid as i64,
+        Some(_) => {
+            return Err(Error::new(
+                ErrorCode::TypeMismatch,
+                "Expected field \"op\" to have numeric type",
+            ));
+        }
+        None => {
+            return Err(Error::new(
+                ErrorCode::BadValue,
+                "Did not provide \"op\" field",
+            ));
+        }
+    };
+    if let Ok(opid) = i32::try_from(opid) {
+        engine.operations.kill(opid);
+    }
+    Ok(doc! { "info": "attempting to kill op" })
 }

@@ -197,6 +197,7 @@ const COMMANDS: &[Spec] = &[
     ),
     spec("getLog", tree!(admin::get_log), true, true),
     spec("currentOp", tree!(admin::current_op), true, true),
+    spec("killOp", tree!(admin::kill_op), true, true),
     spec("serverStatus", tree!(status::server_status), true, false),
     spec(
         "replSetGetStatus",
@@ -311,7 +312,10 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
         request.field("startTransaction")?,
     )?;
     count_operation(engine, request);
-    let operation = engine.operations.begin(request);
+    // maxTimeMS bounds every command: its loops stop with 50 once it is spent.
+    let deadline = read_args::max_time_ms(request)?
+        .map(|ms| (std::sync::Arc::clone(&engine.host), engine.host.now_millis() + ms));
+    let operation = engine.operations.begin(request, deadline);
     let _ = request
         .running
         .set(std::sync::Arc::clone(operation.running()));
@@ -356,8 +360,15 @@ fn count_outcome(engine: &Engine, request: &Request<'_>, reply: &Result<Reply, E
     use crate::stats::Counter;
     let stats = engine.stats();
     let counter = crate::stats::op_counter(request.name);
-    let Ok(reply) = reply else {
-        return; // counted as a user assertion by the engine's entry point
+    let reply = match reply {
+        Ok(reply) => reply,
+        Err(error) => {
+            // Counted as a user assertion by the engine's entry point.
+            if error.code().code() == 50 {
+                stats.add(Counter::MaxTimeExpired, 1);
+            }
+            return;
+        }
     };
     let number = |key: &str| match reply {
         Reply::Doc(doc) => match doc.get(key) {
