@@ -536,3 +536,77 @@ fn kill_op_interrupts_a_running_operation() {
     fails(engine, "admin", rawdoc! { "killOp": 1 }, 2);
     ok(engine, "admin", rawdoc! { "killOp": 1, "op": 123_456 });
 }
+
+fn padded(id: i32, bytes: usize) -> bson::RawDocumentBuf {
+    let mut doc = rawdoc! { "_id": id };
+    doc.append(bson::raw::cstr!("pad"), "x".repeat(bytes));
+    doc
+}
+
+/// A document over 16 MiB in an insert batch is a write error for that document (2
+/// BadValue, mongod's message); the others go on as `ordered` says.
+#[test]
+fn an_oversized_document_in_an_insert_batch_is_a_write_error_for_itself() {
+    const MAX: usize = 16 * 1024 * 1024;
+    let engine = engine();
+    for (ordered, inserted) in [(false, 2), (true, 1)] {
+        let coll = if ordered { "ordered" } else { "unordered" };
+        let big = padded(2, MAX);
+        let size = big.as_bytes().len();
+        let mut documents = bson::RawArrayBuf::new();
+        documents.push(padded(1, 10));
+        documents.push(big);
+        documents.push(padded(3, 10));
+        let mut cmd = rawdoc! { "insert": coll, "ordered": ordered };
+        cmd.append(bson::raw::cstr!("documents"), documents);
+        let reply = ok(&engine, "db", cmd);
+        assert_eq!(reply.get_i32("n").ok(), Some(inserted), "{ordered}");
+        let errors = reply.get_array("writeErrors").expect("writeErrors");
+        assert_eq!(errors.len(), 1);
+        let error = errors[0].as_document().expect("error");
+        assert_eq!(error.get_i32("index").ok(), Some(1));
+        assert_eq!(error.get_i32("code").ok(), Some(2));
+        assert_eq!(
+            error.get_str("errmsg").ok(),
+            Some(format!("object to insert too large. size in bytes: {size}, max size: {MAX}").as_str())
+        );
+        assert_eq!(count(&engine, coll), inserted);
+    }
+}
+
+/// An update that grows a document past 16 MiB is mongod's 17419 write error; a
+/// replacement just under 16 MiB (a statement larger than a stored document may be, by
+/// the command slack) succeeds.
+#[test]
+fn an_update_past_16_mib_is_a_write_error_and_a_replacement_just_under_succeeds() {
+    const MAX: usize = 16 * 1024 * 1024;
+    let engine = engine();
+    ok(&engine, "db", rawdoc! { "insert": "c", "documents": [{ "_id": 1 }, { "_id": 2 }] });
+    let mut set = rawdoc! {};
+    set.append(bson::raw::cstr!("pad"), "x".repeat(MAX));
+    let mut update = rawdoc! {};
+    update.append(bson::raw::cstr!("$set"), set);
+    let mut statement = rawdoc! { "q": { "_id": 1 } };
+    statement.append(bson::raw::cstr!("u"), update);
+    let mut statements = bson::RawArrayBuf::new();
+    statements.push(statement);
+    let mut cmd = rawdoc! { "update": "c" };
+    cmd.append(bson::raw::cstr!("updates"), statements);
+    let reply = ok(&engine, "db", cmd);
+    let errors = reply.get_array("writeErrors").expect("writeErrors");
+    let error = errors[0].as_document().expect("error");
+    assert_eq!(error.get_i32("code").ok(), Some(17419), "{error:?}");
+    assert_eq!(reply.get_i32("nModified").ok(), Some(0));
+    // {_id: 2, pad: "..."} of exactly 16 MiB - 32 bytes.
+    let overhead = padded(2, 0).as_bytes().len();
+    let replacement = padded(2, MAX - 32 - overhead);
+    assert_eq!(replacement.as_bytes().len(), MAX - 32);
+    let mut statement = rawdoc! { "q": { "_id": 2 } };
+    statement.append(bson::raw::cstr!("u"), replacement);
+    let mut statements = bson::RawArrayBuf::new();
+    statements.push(statement);
+    let mut cmd = rawdoc! { "update": "c" };
+    cmd.append(bson::raw::cstr!("updates"), statements);
+    let reply = ok(&engine, "db", cmd);
+    assert_eq!(reply.get_i32("nModified").ok(), Some(1), "{reply:?}");
+}

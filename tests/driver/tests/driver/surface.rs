@@ -1,0 +1,125 @@
+//! The command surface through the official Rust driver (issue 22): serverStatus counts
+//! the driver's traffic, an oversized document in `insert_many` is a write error for
+//! itself, fsyncLock makes the one file copyable, and `shutdown` stops the server cleanly.
+
+use crate::harness::TestServer;
+use mongodb::bson::{Document, doc};
+use mongodb::error::ErrorKind;
+use std::time::{Duration, Instant};
+
+fn admin(server: &TestServer, command: Document) -> Document {
+    server
+        .client()
+        .database("admin")
+        .run_command(command)
+        .run()
+        .expect("command succeeds")
+}
+
+#[test]
+fn driver_traffic_moves_server_status_counters() {
+    let server = TestServer::start(&[]);
+    let client = server.client();
+    let coll = client.database("app").collection::<Document>("c");
+    coll.insert_many(vec![doc! { "_id": 1 }, doc! { "_id": 2 }, doc! { "_id": 3 }])
+        .run()
+        .expect("insert");
+    let found: Vec<_> = coll
+        .find(doc! {})
+        .batch_size(1)
+        .run()
+        .expect("find")
+        .collect::<Result<_, _>>()
+        .expect("docs");
+    assert_eq!(found.len(), 3);
+    coll.update_one(doc! { "_id": 1 }, doc! { "$set": { "a": 1 } })
+        .run()
+        .expect("update");
+    coll.delete_one(doc! { "_id": 2 }).run().expect("delete");
+    let status = admin(&server, doc! { "serverStatus": 1 });
+    let counters = status.get_document("opcounters").expect("opcounters");
+    assert_eq!(counters.get_i64("insert").ok(), Some(3), "{counters:?}");
+    assert_eq!(counters.get_i64("query").ok(), Some(1), "{counters:?}");
+    assert_eq!(counters.get_i64("getmore").ok(), Some(2), "{counters:?}");
+    assert_eq!(counters.get_i64("update").ok(), Some(1), "{counters:?}");
+    assert_eq!(counters.get_i64("delete").ok(), Some(1), "{counters:?}");
+    let network = status.get_document("network").expect("network");
+    assert!(network.get_i64("bytesIn").is_ok_and(|n| n > 0), "{network:?}");
+    assert!(network.get_i64("numRequests").is_ok_and(|n| n >= 7), "{network:?}");
+    let storage = status.get_document("storageEngine").expect("storageEngine");
+    assert_eq!(storage.get_str("name").ok(), Some("multiforadb"));
+}
+
+#[test]
+fn driver_insert_many_with_an_oversized_document_reports_it_alone() {
+    let server = TestServer::start(&[]);
+    let coll = server.client().database("app").collection::<Document>("c");
+    let big = doc! { "_id": 2, "pad": "x".repeat(16 * 1024 * 1024) };
+    let error = coll
+        .insert_many(vec![doc! { "_id": 1 }, big, doc! { "_id": 3 }])
+        .ordered(false)
+        .run()
+        .expect_err("one document is too large");
+    match *error.kind {
+        ErrorKind::InsertMany(ref failure) => {
+            let errors = failure.write_errors.as_ref().expect("write errors");
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            assert_eq!(errors[0].index, 1);
+            assert_eq!(errors[0].code, 2);
+            assert!(
+                errors[0].message.starts_with("object to insert too large"),
+                "{}",
+                errors[0].message
+            );
+        }
+        ref other => panic!("expected an insert-many error, got {other:?}"),
+    }
+    assert_eq!(coll.count_documents(doc! {}).run().expect("count"), 2);
+}
+
+#[test]
+fn driver_fsync_lock_then_a_file_copy_opens_and_shutdown_exits_cleanly() {
+    let db = TestServer::temp_db();
+    let mut server = TestServer::start_at(&db, &[]);
+    let coll = server.client().database("app").collection::<Document>("c");
+    let docs: Vec<Document> = (0..200).map(|i| doc! { "_id": i }).collect();
+    coll.insert_many(docs).run().expect("insert");
+    let locked = admin(&server, doc! { "fsync": 1, "lock": true });
+    assert_eq!(locked.get_i64("lockCount").ok(), Some(1), "{locked:?}");
+    let copy = db.with_file_name("copy.mfdb");
+    std::fs::copy(&db, &copy).expect("copy");
+    let unlocked = admin(&server, doc! { "fsyncUnlock": 1 });
+    assert_eq!(unlocked.get_i64("lockCount").ok(), Some(0));
+    coll.insert_one(doc! { "_id": 1000 }).run().expect("writes resume");
+    // shutdown: the driver may see the reply or the closed connection; the process exits 0.
+    let _ = server
+        .client()
+        .database("admin")
+        .run_command(doc! { "shutdown": 1, "timeoutSecs": 1 })
+        .run();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.is_running() {
+        assert!(Instant::now() < deadline, "server did not exit after shutdown");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(server.log_contains("shutdown command received"));
+    let reopened = TestServer::start_at(&db, &[]);
+    let count = reopened
+        .client()
+        .database("app")
+        .collection::<Document>("c")
+        .count_documents(doc! {})
+        .run()
+        .expect("count");
+    assert_eq!(count, 201);
+    drop(reopened);
+    let from_copy = TestServer::start_at(&copy, &[]);
+    let count = from_copy
+        .client()
+        .database("app")
+        .collection::<Document>("c")
+        .count_documents(doc! {})
+        .run()
+        .expect("count");
+    assert_eq!(count, 200, "the copy holds what was written before the lock");
+}
