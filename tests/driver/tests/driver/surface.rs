@@ -1,10 +1,9 @@
 //! The command surface through the official Rust driver (issue 22): serverStatus counts
-//! the driver's traffic, an oversized document in `insert_many` is a write error for
+//! the driver's traffic, an oversized document in an insert batch is a write error for
 //! itself, fsyncLock makes the one file copyable, and `shutdown` stops the server cleanly.
 
 use crate::harness::TestServer;
 use mongodb::bson::{Document, doc};
-use mongodb::error::ErrorKind;
 use std::time::{Duration, Instant};
 
 fn admin(server: &TestServer, command: Document) -> Document {
@@ -50,30 +49,35 @@ fn driver_traffic_moves_server_status_counters() {
     assert_eq!(storage.get_str("name").ok(), Some("multiforadb"));
 }
 
+/// The driver refuses a document over 16 MiB in `insert_many` itself, so the batch goes
+/// as a command (mongosh and other drivers send it): the server answers with a write
+/// error for that document alone.
 #[test]
-fn driver_insert_many_with_an_oversized_document_reports_it_alone() {
+fn an_oversized_document_in_an_insert_command_is_a_write_error_for_itself() {
     let server = TestServer::start(&[]);
-    let coll = server.client().database("app").collection::<Document>("c");
+    let db = server.client().database("app");
     let big = doc! { "_id": 2, "pad": "x".repeat(16 * 1024 * 1024) };
-    let error = coll
-        .insert_many(vec![doc! { "_id": 1 }, big, doc! { "_id": 3 }])
-        .ordered(false)
+    let reply = db
+        .run_command(doc! {
+            "insert": "c",
+            "documents": [{ "_id": 1 }, big, { "_id": 3 }],
+            "ordered": false,
+        })
         .run()
-        .expect_err("one document is too large");
-    match *error.kind {
-        ErrorKind::InsertMany(ref failure) => {
-            let errors = failure.write_errors.as_ref().expect("write errors");
-            assert_eq!(errors.len(), 1, "{errors:?}");
-            assert_eq!(errors[0].index, 1);
-            assert_eq!(errors[0].code, 2);
-            assert!(
-                errors[0].message.starts_with("object to insert too large"),
-                "{}",
-                errors[0].message
-            );
-        }
-        ref other => panic!("expected an insert-many error, got {other:?}"),
-    }
+        .expect("the command succeeds; one document fails");
+    assert_eq!(reply.get_i32("n").ok(), Some(2), "{reply:?}");
+    let errors = reply.get_array("writeErrors").expect("writeErrors");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let error = errors[0].as_document().expect("error");
+    assert_eq!(error.get_i32("index").ok(), Some(1));
+    assert_eq!(error.get_i32("code").ok(), Some(2));
+    assert!(
+        error
+            .get_str("errmsg")
+            .is_ok_and(|m| m.starts_with("object to insert too large. size in bytes: 16777240")),
+        "{error:?}"
+    );
+    let coll = db.collection::<Document>("c");
     assert_eq!(coll.count_documents(doc! {}).run().expect("count"), 2);
 }
 
@@ -122,4 +126,31 @@ fn driver_fsync_lock_then_a_file_copy_opens_and_shutdown_exits_cleanly() {
         .run()
         .expect("count");
     assert_eq!(count, 200, "the copy holds what was written before the lock");
+}
+
+/// The same through an OP_MSG document sequence (how PyMongo and the Node driver send an
+/// insert batch): the oversized document reaches the engine, which refuses it alone,
+/// instead of the wire layer refusing the whole message.
+#[test]
+fn an_oversized_document_in_a_document_sequence_is_a_write_error_for_itself() {
+    let server = TestServer::start(&[]);
+    let mut big = bson::rawdoc! { "_id": 2 };
+    big.append(bson::raw::cstr!("pad"), "x".repeat(16 * 1024 * 1024));
+    let message = wire::OpMsg {
+        flags: wire::MsgFlags::default(),
+        body: bson::rawdoc! { "insert": "c", "ordered": true, "$db": "app" },
+        sequences: vec![wire::DocumentSequence {
+            identifier: "documents".into(),
+            documents: vec![bson::rawdoc! { "_id": 1 }, big, bson::rawdoc! { "_id": 3 }],
+        }],
+    };
+    let frame = message.encode(5, 0).expect("encode");
+    let mut stream = server.raw();
+    let (_, reply) = crate::harness::roundtrip(&mut stream, &frame);
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply:?}");
+    assert_eq!(reply.get_i32("n").ok(), Some(1), "ordered: stops at the error");
+    let errors = reply.get_array("writeErrors").expect("writeErrors");
+    let error = errors[0].as_document().expect("error");
+    assert_eq!(error.get_i32("index").ok(), Some(1));
+    assert_eq!(error.get_i32("code").ok(), Some(2));
 }
