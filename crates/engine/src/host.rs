@@ -19,6 +19,16 @@ pub struct HostFacts {
     pub memory_mb: u64,
     /// This process's id.
     pub process_id: u32,
+    /// hostInfo `extra` (Linux): `/proc/version`.
+    pub version_string: String,
+    /// hostInfo `extra`: the CPU model name.
+    pub cpu_string: String,
+    /// hostInfo `extra`: the CPU clock, as `/proc/cpuinfo` gives it (`"2400.000"`).
+    pub cpu_frequency_mhz: String,
+    /// hostInfo `extra`: the CPU's feature flags, space-separated.
+    pub cpu_features: String,
+    /// hostInfo `extra`: the process's soft limit of open files (0: unknown).
+    pub max_open_files: u64,
 }
 
 /// The process's memory use, reported by serverStatus.

@@ -17,9 +17,9 @@ use crate::error::{Error, ErrorCode};
 use crate::store::{BuildObserver, BuildPhase};
 use bson::{Document, doc};
 use parking_lot::Mutex;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 use std::time::Instant;
 

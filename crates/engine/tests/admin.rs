@@ -33,7 +33,11 @@ fn server_status_opcounters_count_as_mongod_counts() {
         rawdoc! { "insert": "c", "documents": [{ "_id": 1 }] },
     );
     ok(&engine, "db", rawdoc! { "find": "c", "batchSize": 1 });
-    ok(&engine, "db", rawdoc! { "find": "c", "filter": { "_id": 2 } });
+    ok(
+        &engine,
+        "db",
+        rawdoc! { "find": "c", "filter": { "_id": 2 } },
+    );
     ok(
         &engine,
         "db",
@@ -54,7 +58,7 @@ fn server_status_opcounters_count_as_mongod_counts() {
     assert_eq!(
         counters,
         doc! { "insert": 4_i64, "query": 2_i64, "update": 2_i64, "delete": 1_i64,
-               "getmore": 0_i64, "command": 3_i64 },
+        "getmore": 0_i64, "command": 3_i64 },
     );
     let document = section(&section(&after, "metrics"), "document");
     assert_eq!(
@@ -138,9 +142,8 @@ fn count(engine: &engine::Engine, coll: &str) -> i32 {
 #[test]
 fn fsync_lock_stops_writes_and_a_copy_of_the_file_is_a_valid_database() {
     let path = crate::support::temp_db("fsync-lock", "data.mfdb");
-    let engine = std::sync::Arc::new(
-        engine::Engine::open(&path, crate::support::options()).expect("open"),
-    );
+    let engine =
+        std::sync::Arc::new(engine::Engine::open(&path, crate::support::options()).expect("open"));
     insert_ids(&engine, "c", 0..500);
     fails(&engine, "admin", rawdoc! { "fsyncUnlock": 1 }, 20);
     let locked = ok(&engine, "admin", rawdoc! { "fsync": 1, "lock": true });
@@ -170,7 +173,11 @@ fn fsync_lock_stops_writes_and_a_copy_of_the_file_is_a_valid_database() {
     let copied = engine::Engine::open(&copy, crate::support::options()).expect("the copy opens");
     assert_eq!(count(&copied, "c"), 500);
     let report = copied.store().verify().expect("verify");
-    assert!(format!("{report:?}").len() > 0);
+    assert_eq!(
+        (report.collections, report.documents),
+        (1, 500),
+        "{report:?}"
+    );
     engine.close().expect("close");
 }
 
@@ -178,20 +185,40 @@ fn fsync_lock_stops_writes_and_a_copy_of_the_file_is_a_valid_database() {
 fn mongosh_helpers_answer_as_mongod_on_a_standalone() {
     let engine = engine();
     let status = fails(&engine, "admin", rawdoc! { "replSetGetStatus": 1 }, 76);
-    assert_eq!(status.get_str("codeName").ok(), Some("NoReplicationEnabled"));
-    assert_eq!(status.get_str("errmsg").ok(), Some("not running with --replSet"));
+    assert_eq!(
+        status.get_str("codeName").ok(),
+        Some("NoReplicationEnabled")
+    );
+    assert_eq!(
+        status.get_str("errmsg").ok(),
+        Some("not running with --replSet")
+    );
     let users = ok(&engine, "db", rawdoc! { "usersInfo": 1 });
     assert_eq!(users.get_array("users").map(Vec::len).ok(), Some(0));
     ok(&engine, "admin", rawdoc! { "logRotate": 1 });
     // Embedded, there is no server to stop.
-    fails(&engine, "admin", rawdoc! { "shutdown": 1, "force": true }, 20);
-    fails(&engine, "admin", rawdoc! { "shutdown": 1, "timeoutSecs": "x" }, 14);
+    fails(
+        &engine,
+        "admin",
+        rawdoc! { "shutdown": 1, "force": true },
+        20,
+    );
+    fails(
+        &engine,
+        "admin",
+        rawdoc! { "shutdown": 1, "timeoutSecs": "x" },
+        14,
+    );
     let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = std::sync::Arc::clone(&stopped);
     engine.on_shutdown(std::sync::Arc::new(move || {
         flag.store(true, std::sync::atomic::Ordering::SeqCst);
     }));
-    ok(&engine, "admin", rawdoc! { "shutdown": 1, "timeoutSecs": 5 });
+    ok(
+        &engine,
+        "admin",
+        rawdoc! { "shutdown": 1, "timeoutSecs": 5 },
+    );
     assert!(stopped.load(std::sync::atomic::Ordering::SeqCst));
     fails(&engine, "db", rawdoc! { "compact": "none" }, 26);
     insert_ids(&engine, "c", 0..3);
@@ -204,12 +231,16 @@ fn mongosh_helpers_answer_as_mongod_on_a_standalone() {
         .and_then(|t| t.get_document("db.c"))
         .expect("db.c");
     assert_eq!(
-        c.get_document("insert").and_then(|i| i.get_i64("count")).ok(),
+        c.get_document("insert")
+            .and_then(|i| i.get_i64("count"))
+            .ok(),
         Some(1),
         "{c:?}"
     );
     assert_eq!(
-        c.get_document("total").and_then(|i| i.get_i64("count")).ok(),
+        c.get_document("total")
+            .and_then(|i| i.get_i64("count"))
+            .ok(),
         Some(3),
         "insert, compact, find: {c:?}"
     );
@@ -243,10 +274,19 @@ fn db_hash_is_mongod_md5_of_documents_in_id_order() {
         reply.get_document("collections").ok(),
         Some(&doc! { "a": a.clone(), "b": b.clone() })
     );
-    assert_eq!(reply.get_str("md5").ok(), Some(hex(&whole.finalize()).as_str()));
+    assert_eq!(
+        reply.get_str("md5").ok(),
+        Some(hex(&whole.finalize()).as_str())
+    );
     let only = ok(&engine, "db", rawdoc! { "dbHash": 1, "collections": ["b"] });
-    assert_eq!(only.get_document("collections").ok(), Some(&doc! { "b": b }));
-    assert!(only.get_document("uuids").is_ok_and(|u| u.contains_key("b")));
+    assert_eq!(
+        only.get_document("collections").ok(),
+        Some(&doc! { "b": b })
+    );
+    assert!(
+        only.get_document("uuids")
+            .is_ok_and(|u| u.contains_key("b"))
+    );
 }
 
 #[test]
@@ -274,9 +314,17 @@ fn get_parameter_star_lists_every_parameter_and_set_parameter_sets_the_settable_
         details.get_document("logLevel").ok(),
         Some(&doc! { "value": 0, "settableAtRuntime": true, "settableAtStartup": true })
     );
-    let set = ok(&engine, "admin", rawdoc! { "setParameter": 1, "logLevel": 2 });
+    let set = ok(
+        &engine,
+        "admin",
+        rawdoc! { "setParameter": 1, "logLevel": 2 },
+    );
     assert_eq!(set.get_i32("was").ok(), Some(0));
-    let got = ok(&engine, "admin", rawdoc! { "getParameter": 1, "logLevel": 1 });
+    let got = ok(
+        &engine,
+        "admin",
+        rawdoc! { "getParameter": 1, "logLevel": 1 },
+    );
     assert_eq!(got.get_i32("logLevel").ok(), Some(2));
     let startup_only = fails(
         &engine,
@@ -288,11 +336,31 @@ fn get_parameter_star_lists_every_parameter_and_set_parameter_sets_the_settable_
         startup_only.get_str("errmsg").ok(),
         Some("not allowed to change [enableTestCommands] at runtime")
     );
-    fails(&engine, "admin", rawdoc! { "setParameter": 1, "noSuch": 1 }, 72);
+    fails(
+        &engine,
+        "admin",
+        rawdoc! { "setParameter": 1, "noSuch": 1 },
+        72,
+    );
     fails(&engine, "admin", rawdoc! { "setParameter": 1 }, 72);
-    fails(&engine, "admin", rawdoc! { "setParameter": 1, "logLevel": "x" }, 2);
-    fails(&engine, "db", rawdoc! { "setParameter": 1, "logLevel": 1 }, 13);
-    fails(&engine, "admin", rawdoc! { "getParameter": 1, "noSuch": 1 }, 72);
+    fails(
+        &engine,
+        "admin",
+        rawdoc! { "setParameter": 1, "logLevel": "x" },
+        2,
+    );
+    fails(
+        &engine,
+        "db",
+        rawdoc! { "setParameter": 1, "logLevel": 1 },
+        13,
+    );
+    fails(
+        &engine,
+        "admin",
+        rawdoc! { "getParameter": 1, "noSuch": 1 },
+        72,
+    );
 }
 
 /// A clock the test moves.
@@ -363,7 +431,12 @@ fn list_commands_lists_every_command_with_mongod_fields() {
     let find = commands.get_document("find").expect("find");
     assert_eq!(find.get_bool("adminOnly").ok(), Some(false));
     assert_eq!(find.get_array("apiVersions").map(Vec::len).ok(), Some(1));
-    for key in ["help", "requiresAuth", "secondaryOk", "deprecatedApiVersions"] {
+    for key in [
+        "help",
+        "requiresAuth",
+        "secondaryOk",
+        "deprecatedApiVersions",
+    ] {
         assert!(find.contains_key(key), "{key}: {find:?}");
     }
     let shutdown = commands.get_document("shutdown").expect("shutdown");
@@ -407,7 +480,11 @@ impl engine::Host for Ticking {
             let mut filter = bson::Document::new();
             filter.insert("currentOp", 1);
             filter.insert(format!("command.{name}"), doc! { "$exists": true });
-            let ops = ok(engine, "admin", bson::RawDocumentBuf::try_from(&filter).expect("bson"));
+            let ops = ok(
+                engine,
+                "admin",
+                bson::RawDocumentBuf::try_from(&filter).expect("bson"),
+            );
             let ops = ops.get_array("inprog").expect("inprog");
             match ops.first().and_then(|op| op.as_document()) {
                 Some(op) => {
@@ -485,7 +562,10 @@ fn max_time_ms_interrupts_writes_and_index_builds() {
     assert_eq!(batch.len(), 1, "only _id_: {batch:?}");
     let metrics = section(&status(engine), "metrics");
     let operation = section(&metrics, "operation");
-    assert_eq!(operation.get_i64("killedDueToMaxTimeMSExpired").ok(), Some(3));
+    assert_eq!(
+        operation.get_i64("killedDueToMaxTimeMSExpired").ok(),
+        Some(3)
+    );
     // Without maxTimeMS the same work runs to the end.
     ok(
         engine,
@@ -568,7 +648,10 @@ fn an_oversized_document_in_an_insert_batch_is_a_write_error_for_itself() {
         assert_eq!(error.get_i32("code").ok(), Some(2));
         assert_eq!(
             error.get_str("errmsg").ok(),
-            Some(format!("object to insert too large. size in bytes: {size}, max size: {MAX}").as_str())
+            Some(
+                format!("object to insert too large. size in bytes: {size}, max size: {MAX}")
+                    .as_str()
+            )
         );
         assert_eq!(count(&engine, coll), inserted);
     }
@@ -581,7 +664,11 @@ fn an_oversized_document_in_an_insert_batch_is_a_write_error_for_itself() {
 fn an_update_past_16_mib_is_a_write_error_and_a_replacement_just_under_succeeds() {
     const MAX: usize = 16 * 1024 * 1024;
     let engine = engine();
-    ok(&engine, "db", rawdoc! { "insert": "c", "documents": [{ "_id": 1 }, { "_id": 2 }] });
+    ok(
+        &engine,
+        "db",
+        rawdoc! { "insert": "c", "documents": [{ "_id": 1 }, { "_id": 2 }] },
+    );
     let mut set = rawdoc! {};
     set.append(bson::raw::cstr!("pad"), "x".repeat(MAX));
     let mut update = rawdoc! {};

@@ -54,7 +54,31 @@ fn read_facts() -> HostFacts {
             .map_or(1, |n| u32::try_from(n.get()).unwrap_or(1)),
         memory_mb,
         process_id: std::process::id(),
+        version_string: read_trimmed("/proc/version").unwrap_or_default(),
+        cpu_string: cpuinfo("model name"),
+        cpu_frequency_mhz: cpuinfo("cpu MHz"),
+        cpu_features: cpuinfo("flags"),
+        max_open_files: std::fs::read_to_string("/proc/self/limits")
+            .ok()
+            .and_then(|text| {
+                let line = text.lines().find(|l| l.starts_with("Max open files"))?;
+                line.split_whitespace().nth(3)?.parse().ok()
+            })
+            .unwrap_or(0),
     }
+}
+
+/// The first `/proc/cpuinfo` value of `key` (empty where there is none).
+fn cpuinfo(key: &str) -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines().find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                (name.trim() == key).then(|| value.trim().to_owned())
+            })
+        })
+        .unwrap_or_default()
 }
 
 impl Host for SystemHost {

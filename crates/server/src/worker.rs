@@ -92,12 +92,7 @@ fn count(engine: &Engine, header: &Header, outcome: &Outcome) {
     engine.stats().network_request(bytes_in, bytes_out);
 }
 
-fn answer(
-    engine: &Engine,
-    header: &Header,
-    message: &Message,
-    ctx: &ConnectionContext,
-) -> Outcome {
+fn answer(engine: &Engine, header: &Header, message: &Message, ctx: &ConnectionContext) -> Outcome {
     match message {
         Message::Msg(msg) => {
             let reply = match msg.command_document() {

@@ -200,7 +200,9 @@ impl<T: DeserializeOwned + Send + Sync> FindOne<'_, T> {
             if let Ok(Some(found)) = found {
                 engine.stats().request_ran();
                 engine.stats().add(crate::stats::Counter::OpQuery, 1);
-                engine.stats().add(crate::stats::Counter::DocumentReturned, 1);
+                engine
+                    .stats()
+                    .add(crate::stats::Counter::DocumentReturned, 1);
                 return found.map(|d| decode(&d)).transpose();
             }
         }

@@ -29,7 +29,15 @@ pub(super) fn host_info(engine: &Engine, _request: &Request<'_>) -> Result<Docum
             "name": facts.os_name.as_str(),
             "version": facts.os_version.as_str(),
         },
-        "extra": {},
+        "extra": {
+            "versionString": facts.version_string.as_str(),
+            "kernelVersion": facts.os_version.as_str(),
+            "cpuString": facts.cpu_string.as_str(),
+            "cpuFrequencyMHz": facts.cpu_frequency_mhz.as_str(),
+            "cpuFeatures": facts.cpu_features.as_str(),
+            "numCores": i64::from(facts.cores),
+            "maxOpenFiles": int64(facts.max_open_files),
+        },
     })
 }
 

@@ -29,7 +29,10 @@ pub(super) fn fsync(engine: &Engine, request: &Request<'_>) -> Result<Document, 
         engine.store().checkpoint().map_err(Error::from)?;
         return Ok(doc! { "numFiles": 1 });
     }
-    let count = engine.fsync_lock.lock(engine.store()).map_err(Error::from)?;
+    let count = engine
+        .fsync_lock
+        .lock(engine.store())
+        .map_err(Error::from)?;
     Ok(doc! {
         "info": "now locked against writes, use db.fsyncUnlock() to unlock",
         "lockCount": i64::from(count),

@@ -183,18 +183,8 @@ const COMMANDS: &[Spec] = &[
         true,
         true,
     ),
-    spec(
-        "getParameter",
-        tree!(parameters::get_parameter),
-        true,
-        true,
-    ),
-    spec(
-        "setParameter",
-        tree!(parameters::set_parameter),
-        true,
-        true,
-    ),
+    spec("getParameter", tree!(parameters::get_parameter), true, true),
+    spec("setParameter", tree!(parameters::set_parameter), true, true),
     spec("getLog", tree!(admin::get_log), true, true),
     spec("currentOp", tree!(admin::current_op), true, true),
     spec("killOp", tree!(admin::kill_op), true, true),
@@ -313,8 +303,12 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
     )?;
     count_operation(engine, request);
     // maxTimeMS bounds every command: its loops stop with 50 once it is spent.
-    let deadline = read_args::max_time_ms(request)?
-        .map(|ms| (std::sync::Arc::clone(&engine.host), engine.host.now_millis() + ms));
+    let deadline = read_args::max_time_ms(request)?.map(|ms| {
+        (
+            std::sync::Arc::clone(&engine.host),
+            engine.host.now_millis() + ms,
+        )
+    });
     let operation = engine.operations.begin(request, deadline);
     let _ = request
         .running

@@ -154,7 +154,8 @@ impl Registry {
 
     /// The idle time after which cursors are reaped (setParameter `cursorTimeoutMillis`).
     pub(crate) fn idle_timeout_ms(&self) -> i64 {
-        self.idle_timeout_ms.load(std::sync::atomic::Ordering::Relaxed)
+        self.idle_timeout_ms
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Sets [`Registry::idle_timeout_ms`].

@@ -729,7 +729,9 @@ impl Store {
     /// every committed write, and no write, checkpoint or TTL pass changes it meanwhile, so
     /// a copy of the one file is a valid database (fsyncLock). Retries if a write commits
     /// between the checkpoint and taking the gate.
-    pub(crate) fn checkpoint_and_hold(&self) -> Result<parking_lot::MutexGuard<'_, ()>, StoreError> {
+    pub(crate) fn checkpoint_and_hold(
+        &self,
+    ) -> Result<parking_lot::MutexGuard<'_, ()>, StoreError> {
         loop {
             self.checkpoint()?;
             let gate = self.gate.lock();

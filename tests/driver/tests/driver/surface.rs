@@ -20,9 +20,13 @@ fn driver_traffic_moves_server_status_counters() {
     let server = TestServer::start(&[]);
     let client = server.client();
     let coll = client.database("app").collection::<Document>("c");
-    coll.insert_many(vec![doc! { "_id": 1 }, doc! { "_id": 2 }, doc! { "_id": 3 }])
-        .run()
-        .expect("insert");
+    coll.insert_many(vec![
+        doc! { "_id": 1 },
+        doc! { "_id": 2 },
+        doc! { "_id": 3 },
+    ])
+    .run()
+    .expect("insert");
     let found: Vec<_> = coll
         .find(doc! {})
         .batch_size(1)
@@ -43,10 +47,32 @@ fn driver_traffic_moves_server_status_counters() {
     assert_eq!(counters.get_i64("update").ok(), Some(1), "{counters:?}");
     assert_eq!(counters.get_i64("delete").ok(), Some(1), "{counters:?}");
     let network = status.get_document("network").expect("network");
-    assert!(network.get_i64("bytesIn").is_ok_and(|n| n > 0), "{network:?}");
-    assert!(network.get_i64("numRequests").is_ok_and(|n| n >= 7), "{network:?}");
+    assert!(
+        network.get_i64("bytesIn").is_ok_and(|n| n > 0),
+        "{network:?}"
+    );
+    assert!(
+        network.get_i64("numRequests").is_ok_and(|n| n >= 7),
+        "{network:?}"
+    );
     let storage = status.get_document("storageEngine").expect("storageEngine");
     assert_eq!(storage.get_str("name").ok(), Some("multiforadb"));
+    assert_eq!(storage.get_bool("persistent").ok(), Some(true));
+    // hostInfo.extra from /proc, where the machine has it.
+    let host = admin(&server, doc! { "hostInfo": 1 });
+    let extra = host.get_document("extra").expect("extra");
+    if std::path::Path::new("/proc/version").exists() {
+        assert!(
+            extra
+                .get_str("versionString")
+                .is_ok_and(|v| v.starts_with("Linux")),
+            "{extra:?}"
+        );
+        assert!(
+            extra.get_i64("maxOpenFiles").is_ok_and(|n| n > 0),
+            "{extra:?}"
+        );
+    }
 }
 
 /// The driver refuses a document over 16 MiB in `insert_many` itself, so the batch goes
@@ -94,7 +120,9 @@ fn driver_fsync_lock_then_a_file_copy_opens_and_shutdown_exits_cleanly() {
     std::fs::copy(&db, &copy).expect("copy");
     let unlocked = admin(&server, doc! { "fsyncUnlock": 1 });
     assert_eq!(unlocked.get_i64("lockCount").ok(), Some(0));
-    coll.insert_one(doc! { "_id": 1000 }).run().expect("writes resume");
+    coll.insert_one(doc! { "_id": 1000 })
+        .run()
+        .expect("writes resume");
     // shutdown: the driver may see the reply or the closed connection; the process exits 0.
     let _ = server
         .client()
@@ -103,7 +131,10 @@ fn driver_fsync_lock_then_a_file_copy_opens_and_shutdown_exits_cleanly() {
         .run();
     let deadline = Instant::now() + Duration::from_secs(10);
     while server.is_running() {
-        assert!(Instant::now() < deadline, "server did not exit after shutdown");
+        assert!(
+            Instant::now() < deadline,
+            "server did not exit after shutdown"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(server.log_contains("shutdown command received"));
@@ -125,7 +156,10 @@ fn driver_fsync_lock_then_a_file_copy_opens_and_shutdown_exits_cleanly() {
         .count_documents(doc! {})
         .run()
         .expect("count");
-    assert_eq!(count, 200, "the copy holds what was written before the lock");
+    assert_eq!(
+        count, 200,
+        "the copy holds what was written before the lock"
+    );
 }
 
 /// The same through an OP_MSG document sequence (how PyMongo and the Node driver send an
@@ -148,7 +182,11 @@ fn an_oversized_document_in_a_document_sequence_is_a_write_error_for_itself() {
     let mut stream = server.raw();
     let (_, reply) = crate::harness::roundtrip(&mut stream, &frame);
     assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply:?}");
-    assert_eq!(reply.get_i32("n").ok(), Some(1), "ordered: stops at the error");
+    assert_eq!(
+        reply.get_i32("n").ok(),
+        Some(1),
+        "ordered: stops at the error"
+    );
     let errors = reply.get_array("writeErrors").expect("writeErrors");
     let error = errors[0].as_document().expect("error");
     assert_eq!(error.get_i32("index").ok(), Some(1));
