@@ -126,7 +126,13 @@ impl Drop for OpGuard<'_> {
         };
         let lock = if (5..=7).contains(&kind) { 2 } else { 1 };
         let mut top = self.operations.top.lock();
-        let usage = top.entry(running.ns.clone()).or_default();
+        // The namespace is copied once, when first seen, not per command.
+        if !top.contains_key(&running.ns) {
+            top.insert(running.ns.clone(), Default::default());
+        }
+        let usage = top
+            .get_mut(&running.ns)
+            .expect("the namespace was just inserted");
         for index in [0, lock, kind] {
             usage[index].time += micros;
             usage[index].count += 1;
