@@ -40,6 +40,16 @@ pub struct MemoryFacts {
     pub virtual_mb: u64,
 }
 
+/// The file system holding the database file, reported by dbStats (`fsUsedSize`,
+/// `fsTotalSize`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FileSystemFacts {
+    /// Bytes in use (total less free).
+    pub used_bytes: u64,
+    /// The file system's size in bytes.
+    pub total_bytes: u64,
+}
+
 /// What the engine asks of its environment. The server implements it over the OS;
 /// tests use [`FixedHost`].
 pub trait Host: Send + Sync {
@@ -51,6 +61,11 @@ pub trait Host: Send + Sync {
     fn memory(&self) -> MemoryFacts;
     /// Static machine facts.
     fn facts(&self) -> &HostFacts;
+    /// The database's file system now; `None` where there is none (in memory) or it is
+    /// unknown.
+    fn file_system(&self) -> Option<FileSystemFacts> {
+        None
+    }
 }
 
 /// A host whose clock and facts never change: for tests and embedding.

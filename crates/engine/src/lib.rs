@@ -36,7 +36,7 @@ pub mod version;
 pub use client::Client;
 pub use engine::{ConnectionContext, Engine, EngineOptions, ShutdownHook, StartupOptions};
 pub use error::{Error, ErrorCode};
-pub use host::{FixedHost, Host, HostFacts, MemoryFacts};
+pub use host::{FileSystemFacts, FixedHost, Host, HostFacts, MemoryFacts};
 pub use stats::Stats;
 pub use ttl::TtlPass;
 /// Named crash points (the `crash-points` feature; see `cargo xtask crash`).

@@ -58,6 +58,23 @@ fn driver_traffic_moves_server_status_counters() {
     let storage = status.get_document("storageEngine").expect("storageEngine");
     assert_eq!(storage.get_str("name").ok(), Some("multiforadb"));
     assert_eq!(storage.get_bool("persistent").ok(), Some(true));
+    let stats = server
+        .client()
+        .database("app")
+        .run_command(doc! { "dbStats": 1 })
+        .run()
+        .expect("dbStats");
+    let size = |key: &str| {
+        let value = stats
+            .get(key)
+            .unwrap_or_else(|| panic!("no {key}: {stats:?}"));
+        value
+            .as_i64()
+            .or_else(|| value.as_i32().map(i64::from))
+            .expect("a number")
+    };
+    let (total, used) = (size("fsTotalSize"), size("fsUsedSize"));
+    assert!(total > 0 && (0..=total).contains(&used), "{stats:?}");
     // hostInfo.extra from /proc, where the machine has it.
     let host = admin(&server, doc! { "hostInfo": 1 });
     let extra = host.get_document("extra").expect("extra");
