@@ -67,7 +67,20 @@ pub struct Engine {
     pub(crate) ttl: ttl::Monitor,
     /// The commands running now (`currentOp`).
     pub(crate) operations: crate::operations::Operations,
+    /// Whether the database lives in memory only ([`Engine::new`]): serverStatus
+    /// `storageEngine.persistent`.
+    pub(crate) in_memory: bool,
+    /// Runtime-settable parameters that are recorded, not consumed (see
+    /// `command::parameters`).
+    pub(crate) parameters: parking_lot::Mutex<std::collections::BTreeMap<&'static str, bson::Bson>>,
+    /// fsyncLock's state.
+    pub(crate) fsync_lock: crate::fsync_lock::FsyncLock,
+    /// What the `shutdown` command calls: set by a server ([`Engine::on_shutdown`]).
+    shutdown: parking_lot::Mutex<Option<ShutdownHook>>,
 }
+
+/// See [`Engine::on_shutdown`].
+pub type ShutdownHook = Arc<dyn Fn() + Send + Sync>;
 
 impl Engine {
     /// An engine over an in-memory database (nothing survives the process): for tests
@@ -85,7 +98,9 @@ impl Engine {
         };
         let store = Store::open(dir, "memory.mfdb", store_options)
             .expect("an empty in-memory database opens");
-        Engine::with_store(options, store)
+        let mut engine = Engine::with_store(options, store);
+        engine.in_memory = true;
+        engine
     }
 
     /// Opens (or creates) the database file at `path` (its log is `<path>-wal`), replaying
@@ -137,6 +152,10 @@ impl Engine {
             stats: Stats::default(),
             ttl,
             operations: crate::operations::Operations::default(),
+            in_memory: false,
+            parameters: parking_lot::Mutex::default(),
+            fsync_lock: crate::fsync_lock::FsyncLock::default(),
+            shutdown: parking_lot::Mutex::new(None),
         }
     }
 
@@ -172,9 +191,21 @@ impl Engine {
         }
     }
 
+    /// Installs what the `shutdown` command calls (a server stops itself there, and then
+    /// closes the engine). Without one, `shutdown` is refused: an embedding program closes
+    /// the engine itself.
+    pub fn on_shutdown(&self, hook: ShutdownHook) {
+        *self.shutdown.lock() = Some(hook);
+    }
+
+    pub(crate) fn shutdown_hook(&self) -> Option<ShutdownHook> {
+        self.shutdown.lock().clone()
+    }
+
     /// Checkpoints and closes the database: afterwards it is a single file. Commands run
-    /// after this fail.
+    /// after this fail. An fsyncLock is released first.
     pub fn close(&self) -> Result<(), Error> {
+        self.fsync_lock.release_all();
         // The monitor first: it is woken at once, or ends its pass after the current batch.
         self.ttl.stop();
         // A failed store is recovered first, so a clean close still leaves one file.
@@ -210,10 +241,13 @@ impl Engine {
         cmd: &RawDocument,
         ctx: &ConnectionContext,
     ) -> RawDocumentBuf {
-        self.stats.command_ran();
+        self.stats.request_ran();
         let result = command::name_of(cmd)
             .and_then(|name| command::dispatch(self, &Request::new(db, name, cmd, ctx)));
-        result.unwrap_or_else(|error| error.to_reply())
+        result.unwrap_or_else(|error| {
+            self.stats.add(crate::stats::Counter::AssertUser, 1);
+            error.to_reply()
+        })
     }
 
     /// Runs an OP_MSG command body, taking the database from its `$db` field.
@@ -222,7 +256,9 @@ impl Engine {
         match cmd.get_str("$db") {
             Ok(db) => self.run_command(db, cmd, ctx),
             Err(_) => {
-                self.stats.command_ran();
+                self.stats.request_ran();
+                self.stats.add(crate::stats::Counter::OpCommand, 1);
+                self.stats.add(crate::stats::Counter::AssertUser, 1);
                 let message = "OP_MSG requests require a $db argument of type string";
                 Error::new(ErrorCode::FailedToParse, message).to_reply()
             }
@@ -237,8 +273,12 @@ impl Engine {
         query: &wire::OpQuery,
         ctx: &ConnectionContext,
     ) -> RawDocumentBuf {
-        self.stats.query_ran();
-        command::run_legacy(self, query, ctx).unwrap_or_else(|error| error.to_reply())
+        // The handshake counts as a command (in dispatch), as mongod counts it.
+        self.stats.request_ran();
+        command::run_legacy(self, query, ctx).unwrap_or_else(|error| {
+            self.stats.add(crate::stats::Counter::AssertUser, 1);
+            error.to_reply()
+        })
     }
 
     /// The reply for a message that was framed correctly but could not be decoded.
@@ -274,6 +314,7 @@ impl Drop for Engine {
     fn drop(&mut self) {
         // The thread holds the store only during a pass; this waits for that to end.
         self.ttl.stop();
+        self.fsync_lock.release_all();
     }
 }
 

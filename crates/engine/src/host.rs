@@ -19,6 +19,16 @@ pub struct HostFacts {
     pub memory_mb: u64,
     /// This process's id.
     pub process_id: u32,
+    /// hostInfo `extra` (Linux): `/proc/version`.
+    pub version_string: String,
+    /// hostInfo `extra`: the CPU model name.
+    pub cpu_string: String,
+    /// hostInfo `extra`: the CPU clock, as `/proc/cpuinfo` gives it (`"2400.000"`).
+    pub cpu_frequency_mhz: String,
+    /// hostInfo `extra`: the CPU's feature flags, space-separated.
+    pub cpu_features: String,
+    /// hostInfo `extra`: the process's soft limit of open files (0: unknown).
+    pub max_open_files: u64,
 }
 
 /// The process's memory use, reported by serverStatus.
@@ -28,6 +38,16 @@ pub struct MemoryFacts {
     pub resident_mb: u64,
     /// Virtual size in MiB.
     pub virtual_mb: u64,
+}
+
+/// The file system holding the database file, reported by dbStats (`fsUsedSize`,
+/// `fsTotalSize`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FileSystemFacts {
+    /// Bytes in use (total less free).
+    pub used_bytes: u64,
+    /// The file system's size in bytes.
+    pub total_bytes: u64,
 }
 
 /// What the engine asks of its environment. The server implements it over the OS;
@@ -41,6 +61,11 @@ pub trait Host: Send + Sync {
     fn memory(&self) -> MemoryFacts;
     /// Static machine facts.
     fn facts(&self) -> &HostFacts;
+    /// The database's file system now; `None` where there is none (in memory) or it is
+    /// unknown.
+    fn file_system(&self) -> Option<FileSystemFacts> {
+        None
+    }
 }
 
 /// A host whose clock and facts never change: for tests and embedding.

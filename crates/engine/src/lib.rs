@@ -20,6 +20,7 @@ pub mod client;
 pub mod command;
 mod engine;
 mod error;
+mod fsync_lock;
 mod host;
 mod index;
 pub mod limits;
@@ -33,9 +34,9 @@ mod ttl;
 pub mod version;
 
 pub use client::Client;
-pub use engine::{ConnectionContext, Engine, EngineOptions, StartupOptions};
+pub use engine::{ConnectionContext, Engine, EngineOptions, ShutdownHook, StartupOptions};
 pub use error::{Error, ErrorCode};
-pub use host::{FixedHost, Host, HostFacts, MemoryFacts};
+pub use host::{FileSystemFacts, FixedHost, Host, HostFacts, MemoryFacts};
 pub use stats::Stats;
 pub use ttl::TtlPass;
 /// Named crash points (the `crash-points` feature; see `cargo xtask crash`).

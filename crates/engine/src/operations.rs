@@ -13,12 +13,14 @@
 //! - opids are unique for the life of the engine (a 32-bit counter, as mongod's).
 
 use crate::command::Request;
+use crate::error::{Error, ErrorCode};
 use crate::store::{BuildObserver, BuildPhase};
 use bson::{Document, doc};
 use parking_lot::Mutex;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 use std::time::Instant;
 
 /// The largest command body `currentOp` shows whole; a larger one is shown as mongod
@@ -30,6 +32,8 @@ pub(crate) const COMMAND_COPY_MAX: usize = 1024;
 pub(crate) struct Operations {
     next_opid: AtomicI32,
     running: Mutex<BTreeMap<i32, Arc<Running>>>,
+    /// `top`'s figures per namespace (commands on `<db>.$cmd` are not counted, as mongod).
+    top: Mutex<BTreeMap<String, [Usage; TOP_KINDS.len()]>>,
     /// Called with every progress report, on the reporting thread (tests look at
     /// `currentOp` from inside a build this way).
     #[cfg(test)]
@@ -50,8 +54,39 @@ pub(crate) struct Running {
     connection_id: i64,
     client: String,
     progress: Mutex<Option<Progress>>,
+    /// [`NOT_INTERRUPTED`], or why the operation must stop at its next check.
+    interrupt: AtomicU8,
+    /// When `maxTimeMS` runs out (the host's clock), if it was given.
+    deadline: Option<(Arc<dyn crate::host::Host>, i64)>,
     #[cfg(test)]
     on_progress: Option<ProgressHook>,
+}
+
+/// See [`Operations::count`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Active {
+    pub(crate) total: u64,
+    pub(crate) readers: u64,
+    pub(crate) writers: u64,
+}
+
+const NOT_INTERRUPTED: u8 = 0;
+const KILLED: u8 = 1;
+
+thread_local! {
+    /// The operation this thread runs now (set by [`Operations::begin`] for the guard's
+    /// life), so loops deep in a command can check it without being handed it.
+    static CURRENT: RefCell<Option<Arc<Running>>> = const { RefCell::new(None) };
+}
+
+/// Whether the operation this thread runs must stop: 11601 Interrupted after `killOp`,
+/// 50 MaxTimeMSExpired once its `maxTimeMS` is spent; `Ok` outside any operation. One
+/// atomic load (and a clock read under `maxTimeMS`): loops call it every few records.
+pub(crate) fn check_current() -> Result<(), Error> {
+    CURRENT.with(|current| match &*current.borrow() {
+        Some(running) => running.check(),
+        None => Ok(()),
+    })
 }
 
 /// What long work has done so far.
@@ -67,12 +102,62 @@ pub(crate) struct Progress {
 pub(crate) struct OpGuard<'o> {
     operations: &'o Operations,
     running: Arc<Running>,
+    /// This thread's operation before this one (a command run inside another).
+    outer: Option<Arc<Running>>,
 }
 
 impl Drop for OpGuard<'_> {
     fn drop(&mut self) {
+        let outer = self.outer.take();
+        CURRENT.with(|current| *current.borrow_mut() = outer);
         self.operations.running.lock().remove(&self.running.opid);
+        let running = &self.running;
+        if running.ns.ends_with(".$cmd") {
+            return;
+        }
+        let micros = u64::try_from(running.started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let kind = match running.op {
+            "query" => 3,
+            "getmore" => 4,
+            "insert" => 5,
+            "update" => 6,
+            "remove" => 7,
+            _ => 8,
+        };
+        let lock = if (5..=7).contains(&kind) { 2 } else { 1 };
+        let mut top = self.operations.top.lock();
+        // The namespace is copied once, when first seen, not per command.
+        if !top.contains_key(&running.ns) {
+            top.insert(running.ns.clone(), Default::default());
+        }
+        let usage = top
+            .get_mut(&running.ns)
+            .expect("the namespace was just inserted");
+        for index in [0, lock, kind] {
+            usage[index].time += micros;
+            usage[index].count += 1;
+        }
     }
+}
+
+/// `top`'s categories, in mongod's order.
+const TOP_KINDS: [&str; 9] = [
+    "total",
+    "readLock",
+    "writeLock",
+    "queries",
+    "getmore",
+    "insert",
+    "update",
+    "remove",
+    "commands",
+];
+
+/// Time (microseconds) and count of one `top` category.
+#[derive(Debug, Default, Clone, Copy)]
+struct Usage {
+    time: u64,
+    count: u64,
 }
 
 impl OpGuard<'_> {
@@ -83,8 +168,13 @@ impl OpGuard<'_> {
 }
 
 impl Operations {
-    /// Lists `request` as running until the guard drops.
-    pub(crate) fn begin(&self, request: &Request<'_>) -> OpGuard<'_> {
+    /// Lists `request` as running until the guard drops, as this thread's operation, with
+    /// `deadline` (the host and the clock time `maxTimeMS` runs out at) if given.
+    pub(crate) fn begin(
+        &self,
+        request: &Request<'_>,
+        deadline: Option<(Arc<dyn crate::host::Host>, i64)>,
+    ) -> OpGuard<'_> {
         let opid = self
             .next_opid
             .fetch_add(1, Ordering::Relaxed)
@@ -102,14 +192,72 @@ impl Operations {
             connection_id: request.ctx.connection_id,
             client: request.ctx.client_address.clone(),
             progress: Mutex::new(None),
+            interrupt: AtomicU8::new(NOT_INTERRUPTED),
+            deadline,
             #[cfg(test)]
             on_progress: self.on_progress.lock().clone(),
         });
         self.running.lock().insert(opid, Arc::clone(&running));
+        let outer = CURRENT.with(|current| current.borrow_mut().replace(Arc::clone(&running)));
         OpGuard {
             operations: self,
             running,
+            outer,
         }
+    }
+
+    /// killOp: marks operation `opid` to stop at its next check; whether it was running.
+    pub(crate) fn kill(&self, opid: i32) -> bool {
+        let running = self.running.lock().get(&opid).cloned();
+        running.is_some_and(|running| {
+            running.interrupt.store(KILLED, Ordering::Release);
+            true
+        })
+    }
+
+    /// How many run now, and of them how many read and how many write (serverStatus
+    /// `globalLock.activeClients`).
+    pub(crate) fn count(&self) -> Active {
+        let running = self.running.lock();
+        let writers = running
+            .values()
+            .filter(|op| matches!(op.op, "insert" | "update" | "remove"))
+            .count() as u64;
+        let readers = running
+            .values()
+            .filter(|op| matches!(op.op, "query" | "getmore"))
+            .count() as u64;
+        Active {
+            total: running.len() as u64,
+            readers,
+            writers,
+        }
+    }
+
+    /// `top`'s `totals` per namespace: `{total: {time, count}, readLock: ..., ...}`.
+    pub(crate) fn top(&self) -> Document {
+        let top = self.operations_top();
+        let mut out = Document::new();
+        for (ns, usage) in top {
+            let mut entry = Document::new();
+            for (name, usage) in TOP_KINDS.iter().zip(usage) {
+                let number = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+                entry.insert(
+                    *name,
+                    doc! { "time": number(usage.time), "count": number(usage.count) },
+                );
+            }
+            out.insert(ns, entry);
+        }
+        out
+    }
+
+    fn operations_top(&self) -> Vec<(String, [Usage; TOP_KINDS.len()])> {
+        self.top
+            .lock()
+            .iter()
+            .map(|(ns, usage)| (ns.clone(), *usage))
+            .collect()
     }
 
     /// The entries, in opid order, as `currentOp` reports each.
@@ -120,6 +268,25 @@ impl Operations {
 }
 
 impl Running {
+    /// See [`check_current`].
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        if self.interrupt.load(Ordering::Acquire) == KILLED {
+            return Err(Error::new(
+                ErrorCode::Other(11601, "Interrupted"),
+                "operation was interrupted",
+            ));
+        }
+        if let Some((host, deadline_ms)) = &self.deadline
+            && host.now_millis() >= *deadline_ms
+        {
+            return Err(Error::new(
+                ErrorCode::Other(50, "MaxTimeMSExpired"),
+                "operation exceeded time limit",
+            ));
+        }
+        Ok(())
+    }
+
     fn report(&self, now_millis: i64) -> Document {
         let elapsed = self.started.elapsed();
         let micros = i64::try_from(elapsed.as_micros()).unwrap_or(i64::MAX);
@@ -145,6 +312,9 @@ impl Running {
         };
         if !self.client.is_empty() {
             out.insert("client", self.client.clone());
+        }
+        if self.interrupt.load(Ordering::Relaxed) == KILLED {
+            out.insert("killPending", true);
         }
         if let Some(progress) = *self.progress.lock() {
             let percent = (progress.done * 100)
@@ -172,7 +342,12 @@ impl Running {
 }
 
 impl BuildObserver for Running {
-    fn progress(&self, phase: BuildPhase, done: u64, total: u64) {
+    fn progress(
+        &self,
+        phase: BuildPhase,
+        done: u64,
+        total: u64,
+    ) -> Result<(), crate::store::StoreError> {
         let progress = Progress {
             msg: phase.message(),
             done,
@@ -183,6 +358,7 @@ impl BuildObserver for Running {
         if let Some(hook) = &self.on_progress {
             hook(progress);
         }
+        self.check().map_err(crate::store::StoreError::Rejected)
     }
 }
 

@@ -1,4 +1,17 @@
-//! Counters that serverStatus reports: connections and operation counts.
+//! Counters that serverStatus reports: connections, mongod's `opcounters`, `asserts`,
+//! `network` and `metrics.document`.
+//!
+//! What each counter counts, as mongod 7.0 counts it:
+//! - `opcounters.insert`: one per document of an `insert` command (whether or not it
+//!   was written); `update` and `delete`: one per statement of an `update`/`delete`;
+//!   `query`: one per `find` (and per legacy OP_QUERY); `getmore`: one per `getMore`;
+//!   `command`: one per other command. The CRUD commands do not count as commands.
+//! - `metrics.document`: documents `inserted` (the reply's `n`), `updated` (`nModified`),
+//!   `deleted` (`n`) and `returned` (in `find`, `getMore` and `aggregate` batches).
+//! - `asserts.user`: one per command that failed (mongod's `uassert`s, which is what a
+//!   failed command raises); `regular`, `warning`, `msg`, `tripwire`: 0 (no such checks).
+//! - `network`: bytes of the request and reply frames and requests, as the server reports
+//!   them (an embedding program sends no frames: all 0).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -8,9 +21,31 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Stats {
     connections_current: AtomicU64,
     connections_total: AtomicU64,
-    commands: AtomicU64,
-    queries: AtomicU64,
+    requests: AtomicU64,
+    counters: [AtomicU64; COUNTER_COUNT],
 }
+
+/// The counters kept in [`Stats::counters`], by index.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Counter {
+    OpInsert,
+    OpQuery,
+    OpUpdate,
+    OpDelete,
+    OpGetMore,
+    OpCommand,
+    DocumentInserted,
+    DocumentUpdated,
+    DocumentDeleted,
+    DocumentReturned,
+    AssertUser,
+    BytesIn,
+    BytesOut,
+    NetworkRequests,
+    MaxTimeExpired,
+}
+
+const COUNTER_COUNT: usize = Counter::MaxTimeExpired as usize + 1;
 
 /// A consistent-enough copy of [`Stats`] for one reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,10 +54,15 @@ pub struct StatsSnapshot {
     pub connections_current: u64,
     /// Connections accepted since start.
     pub connections_total: u64,
-    /// Commands run (opcounters.command).
-    pub commands: u64,
-    /// Legacy queries (opcounters.query).
-    pub queries: u64,
+    /// Commands and legacy queries run, of every kind.
+    pub requests: u64,
+    counters: [u64; COUNTER_COUNT],
+}
+
+impl StatsSnapshot {
+    pub(crate) fn get(&self, counter: Counter) -> u64 {
+        self.counters[counter as usize]
+    }
 }
 
 impl Stats {
@@ -41,12 +81,20 @@ impl Stats {
         );
     }
 
-    pub(crate) fn command_ran(&self) {
-        self.commands.fetch_add(1, Ordering::Relaxed);
+    /// Records one request frame of `bytes_in` answered by `bytes_out` bytes (0: no
+    /// reply), for serverStatus `network`.
+    pub fn network_request(&self, bytes_in: u64, bytes_out: u64) {
+        self.add(Counter::BytesIn, bytes_in);
+        self.add(Counter::BytesOut, bytes_out);
+        self.add(Counter::NetworkRequests, 1);
     }
 
-    pub(crate) fn query_ran(&self) {
-        self.queries.fetch_add(1, Ordering::Relaxed);
+    pub(crate) fn request_ran(&self) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add(&self, counter: Counter, value: u64) {
+        self.counters[counter as usize].fetch_add(value, Ordering::Relaxed);
     }
 
     /// The counters now.
@@ -55,8 +103,21 @@ impl Stats {
         StatsSnapshot {
             connections_current: self.connections_current.load(Ordering::Relaxed),
             connections_total: self.connections_total.load(Ordering::Relaxed),
-            commands: self.commands.load(Ordering::Relaxed),
-            queries: self.queries.load(Ordering::Relaxed),
+            requests: self.requests.load(Ordering::Relaxed),
+            counters: std::array::from_fn(|i| self.counters[i].load(Ordering::Relaxed)),
         }
+    }
+}
+
+/// The opcounter a command counts under, as mongod's `shouldAffectCommandCounter` and
+/// the CRUD paths divide them.
+pub(crate) fn op_counter(name: &str) -> Counter {
+    match name {
+        "insert" => Counter::OpInsert,
+        "update" => Counter::OpUpdate,
+        "delete" => Counter::OpDelete,
+        "find" => Counter::OpQuery,
+        "getMore" => Counter::OpGetMore,
+        _ => Counter::OpCommand,
     }
 }

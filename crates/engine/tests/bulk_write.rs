@@ -22,7 +22,7 @@ fn insert(ns: &Namespace, document: Document) -> WriteModel {
 }
 
 fn commands(client: &Client) -> u64 {
-    client.engine().expect("open").stats().snapshot().commands
+    client.engine().expect("open").stats().snapshot().requests
 }
 
 fn all(coll: &Collection<Document>) -> Vec<Document> {

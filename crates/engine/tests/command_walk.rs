@@ -1,7 +1,8 @@
 //! Every command MongoDB 7.0 documents, sent bare (`{name: 1}`): each is answered (ok, or
 //! an argument error with MongoDB's code) or refused as mongod refuses what it lacks
 //! (59 CommandNotFound, 238 NotImplemented, 20 IllegalOperation for replica-set-only
-//! commands on a standalone, 13 Unauthorized for admin-only ones), never an internal
+//! commands on a standalone, 76 NoReplicationEnabled where mongod answers that,
+//! 13 Unauthorized for admin-only ones), never an internal
 //! error, never a reply without a code.
 
 use crate::support::{engine, run};
@@ -143,7 +144,7 @@ const COMMANDS: &[&str] = &[
 /// Codes a bare command may answer with: the refusals above, and the argument errors a
 /// command without its arguments gets from mongod's parsers.
 const ACCEPTED: &[i32] = &[
-    2, 9, 13, 14, 20, 26, 40, 59, 72, 73, 115, 125, 238, 40414, 40415,
+    2, 9, 13, 14, 20, 26, 40, 59, 72, 73, 76, 115, 125, 238, 40414, 40415,
 ];
 
 #[test]

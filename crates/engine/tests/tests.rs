@@ -1,5 +1,6 @@
 //! The engine's integration tests: one binary, one module per area.
 
+mod admin;
 mod aggregate_output;
 mod bulk_write;
 mod command_walk;

@@ -111,7 +111,7 @@ impl Config {
 
     fn engine_options(&self, argv: Vec<String>) -> EngineOptions {
         EngineOptions {
-            host: Arc::new(SystemHost::new()),
+            host: Arc::new(SystemHost::new(&self.db)),
             startup: StartupOptions {
                 argv,
                 parsed: self.parsed_document(),

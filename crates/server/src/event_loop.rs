@@ -132,15 +132,22 @@ impl Server {
         } else {
             default_workers(std::thread::available_parallelism().map_or(2, |n| n.get()))
         };
+        let shutdown = ShutdownHandle {
+            requested: Arc::new(AtomicBool::new(false)),
+            waker,
+        };
+        // The `shutdown` command stops this server as SIGTERM does.
+        let handle = shutdown.clone();
+        engine.on_shutdown(Arc::new(move || {
+            log_info!("shutdown command received: shutting down");
+            handle.shutdown();
+        }));
         Ok(Server {
             engine,
             poll,
             listeners,
             addresses,
-            shutdown: ShutdownHandle {
-                requested: Arc::new(AtomicBool::new(false)),
-                waker,
-            },
+            shutdown,
             connections_max: config.max_connections,
             frame_timeout: seconds(config.frame_timeout_secs),
             idle_timeout: seconds(config.idle_timeout_secs),

@@ -1,19 +1,22 @@
 //! The engine's view of this machine and process, read from the OS (Linux `/proc` when present).
 
-use engine::{Host, HostFacts, MemoryFacts};
+use engine::{FileSystemFacts, Host, HostFacts, MemoryFacts};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// The real clock and machine.
 pub(crate) struct SystemHost {
     started: Instant,
     facts: HostFacts,
+    /// The database file (its file system is dbStats' `fsUsedSize`/`fsTotalSize`).
+    db: std::path::PathBuf,
 }
 
 impl SystemHost {
-    pub(crate) fn new() -> SystemHost {
+    pub(crate) fn new(db: &std::path::Path) -> SystemHost {
         SystemHost {
             started: Instant::now(),
             facts: read_facts(),
+            db: db.to_path_buf(),
         }
     }
 }
@@ -54,7 +57,31 @@ fn read_facts() -> HostFacts {
             .map_or(1, |n| u32::try_from(n.get()).unwrap_or(1)),
         memory_mb,
         process_id: std::process::id(),
+        version_string: read_trimmed("/proc/version").unwrap_or_default(),
+        cpu_string: cpuinfo("model name"),
+        cpu_frequency_mhz: cpuinfo("cpu MHz"),
+        cpu_features: cpuinfo("flags"),
+        max_open_files: std::fs::read_to_string("/proc/self/limits")
+            .ok()
+            .and_then(|text| {
+                let line = text.lines().find(|l| l.starts_with("Max open files"))?;
+                line.split_whitespace().nth(3)?.parse().ok()
+            })
+            .unwrap_or(0),
     }
+}
+
+/// The first `/proc/cpuinfo` value of `key` (empty where there is none).
+fn cpuinfo(key: &str) -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines().find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                (name.trim() == key).then(|| value.trim().to_owned())
+            })
+        })
+        .unwrap_or_default()
 }
 
 impl Host for SystemHost {
@@ -84,6 +111,23 @@ impl Host for SystemHost {
             virtual_mb: mb(0),
             resident_mb: mb(1),
         }
+    }
+
+    fn file_system(&self) -> Option<FileSystemFacts> {
+        // statvfs of the file's directory: the file may not exist yet.
+        let dir = match self.db.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => std::path::Path::new("."),
+        };
+        let stats = rustix::fs::statvfs(dir).ok()?;
+        let block = stats.f_frsize;
+        Some(FileSystemFacts {
+            used_bytes: stats
+                .f_blocks
+                .saturating_sub(stats.f_bfree)
+                .saturating_mul(block),
+            total_bytes: stats.f_blocks.saturating_mul(block),
+        })
     }
 
     fn facts(&self) -> &HostFacts {

@@ -70,13 +70,29 @@ fn reply_reply(engine: &Engine, header: &Header, body: bson::RawDocumentBuf) -> 
     }
 }
 
-/// Runs one decoded message against the engine and encodes the answer.
+/// Runs one decoded message against the engine and encodes the answer, counting both
+/// frames in serverStatus `network`.
 pub(crate) fn execute(
     engine: &Engine,
     header: &Header,
     message: &Message,
     ctx: &ConnectionContext,
 ) -> Outcome {
+    let outcome = answer(engine, header, message, ctx);
+    count(engine, header, &outcome);
+    outcome
+}
+
+fn count(engine: &Engine, header: &Header, outcome: &Outcome) {
+    let bytes_out = match outcome {
+        Outcome::Reply(bytes) => bytes.len() as u64,
+        Outcome::Silent | Outcome::Close => 0,
+    };
+    let bytes_in = u64::try_from(header.message_length).unwrap_or(0);
+    engine.stats().network_request(bytes_in, bytes_out);
+}
+
+fn answer(engine: &Engine, header: &Header, message: &Message, ctx: &ConnectionContext) -> Outcome {
     match message {
         Message::Msg(msg) => {
             let reply = match msg.command_document() {
@@ -124,11 +140,13 @@ pub(crate) fn execute(
 /// The answer for a frame whose header was readable but whose contents were not.
 pub(crate) fn refuse(engine: &Engine, header: &Header, error: &wire::Error) -> Outcome {
     let body = engine.protocol_error_reply(error);
-    if header.op_code == wire::OpCode::Query.code() {
+    let outcome = if header.op_code == wire::OpCode::Query.code() {
         reply_reply(engine, header, body)
     } else {
         msg_reply(engine, header, &body)
-    }
+    };
+    count(engine, header, &outcome);
+    outcome
 }
 
 /// Starts `count` workers that run jobs from `jobs` and send results to `done`,

@@ -344,7 +344,9 @@ fn decode_sequence(reader: &mut Reader<'_>, offset: usize) -> Result<DocumentSeq
     while !inner.is_empty() {
         let document_offset = inner.offset();
         let bytes = inner
-            .document_bytes(BSON_OBJECT_SIZE_MAX)
+            // mongod's internal size, as for the body: a document over the 16 MiB a stored
+            // document may have is the engine's to refuse, as a write error for itself.
+            .document_bytes(BODY_SIZE_MAX)
             .map_err(|error| match error {
                 Error::Truncated { .. } => Error::SectionMismatch {
                     offset,

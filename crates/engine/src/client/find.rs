@@ -198,7 +198,11 @@ impl<T: DeserializeOwned + Send + Sync> FindOne<'_, T> {
             );
             // On an error the find command below reports the same one, in its shape.
             if let Ok(Some(found)) = found {
-                engine.stats().command_ran();
+                engine.stats().request_ran();
+                engine.stats().add(crate::stats::Counter::OpQuery, 1);
+                engine
+                    .stats()
+                    .add(crate::stats::Counter::DocumentReturned, 1);
                 return found.map(|d| decode(&d)).transpose();
             }
         }

@@ -1,9 +1,8 @@
-//! Administration commands: hostInfo, getCmdLineOpts, getParameter, getLog, serverStatus.
+//! Administration commands: hostInfo, getCmdLineOpts, getLog, currentOp, killOp.
 
 use super::Request;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
-use crate::version;
 use bson::raw::RawBsonRef;
 use bson::{Bson, DateTime, Document, doc};
 
@@ -30,7 +29,15 @@ pub(super) fn host_info(engine: &Engine, _request: &Request<'_>) -> Result<Docum
             "name": facts.os_name.as_str(),
             "version": facts.os_version.as_str(),
         },
-        "extra": {},
+        "extra": {
+            "versionString": facts.version_string.as_str(),
+            "kernelVersion": facts.os_version.as_str(),
+            "cpuString": facts.cpu_string.as_str(),
+            "cpuFrequencyMHz": facts.cpu_frequency_mhz.as_str(),
+            "cpuFeatures": facts.cpu_features.as_str(),
+            "numCores": i64::from(facts.cores),
+            "maxOpenFiles": int64(facts.max_open_files),
+        },
     })
 }
 
@@ -46,59 +53,6 @@ pub(super) fn get_cmd_line_opts(
         .map(|a| Bson::String(a.clone()))
         .collect();
     Ok(doc! { "argv": argv, "parsed": engine.startup.parsed.clone() })
-}
-
-/// The server parameters getParameter can report.
-fn parameters(engine: &Engine) -> Document {
-    let log_level = engine
-        .startup
-        .parsed
-        .get_document("systemLog")
-        .ok()
-        .and_then(|log| log.get_i32("verbosity").ok())
-        .unwrap_or(0);
-    doc! {
-        "featureCompatibilityVersion": { "version": version::FEATURE_COMPATIBILITY_VERSION },
-        "logLevel": log_level,
-        "maxBSONObjectSize": i32::try_from(crate::limits::BSON_OBJECT_SIZE_MAX).unwrap_or(i32::MAX),
-        "authenticationMechanisms": [],
-        "quiet": false,
-        // `--ttl-sweep-secs` (0: the monitor is off, and ttlMonitorEnabled false).
-        "ttlMonitorEnabled": engine.ttl.interval().is_some(),
-        "ttlMonitorSleepSecs": engine.ttl.interval().map_or(0, |interval| {
-            i32::try_from(interval.as_secs_f64().ceil() as u64).unwrap_or(i32::MAX)
-        }),
-    }
-}
-
-/// getParameter: `{getParameter: 1, name: 1, ...}` or `{getParameter: '*'}`.
-pub(super) fn get_parameter(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
-    let all = parameters(engine);
-    let everything = matches!(
-        request.body.get("getParameter"),
-        Ok(Some(RawBsonRef::String("*")))
-    );
-    if everything {
-        return Ok(all);
-    }
-    let mut reply = Document::new();
-    for element in request.body.iter().skip(1) {
-        let (key, _) = element.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
-        let key = key.as_str();
-        if key.starts_with('$') || matches!(key, "lsid" | "comment" | "showDetails") {
-            continue;
-        }
-        if let Some(value) = all.get(key) {
-            reply.insert(key, value.clone());
-        }
-    }
-    if reply.is_empty() {
-        return Err(Error::new(
-            ErrorCode::InvalidOptions,
-            "no option found to get",
-        ));
-    }
-    Ok(reply)
 }
 
 /// getLog: the in-memory logs mongod keeps. This server keeps none, so each is empty;
@@ -146,54 +100,6 @@ fn startup_warning_line(engine: &Engine, warning: &str) -> String {
     Bson::Document(line).into_relaxed_extjson().to_string()
 }
 
-/// serverStatus: uptime, connections, opcounters, the TTL monitor's counters and memory.
-pub(super) fn server_status(engine: &Engine, _request: &Request<'_>) -> Result<Document, Error> {
-    let facts = engine.host.facts();
-    let stats = engine.stats().snapshot();
-    let memory = engine.host.memory();
-    let ttl = engine.ttl.counters().snapshot();
-    let uptime_millis = engine.host.uptime_millis();
-    let available = engine
-        .connections_max
-        .saturating_sub(stats.connections_current);
-    Ok(doc! {
-        "host": facts.hostname.as_str(),
-        "version": version::SERVER_VERSION,
-        "process": "mongod",
-        "pid": i64::from(facts.process_id),
-        "uptime": uptime_millis as f64 / 1000.0,
-        "uptimeMillis": int64(uptime_millis),
-        "uptimeEstimate": int64(uptime_millis / 1000),
-        "localTime": DateTime::from_millis(engine.host.now_millis()),
-        "connections": {
-            "current": int64(stats.connections_current),
-            "available": int64(available),
-            "totalCreated": int64(stats.connections_total),
-        },
-        "opcounters": {
-            "insert": 0i64,
-            "query": int64(stats.queries),
-            "update": 0i64,
-            "delete": 0i64,
-            "getmore": 0i64,
-            "command": int64(stats.commands),
-        },
-        "metrics": {
-            "ttl": {
-                "deletedDocuments": int64(ttl.deleted),
-                "passes": int64(ttl.passes),
-                "subPasses": int64(ttl.sub_passes),
-            },
-        },
-        "mem": {
-            "bits": 64,
-            "resident": int64(memory.resident_mb),
-            "virtual": int64(memory.virtual_mb),
-            "supported": true,
-        },
-    })
-}
-
 /// Fields of a `currentOp` command that are options, not part of its filter.
 const CURRENT_OP_OPTIONS: &[&str] = &["currentOp", "$all", "$ownOps", "$truncateOps"];
 
@@ -221,5 +127,35 @@ pub(super) fn current_op(engine: &Engine, request: &Request<'_>) -> Result<Docum
             inprog.push(op);
         }
     }
-    Ok(doc! { "inprog": inprog })
+    let mut reply = doc! { "inprog": inprog };
+    if engine.fsync_lock.count() > 0 {
+        reply.insert("fsyncLock", true);
+    }
+    Ok(reply)
+}
+
+/// killOp: `{killOp: 1, op: <opid>}` marks the operation to stop at its next check (it
+/// fails with 11601 Interrupted); mongod answers ok whether or not it was running.
+pub(super) fn kill_op(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    let opid = match request.field("op")? {
+        Some(RawBsonRef::Int32(opid)) => i64::from(opid),
+        Some(RawBsonRef::Int64(opid)) => opid,
+        Some(RawBsonRef::Double(opid)) if opid.fract() == 0.0 => opid as i64,
+        Some(_) => {
+            return Err(Error::new(
+                ErrorCode::TypeMismatch,
+                "Expected field \"op\" to have numeric type",
+            ));
+        }
+        None => {
+            return Err(Error::new(
+                ErrorCode::BadValue,
+                "Did not provide \"op\" field",
+            ));
+        }
+    };
+    if let Ok(opid) = i32::try_from(opid) {
+        engine.operations.kill(opid);
+    }
+    Ok(doc! { "info": "attempting to kill op" })
 }

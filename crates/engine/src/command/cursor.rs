@@ -386,16 +386,19 @@ impl<'h> Deadline<'h> {
     }
 
     /// Counts one unit of work; every `DEADLINE_CHECK_INTERVAL`-th (the first included)
-    /// fails with MaxTimeMSExpired (50) once the budget is spent.
+    /// fails with MaxTimeMSExpired (50) once the budget is spent, or with the running
+    /// operation's interruption (11601 after killOp).
     pub(crate) fn tick(&self) -> Result<(), Error> {
-        let Some(budget) = self.budget_ms else {
-            return Ok(());
-        };
         let ticks = self.ticks.get();
         self.ticks.set(ticks.wrapping_add(1));
         if !ticks.is_multiple_of(DEADLINE_CHECK_INTERVAL) {
             return Ok(());
         }
+        // killOp (and the command's own maxTimeMS) stop the read loops here.
+        crate::operations::check_current()?;
+        let Some(budget) = self.budget_ms else {
+            return Ok(());
+        };
         if self.host.now_millis().saturating_sub(self.started_ms) >= budget {
             let code = ErrorCode::Other(50, "MaxTimeMSExpired");
             return Err(Error::new(code, "operation exceeded time limit"));

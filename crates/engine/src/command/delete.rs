@@ -53,6 +53,8 @@ pub(super) fn delete(engine: &Engine, request: &Request<'_>) -> Result<Document,
     let mut deleted = 0;
     let mut errors = BatchErrors::default();
     for (index, statement) in parsed.iter().enumerate() {
+        // killOp / maxTimeMS end the command; its transaction is dropped whole.
+        crate::operations::check_current()?;
         match errors.take(index, run_statement(&mut writer, &ns, statement, &vars))? {
             Some(n) => deleted += n,
             None if ordered => break,

@@ -39,6 +39,8 @@ pub(super) fn insert(engine: &Engine, request: &Request<'_>) -> Result<Document,
     let mut inserted = 0;
     let mut errors = BatchErrors::default();
     for (index, doc) in documents.into_iter().enumerate() {
+        // killOp / maxTimeMS end the command; its transaction is dropped whole.
+        crate::operations::check_current()?;
         match errors.take(index, insert_one(engine, &mut writer, &ns, doc, now))? {
             Some(()) => inserted += 1,
             None if ordered => break,

@@ -23,10 +23,14 @@ mod find_and_modify;
 mod handshake;
 mod indexes;
 mod insert;
+mod introspection;
+mod maintenance;
+mod parameters;
 pub(crate) mod point;
 mod read_args;
 pub(crate) mod registry;
 mod stats;
+mod status;
 mod update;
 mod write;
 mod write_concern;
@@ -179,10 +183,33 @@ const COMMANDS: &[Spec] = &[
         true,
         true,
     ),
-    spec("getParameter", tree!(admin::get_parameter), true, true),
+    spec("getParameter", tree!(parameters::get_parameter), true, true),
+    spec("setParameter", tree!(parameters::set_parameter), true, true),
     spec("getLog", tree!(admin::get_log), true, true),
     spec("currentOp", tree!(admin::current_op), true, true),
-    spec("serverStatus", tree!(admin::server_status), true, false),
+    spec("killOp", tree!(admin::kill_op), true, true),
+    spec("serverStatus", tree!(status::server_status), true, false),
+    spec(
+        "replSetGetStatus",
+        tree!(maintenance::repl_set_get_status),
+        true,
+        true,
+    ),
+    spec(
+        "listCommands",
+        tree!(introspection::list_commands),
+        true,
+        false,
+    ),
+    spec("usersInfo", tree!(maintenance::users_info), true, false),
+    spec("fsync", tree!(maintenance::fsync), false, true),
+    spec("fsyncUnlock", tree!(maintenance::fsync_unlock), true, true),
+    spec("shutdown", tree!(maintenance::shutdown), false, true),
+    spec("logRotate", tree!(maintenance::log_rotate), true, true),
+    spec("top", tree!(maintenance::top), true, true),
+    spec("dbHash", tree!(maintenance::db_hash), false, false),
+    spec("dbhash", tree!(maintenance::db_hash), false, false),
+    spec("compact", tree!(maintenance::compact), false, false),
     spec("find", find::find, false, false),
     spec("explain", tree!(explain::explain), false, false),
     spec("getMore", cursor::get_more, false, false),
@@ -274,12 +301,21 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
         request.field("autocommit")?,
         request.field("startTransaction")?,
     )?;
-    let operation = engine.operations.begin(request);
+    count_operation(engine, request);
+    // maxTimeMS bounds every command: its loops stop with 50 once it is spent.
+    let deadline = read_args::max_time_ms(request)?.map(|ms| {
+        (
+            std::sync::Arc::clone(&engine.host),
+            engine.host.now_millis() + ms,
+        )
+    });
+    let operation = engine.operations.begin(request, deadline);
     let _ = request
         .running
         .set(std::sync::Arc::clone(operation.running()));
     let reply = (spec.handler)(engine, request);
     drop(operation);
+    count_outcome(engine, request, &reply);
     match reply? {
         Reply::Doc(mut reply) => {
             reply.insert("ok", 1.0);
@@ -290,6 +326,78 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
             reply.append(bson::raw::cstr!("ok"), 1.0);
             Ok(reply)
         }
+    }
+}
+
+/// Counts a command in serverStatus's `opcounters` before it runs, as mongod does (the
+/// rules are in [`crate::stats`]).
+fn count_operation(engine: &Engine, request: &Request<'_>) {
+    use crate::stats::Counter;
+    use bson::raw::RawBsonRef;
+    let counter = crate::stats::op_counter(request.name);
+    let statements = match counter {
+        Counter::OpInsert => "documents",
+        Counter::OpUpdate => "updates",
+        Counter::OpDelete => "deletes",
+        _ => "",
+    };
+    let items = match request.body.get(statements) {
+        Ok(Some(RawBsonRef::Array(items))) => items.into_iter().count() as u64,
+        _ => 0,
+    };
+    let value = if statements.is_empty() { 1 } else { items };
+    engine.stats().add(counter, value);
+}
+
+/// Counts what a command did in serverStatus's `metrics.document`.
+fn count_outcome(engine: &Engine, request: &Request<'_>, reply: &Result<Reply, Error>) {
+    use crate::stats::Counter;
+    let stats = engine.stats();
+    let counter = crate::stats::op_counter(request.name);
+    let reply = match reply {
+        Ok(reply) => reply,
+        Err(error) => {
+            // Counted as a user assertion by the engine's entry point.
+            if error.code().code() == 50 {
+                stats.add(Counter::MaxTimeExpired, 1);
+            }
+            return;
+        }
+    };
+    let number = |key: &str| match reply {
+        Reply::Doc(doc) => match doc.get(key) {
+            Some(bson::Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
+            Some(bson::Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
+            _ => 0,
+        },
+        Reply::Raw(_) => 0,
+    };
+    match counter {
+        Counter::OpInsert => stats.add(Counter::DocumentInserted, number("n")),
+        Counter::OpUpdate => stats.add(Counter::DocumentUpdated, number("nModified")),
+        Counter::OpDelete => stats.add(Counter::DocumentDeleted, number("n")),
+        _ => {}
+    }
+    if matches!(request.name, "find" | "getMore" | "aggregate") {
+        stats.add(Counter::DocumentReturned, batch_len(reply));
+    }
+}
+
+/// The documents in a cursor reply's batch (their lengths are skipped, not decoded).
+fn batch_len(reply: &Reply) -> u64 {
+    let batch = |cursor: &RawDocument| {
+        ["firstBatch", "nextBatch"]
+            .iter()
+            .find_map(|key| cursor.get_array(key).ok())
+            .map_or(0, |batch| batch.into_iter().count() as u64)
+    };
+    match reply {
+        Reply::Raw(raw) => raw.get_document("cursor").map_or(0, batch),
+        Reply::Doc(doc) => doc
+            .get_document("cursor")
+            .ok()
+            .and_then(|cursor| RawDocumentBuf::try_from(cursor).ok())
+            .map_or(0, |cursor| batch(&cursor)),
     }
 }
 

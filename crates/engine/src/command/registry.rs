@@ -35,10 +35,14 @@ use std::collections::hash_map::RandomState;
 /// The engine's open cursors.
 pub(crate) struct Registry {
     inner: Mutex<Inner>,
+    /// How long a cursor may sit idle before it is reaped (`cursorTimeoutMillis`).
+    idle_timeout_ms: std::sync::atomic::AtomicI64,
 }
 
 struct Inner {
     open: HashMap<i64, Entry>,
+    /// Cursors reaped for idleness since start (serverStatus `metrics.cursor.timedOut`).
+    timed_out: u64,
     counter: u64,
     key: u64,
     swept_ms: i64,
@@ -60,8 +64,10 @@ impl Registry {
     pub(crate) fn new(seed: i64) -> Registry {
         let key = std::hash::BuildHasher::hash_one(&RandomState::new(), seed);
         Registry {
+            idle_timeout_ms: std::sync::atomic::AtomicI64::new(CURSOR_IDLE_TIMEOUT_MS),
             inner: Mutex::new(Inner {
                 open: HashMap::new(),
+                timed_out: 0,
                 counter: 0,
                 key,
                 swept_ms: i64::MIN,
@@ -72,7 +78,7 @@ impl Registry {
     /// Stores `cursor` as open and returns its new id.
     pub(crate) fn register(&self, cursor: Cursor, now_ms: i64) -> i64 {
         let mut inner = self.inner.lock();
-        inner.sweep(now_ms);
+        inner.sweep(now_ms, self.idle_timeout_ms());
         let id = loop {
             inner.counter += 1;
             let hash =
@@ -97,7 +103,7 @@ impl Registry {
     /// it). The id stays reserved until [`Registry::checkin`] or [`Registry::release`].
     pub(crate) fn checkout(&self, id: i64, now_ms: i64) -> Option<Cursor> {
         let mut inner = self.inner.lock();
-        inner.sweep(now_ms);
+        inner.sweep(now_ms, self.idle_timeout_ms());
         inner.open.get_mut(&id)?.cursor.take()
     }
 
@@ -131,7 +137,7 @@ impl Registry {
     /// when its getMore returns it.
     pub(crate) fn kill(&self, id: i64, ns: &Namespace, now_ms: i64) -> bool {
         let mut inner = self.inner.lock();
-        inner.sweep(now_ms);
+        inner.sweep(now_ms, self.idle_timeout_ms());
         let Some(entry) = inner.open.get_mut(&id) else {
             return false;
         };
@@ -146,26 +152,64 @@ impl Registry {
         true
     }
 
+    /// The idle time after which cursors are reaped (setParameter `cursorTimeoutMillis`).
+    pub(crate) fn idle_timeout_ms(&self) -> i64 {
+        self.idle_timeout_ms
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sets [`Registry::idle_timeout_ms`].
+    pub(crate) fn set_idle_timeout_ms(&self, timeout_ms: i64) {
+        self.idle_timeout_ms
+            .store(timeout_ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Registered cursors (checked-out ones included).
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.inner.lock().open.len()
     }
+
+    /// serverStatus `metrics.cursor`'s figures: open, of which `noCursorTimeout`, of which
+    /// pinned (checked out by a getMore), opened since start (the counter of ids) and
+    /// reaped for idleness.
+    pub(crate) fn counts(&self) -> CursorCounts {
+        let inner = self.inner.lock();
+        CursorCounts {
+            open: inner.open.len() as u64,
+            no_timeout: inner.open.values().filter(|e| e.no_timeout).count() as u64,
+            pinned: inner.open.values().filter(|e| e.cursor.is_none()).count() as u64,
+            opened: inner.counter,
+            timed_out: inner.timed_out,
+        }
+    }
+}
+
+/// See [`Registry::counts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CursorCounts {
+    pub(crate) open: u64,
+    pub(crate) no_timeout: u64,
+    pub(crate) pinned: u64,
+    pub(crate) opened: u64,
+    pub(crate) timed_out: u64,
 }
 
 impl Inner {
-    /// Reaps cursors idle for `CURSOR_IDLE_TIMEOUT_MS`, at most once per sweep interval.
-    fn sweep(&mut self, now_ms: i64) {
+    /// Reaps cursors idle for `idle_timeout_ms`, at most once per sweep interval.
+    fn sweep(&mut self, now_ms: i64, idle_timeout_ms: i64) {
         let due = now_ms.saturating_sub(self.swept_ms) >= CURSOR_SWEEP_INTERVAL_MS;
         if !due && now_ms >= self.swept_ms {
             return;
         }
         self.swept_ms = now_ms;
+        let before = self.open.len();
         self.open.retain(|_, entry| {
             entry.cursor.is_none()
                 || entry.no_timeout
-                || now_ms.saturating_sub(entry.used_ms) < CURSOR_IDLE_TIMEOUT_MS
+                || now_ms.saturating_sub(entry.used_ms) < idle_timeout_ms
         });
+        self.timed_out += (before - self.open.len()) as u64;
     }
 }
 

@@ -192,7 +192,7 @@ pub(super) fn db_stats(engine: &Engine, request: &Request<'_>) -> Result<Documen
     } else {
         total.data as f64 / total.count as f64
     };
-    Ok(doc! {
+    let mut reply = doc! {
         "db": request.db,
         "collections": number(collections.len() as u64),
         "views": 0,
@@ -204,7 +204,12 @@ pub(super) fn db_stats(engine: &Engine, request: &Request<'_>) -> Result<Documen
         "indexSize": number(total.index / scale),
         "totalSize": number((total.storage + total.index) / scale),
         "scaleFactor": number(scale),
-    })
+    };
+    if let Some(fs) = engine.host.file_system() {
+        reply.insert("fsUsedSize", number(fs.used_bytes / scale));
+        reply.insert("fsTotalSize", number(fs.total_bytes / scale));
+    }
+    Ok(reply)
 }
 
 /// validate: the store's structural check plus this collection's record/index agreement.

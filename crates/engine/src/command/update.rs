@@ -127,6 +127,8 @@ pub(super) fn update(engine: &Engine, request: &Request<'_>) -> Result<Document,
     let mut upserted = Vec::new();
     let mut errors = BatchErrors::default();
     for (index, statement) in parsed.iter().enumerate() {
+        // killOp / maxTimeMS end the command; its transaction is dropped whole.
+        crate::operations::check_current()?;
         match errors.take(
             index,
             run_statement(engine, &mut writer, &ns, statement, &vars, now),

@@ -376,9 +376,20 @@ pub(super) fn select(
     };
     let access = plan::choose(&meta, ns, Some(filter_doc), hint)?;
     let mut failure: Option<query::QueryError> = None;
+    let interrupted: std::cell::RefCell<Option<Error>> = std::cell::RefCell::default();
+    let mut examined = 0_usize;
     let mut test = |doc: &RawDocument| {
-        if failure.is_some() {
+        if failure.is_some() || interrupted.borrow().is_some() {
             return false;
+        }
+        examined += 1;
+        if examined.is_multiple_of(crate::limits::DEADLINE_CHECK_INTERVAL)
+            && let Err(error) = crate::operations::check_current()
+        {
+            // A walk stops here; a scan reads on without matching (the store's scan
+            // takes no stop signal).
+            *interrupted.borrow_mut() = Some(error);
+            return first_only;
         }
         filter.try_matches(doc).unwrap_or_else(|error| {
             failure = Some(error);
@@ -407,6 +418,9 @@ pub(super) fn select(
                         if test(doc) {
                             out.push((rid, doc.to_owned()));
                         }
+                        if interrupted.borrow().is_some() {
+                            return Ok(false);
+                        }
                         Ok(!first_only || out.is_empty())
                     },
                 )
@@ -427,6 +441,9 @@ pub(super) fn select(
             .scan_while(ns, None, |_, doc| test(doc))
             .map_err(Failure::fatal)?,
     };
+    if let Some(error) = interrupted.into_inner() {
+        return Err(Failure::Fatal(error));
+    }
     match failure {
         Some(error) => Err(error.into()),
         None => Ok(selected),

@@ -249,8 +249,9 @@ impl BuildPhase {
 /// Told how a build advances (the running command's `currentOp` entry). Called on the
 /// building thread with the write gate held: it must be quick and must not write.
 pub trait BuildObserver: Send + Sync {
-    /// `done` of `total` units of `phase` are complete.
-    fn progress(&self, phase: BuildPhase, done: u64, total: u64);
+    /// `done` of `total` units of `phase` are complete. An `Err` stops the build with it
+    /// (killOp, maxTimeMS), leaving nothing.
+    fn progress(&self, phase: BuildPhase, done: u64, total: u64) -> Result<(), StoreError>;
 }
 
 /// Records scanned between two progress reports.
@@ -288,7 +289,7 @@ fn scan_part<T: PageRead>(
     spec: &IndexSpec,
     (lower, upper): (Option<u64>, Option<u64>),
     scanned: &AtomicU64,
-    report: &(dyn Fn(u64) + Sync),
+    report: &(dyn Fn(u64) -> Result<(), StoreError> + Sync),
 ) -> Result<Scanned, StoreError> {
     let lower = lower.map(rid_key);
     let upper = upper.map(rid_key);
@@ -308,7 +309,7 @@ fn scan_part<T: PageRead>(
         since_report += 1;
         if since_report == PROGRESS_EVERY {
             since_report = 0;
-            report(scanned.fetch_add(PROGRESS_EVERY, Ordering::Relaxed) + PROGRESS_EVERY);
+            report(scanned.fetch_add(PROGRESS_EVERY, Ordering::Relaxed) + PROGRESS_EVERY)?;
         }
         let (key, bytes) = record?;
         let rid = rid_of(&key)?;
@@ -347,13 +348,12 @@ pub(crate) fn build(
     base: Option<(&ReadTxn<'_>, ParallelScan)>,
 ) -> Result<IndexMeta, StoreError> {
     let mut index = IndexMeta::new(Arc::clone(&spec));
-    let report = |phase, done, total| {
-        if let Some(observer) = observer {
-            observer.progress(phase, done, total);
-        }
+    let report = |phase, done, total| match observer {
+        Some(observer) => observer.progress(phase, done, total),
+        None => Ok(()),
     };
     let total = meta.count;
-    report(BuildPhase::Scanning, 0, total);
+    report(BuildPhase::Scanning, 0, total)?;
     let scanned = AtomicU64::new(0);
     let report_scan = |done: u64| report(BuildPhase::Scanning, done.min(total), total);
     let parts = match base {
@@ -415,9 +415,9 @@ pub(crate) fn build(
         wildcard_paths.extend(part.wildcard_paths);
         entries.extend(part.entries);
     }
-    report(BuildPhase::Scanning, total, total);
+    report(BuildPhase::Scanning, total, total)?;
     let keys = entries.len() as u64;
-    report(BuildPhase::Loading, 0, keys);
+    report(BuildPhase::Loading, 0, keys)?;
     entries.sort_unstable();
     if spec.unique {
         for pair in entries.windows(2) {
@@ -440,7 +440,7 @@ pub(crate) fn build(
         .bulk_load(txn, entries.iter().map(|e| (e.as_slice(), &[][..])))?;
     index.key_bytes = entries.iter().map(|e| e.len() as u64).sum();
     merge_multikey(&mut index, &paths, wildcard_paths);
-    report(BuildPhase::Loading, keys, keys);
+    report(BuildPhase::Loading, keys, keys)?;
     Ok(index)
 }
 

@@ -734,6 +734,22 @@ impl Store {
         Ok(())
     }
 
+    /// Checkpoints and then holds the write gate until the guard drops: the data file holds
+    /// every committed write, and no write, checkpoint or TTL pass changes it meanwhile, so
+    /// a copy of the one file is a valid database (fsyncLock). Retries if a write commits
+    /// between the checkpoint and taking the gate.
+    pub(crate) fn checkpoint_and_hold(
+        &self,
+    ) -> Result<parking_lot::MutexGuard<'_, ()>, StoreError> {
+        loop {
+            self.checkpoint()?;
+            let gate = self.gate.lock();
+            if self.log_bytes.load(Ordering::Relaxed) == 0 {
+                return Ok(gate);
+            }
+        }
+    }
+
     /// The first half of a checkpoint: the data file made durable as of the log's last
     /// LSN, which it returns. The log is left as it is (`close` removes it instead of
     /// truncating it, which would write a new log generation: room a full disk may lack).

@@ -11,6 +11,7 @@ mod indexes;
 mod lock;
 mod protocol;
 mod reads;
+mod surface;
 mod ttl;
 mod wildcard;
 mod writes;

@@ -1,0 +1,211 @@
+//! The command surface through the official Rust driver (issue 22): serverStatus counts
+//! the driver's traffic, an oversized document in an insert batch is a write error for
+//! itself, fsyncLock makes the one file copyable, and `shutdown` stops the server cleanly.
+
+use crate::harness::TestServer;
+use mongodb::bson::{Document, doc};
+use std::time::{Duration, Instant};
+
+fn admin(server: &TestServer, command: Document) -> Document {
+    server
+        .client()
+        .database("admin")
+        .run_command(command)
+        .run()
+        .expect("command succeeds")
+}
+
+#[test]
+fn driver_traffic_moves_server_status_counters() {
+    let server = TestServer::start(&[]);
+    let client = server.client();
+    let coll = client.database("app").collection::<Document>("c");
+    coll.insert_many(vec![
+        doc! { "_id": 1 },
+        doc! { "_id": 2 },
+        doc! { "_id": 3 },
+    ])
+    .run()
+    .expect("insert");
+    let found: Vec<_> = coll
+        .find(doc! {})
+        .batch_size(1)
+        .run()
+        .expect("find")
+        .collect::<Result<_, _>>()
+        .expect("docs");
+    assert_eq!(found.len(), 3);
+    coll.update_one(doc! { "_id": 1 }, doc! { "$set": { "a": 1 } })
+        .run()
+        .expect("update");
+    coll.delete_one(doc! { "_id": 2 }).run().expect("delete");
+    let status = admin(&server, doc! { "serverStatus": 1 });
+    let counters = status.get_document("opcounters").expect("opcounters");
+    assert_eq!(counters.get_i64("insert").ok(), Some(3), "{counters:?}");
+    assert_eq!(counters.get_i64("query").ok(), Some(1), "{counters:?}");
+    assert_eq!(counters.get_i64("getmore").ok(), Some(2), "{counters:?}");
+    assert_eq!(counters.get_i64("update").ok(), Some(1), "{counters:?}");
+    assert_eq!(counters.get_i64("delete").ok(), Some(1), "{counters:?}");
+    let network = status.get_document("network").expect("network");
+    assert!(
+        network.get_i64("bytesIn").is_ok_and(|n| n > 0),
+        "{network:?}"
+    );
+    assert!(
+        network.get_i64("numRequests").is_ok_and(|n| n >= 7),
+        "{network:?}"
+    );
+    let storage = status.get_document("storageEngine").expect("storageEngine");
+    assert_eq!(storage.get_str("name").ok(), Some("multiforadb"));
+    assert_eq!(storage.get_bool("persistent").ok(), Some(true));
+    let stats = server
+        .client()
+        .database("app")
+        .run_command(doc! { "dbStats": 1 })
+        .run()
+        .expect("dbStats");
+    let size = |key: &str| {
+        let value = stats
+            .get(key)
+            .unwrap_or_else(|| panic!("no {key}: {stats:?}"));
+        value
+            .as_i64()
+            .or_else(|| value.as_i32().map(i64::from))
+            .expect("a number")
+    };
+    let (total, used) = (size("fsTotalSize"), size("fsUsedSize"));
+    assert!(total > 0 && (0..=total).contains(&used), "{stats:?}");
+    // hostInfo.extra from /proc, where the machine has it.
+    let host = admin(&server, doc! { "hostInfo": 1 });
+    let extra = host.get_document("extra").expect("extra");
+    if std::path::Path::new("/proc/version").exists() {
+        assert!(
+            extra
+                .get_str("versionString")
+                .is_ok_and(|v| v.starts_with("Linux")),
+            "{extra:?}"
+        );
+        assert!(
+            extra.get_i64("maxOpenFiles").is_ok_and(|n| n > 0),
+            "{extra:?}"
+        );
+    }
+}
+
+/// The driver refuses a document over 16 MiB in `insert_many` itself, so the batch goes
+/// as a command (mongosh and other drivers send it): the server answers with a write
+/// error for that document alone.
+#[test]
+fn an_oversized_document_in_an_insert_command_is_a_write_error_for_itself() {
+    let server = TestServer::start(&[]);
+    let db = server.client().database("app");
+    let big = doc! { "_id": 2, "pad": "x".repeat(16 * 1024 * 1024) };
+    let reply = db
+        .run_command(doc! {
+            "insert": "c",
+            "documents": [{ "_id": 1 }, big, { "_id": 3 }],
+            "ordered": false,
+        })
+        .run()
+        .expect("the command succeeds; one document fails");
+    assert_eq!(reply.get_i32("n").ok(), Some(2), "{reply:?}");
+    let errors = reply.get_array("writeErrors").expect("writeErrors");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let error = errors[0].as_document().expect("error");
+    assert_eq!(error.get_i32("index").ok(), Some(1));
+    assert_eq!(error.get_i32("code").ok(), Some(2));
+    assert!(
+        error
+            .get_str("errmsg")
+            .is_ok_and(|m| m.starts_with("object to insert too large. size in bytes: 16777240")),
+        "{error:?}"
+    );
+    let coll = db.collection::<Document>("c");
+    assert_eq!(coll.count_documents(doc! {}).run().expect("count"), 2);
+}
+
+#[test]
+fn driver_fsync_lock_then_a_file_copy_opens_and_shutdown_exits_cleanly() {
+    let db = TestServer::temp_db();
+    let mut server = TestServer::start_at(&db, &[]);
+    let coll = server.client().database("app").collection::<Document>("c");
+    let docs: Vec<Document> = (0..200).map(|i| doc! { "_id": i }).collect();
+    coll.insert_many(docs).run().expect("insert");
+    let locked = admin(&server, doc! { "fsync": 1, "lock": true });
+    assert_eq!(locked.get_i64("lockCount").ok(), Some(1), "{locked:?}");
+    let copy = db.with_file_name("copy.mfdb");
+    std::fs::copy(&db, &copy).expect("copy");
+    let unlocked = admin(&server, doc! { "fsyncUnlock": 1 });
+    assert_eq!(unlocked.get_i64("lockCount").ok(), Some(0));
+    coll.insert_one(doc! { "_id": 1000 })
+        .run()
+        .expect("writes resume");
+    // shutdown: the driver may see the reply or the closed connection; the process exits 0.
+    let _ = server
+        .client()
+        .database("admin")
+        .run_command(doc! { "shutdown": 1, "timeoutSecs": 1 })
+        .run();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.is_running() {
+        assert!(
+            Instant::now() < deadline,
+            "server did not exit after shutdown"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(server.log_contains("shutdown command received"));
+    let reopened = TestServer::start_at(&db, &[]);
+    let count = reopened
+        .client()
+        .database("app")
+        .collection::<Document>("c")
+        .count_documents(doc! {})
+        .run()
+        .expect("count");
+    assert_eq!(count, 201);
+    drop(reopened);
+    let from_copy = TestServer::start_at(&copy, &[]);
+    let count = from_copy
+        .client()
+        .database("app")
+        .collection::<Document>("c")
+        .count_documents(doc! {})
+        .run()
+        .expect("count");
+    assert_eq!(
+        count, 200,
+        "the copy holds what was written before the lock"
+    );
+}
+
+/// The same through an OP_MSG document sequence (how PyMongo and the Node driver send an
+/// insert batch): the oversized document reaches the engine, which refuses it alone,
+/// instead of the wire layer refusing the whole message.
+#[test]
+fn an_oversized_document_in_a_document_sequence_is_a_write_error_for_itself() {
+    let server = TestServer::start(&[]);
+    let mut big = bson::rawdoc! { "_id": 2 };
+    big.append(bson::raw::cstr!("pad"), "x".repeat(16 * 1024 * 1024));
+    let message = wire::OpMsg {
+        flags: wire::MsgFlags::default(),
+        body: bson::rawdoc! { "insert": "c", "ordered": true, "$db": "app" },
+        sequences: vec![wire::DocumentSequence {
+            identifier: "documents".into(),
+            documents: vec![bson::rawdoc! { "_id": 1 }, big, bson::rawdoc! { "_id": 3 }],
+        }],
+    };
+    let frame = message.encode(5, 0).expect("encode");
+    let mut stream = server.raw();
+    let (_, reply) = crate::harness::roundtrip(&mut stream, &frame);
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply:?}");
+    assert_eq!(
+        reply.get_i32("n").ok(),
+        Some(1),
+        "ordered: stops at the error"
+    );
+    let errors = reply.get_array("writeErrors").expect("writeErrors");
+    let error = errors[0].as_document().expect("error");
+    assert_eq!(error.get_i32("index").ok(), Some(1));
+    assert_eq!(error.get_i32("code").ok(), Some(2));
+}
