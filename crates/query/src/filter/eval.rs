@@ -10,7 +10,7 @@
 
 use super::{BitTest, Comparison, InItem, Node, Pattern, Pred};
 use crate::error::QueryError;
-use crate::raw::get_field;
+use crate::raw::get_field_in;
 use crate::value::{as_whole_i64, is_nan};
 use bson::raw::{RawArray, RawDocument};
 use bson::{RawBson, RawBsonRef};
@@ -23,7 +23,11 @@ use std::ops::ControlFlow;
 /// What a path reaches at one place: a value, or the absence of the field.
 type Reached<'a> = Option<RawBsonRef<'a>>;
 
-pub(super) fn node_matches(node: &Node, doc: &RawDocument) -> Result<bool, QueryError> {
+/// Whether the document whose bytes are `doc` (one BSON document, its length prefix
+/// checked) matches `node`. Paths are looked up by length-skipping over the bytes, so only
+/// the bytes up to the fields named are read; `$expr` and `$jsonSchema` see the whole
+/// document.
+pub(super) fn node_matches(node: &Node, doc: &[u8]) -> Result<bool, QueryError> {
     match node {
         Node::And(children) => {
             for child in children {
@@ -50,9 +54,14 @@ pub(super) fn node_matches(node: &Node, doc: &RawDocument) -> Result<bool, Query
             Ok(true)
         }
         Node::Path(path, pred) => path_matches(doc, path, pred),
-        Node::Expr(expr) => expr.matches(doc),
-        Node::Schema(schema) => Ok(schema.matches(doc)),
+        Node::Expr(expr) => expr.matches(whole(doc)?),
+        Node::Schema(schema) => Ok(schema.matches(whole(doc)?)),
     }
+}
+
+/// The document `doc` is, checked whole (its terminating zero read).
+fn whole(doc: &[u8]) -> Result<&RawDocument, QueryError> {
+    RawDocument::from_bytes(doc).map_err(|e| QueryError::bad_value(e.to_string()))
 }
 
 /// Calls `visit` with everything `path` reaches in `doc` until it breaks.
@@ -61,14 +70,14 @@ pub(crate) fn walk<'a>(
     path: &str,
     visit: &mut dyn FnMut(Reached<'a>) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
-    walk_document(doc, path, true, visit)
+    walk_document(doc.as_bytes(), path, true, visit)
 }
 
 /// `report_missing` is false when a numeric component is looked up as a field
 /// name in array elements: an element without that field is not a "missing"
 /// value, as the component was (also) a position.
 fn walk_document<'a>(
-    doc: &'a RawDocument,
+    doc: &'a [u8],
     path: &str,
     report_missing: bool,
     visit: &mut dyn FnMut(Reached<'a>) -> ControlFlow<()>,
@@ -77,7 +86,7 @@ fn walk_document<'a>(
         Some((head, rest)) => (head, Some(rest)),
         None => (path, None),
     };
-    match get_field(doc, head) {
+    match get_field_in(doc, head) {
         None if report_missing => visit(None),
         None => ControlFlow::Continue(()),
         Some(value) => walk_value(value, rest, visit),
@@ -114,14 +123,19 @@ fn walk_array<'a>(
             walk_value(element, rest, visit)?;
         }
         if let RawBsonRef::Document(doc) = element {
-            walk_document(doc, path, position.is_none(), visit)?;
+            walk_document(doc.as_bytes(), path, position.is_none(), visit)?;
         }
     }
     ControlFlow::Continue(())
 }
 
 /// Whether the values at `path` satisfy `pred`.
-pub(super) fn path_matches(doc: &RawDocument, path: &str, pred: &Pred) -> Result<bool, QueryError> {
+pub(super) fn path_matches(doc: &[u8], path: &str, pred: &Pred) -> Result<bool, QueryError> {
+    if !path.as_bytes().contains(&b'.') {
+        // A top-level path reaches exactly one thing, the field's value or its absence:
+        // looked up once for every operator on the path.
+        return reached_satisfies(pred, get_field_in(doc, path));
+    }
     match pred {
         Pred::Not(inner) => Ok(!path_matches(doc, path, inner)?),
         Pred::And(preds) => {
@@ -145,7 +159,7 @@ pub(super) fn path_matches(doc: &RawDocument, path: &str, pred: &Pred) -> Result
         }
         Pred::Exists(wanted) => {
             let mut found = false;
-            let _ = walk(doc, path, &mut |reached| {
+            let _ = walk_document(doc, path, true, &mut |reached| {
                 if reached.is_some() {
                     found = true;
                     return ControlFlow::Break(());
@@ -156,19 +170,46 @@ pub(super) fn path_matches(doc: &RawDocument, path: &str, pred: &Pred) -> Result
         }
         _ => {
             let mut result = Ok(false);
-            let _ = walk(
-                doc,
-                path,
-                &mut |reached| match reached_matches(pred, reached) {
-                    Ok(false) => ControlFlow::Continue(()),
-                    other => {
-                        result = other;
-                        ControlFlow::Break(())
-                    }
-                },
-            );
+            let _ = walk_document(doc, path, true, &mut |reached| match reached_matches(
+                pred, reached,
+            ) {
+                Ok(false) => ControlFlow::Continue(()),
+                other => {
+                    result = other;
+                    ControlFlow::Break(())
+                }
+            });
             result
         }
+    }
+}
+
+/// [`path_matches`] for a path that reaches only `reached`: the combinators combine what
+/// their operators make of that one value, as they combine whole-path results.
+fn reached_satisfies(pred: &Pred, reached: Reached<'_>) -> Result<bool, QueryError> {
+    match pred {
+        Pred::Not(inner) => Ok(!reached_satisfies(inner, reached)?),
+        Pred::And(preds) => {
+            for p in preds {
+                if !reached_satisfies(p, reached)? {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        }
+        Pred::All(preds) => {
+            if preds.is_empty() {
+                return Ok(false);
+            }
+            for p in preds {
+                if !reached_satisfies(p, reached)? {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        }
+        Pred::Exists(wanted) => Ok(reached.is_some() == *wanted),
+        _ => reached_matches(pred, reached),
     }
 }
 
@@ -248,7 +289,7 @@ pub(super) fn value_matches(pred: &Pred, value: RawBsonRef<'_>) -> Result<bool, 
                         },
                         _ => continue,
                     };
-                    if node_matches(node, doc)? {
+                    if node_matches(node, doc.as_bytes())? {
                         return Ok(true);
                     }
                 }
@@ -410,7 +451,7 @@ pub(super) fn positional_index(node: &Node, doc: &RawDocument, array_path: &str)
     array_values(array).position(|element| {
         candidates.iter().all(|(rest, pred)| match element {
             _ if rest.is_empty() => reached_matches(pred, Some(element)).unwrap_or(false),
-            RawBsonRef::Document(d) => path_matches(d, rest, pred).unwrap_or(false),
+            RawBsonRef::Document(d) => path_matches(d.as_bytes(), rest, pred).unwrap_or(false),
             _ => false,
         })
     })
