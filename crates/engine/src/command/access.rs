@@ -20,6 +20,24 @@ use std::collections::{BTreeSet, HashSet, VecDeque};
 /// Documents an index walk buffers before handing them on.
 const WALK_CHUNK: usize = 64;
 
+/// Whether stored record `rid` of `ns` matches `filter` (every record does when `None`),
+/// read from its bytes only as far as the fields the filter names (no copy, and the
+/// document's last bytes are not touched when the filter does not need them).
+pub(crate) fn matches(
+    ns: &Namespace,
+    filter: Option<&Filter>,
+    rid: u64,
+    bytes: &[u8],
+) -> Result<bool, Error> {
+    if !query::is_framed(bytes) {
+        return Err(corrupt_record(ns, rid));
+    }
+    match filter {
+        Some(filter) => Ok(filter.try_matches_bytes(bytes)?),
+        None => Ok(true),
+    }
+}
+
 /// Stored record `rid` of `ns`, copied out when it matches `filter` (every record when
 /// `None`): the check every candidate an index proposes goes through.
 pub(crate) fn if_matches(
@@ -40,14 +58,10 @@ fn if_matches_cut(
     bytes: &[u8],
     fields: Option<&BTreeSet<String>>,
 ) -> Result<Option<RawDocumentBuf>, Error> {
-    let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
-    let matched = match filter {
-        Some(filter) => filter.try_matches(doc)?,
-        None => true,
-    };
-    if !matched {
+    if !matches(ns, filter, rid, bytes)? {
         return Ok(None);
     }
+    let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
     let Some(fields) = fields else {
         return Ok(Some(doc.to_owned()));
     };
@@ -144,6 +158,57 @@ pub(crate) fn candidates<'r>(
                 }
             };
             Box::new(scan.map_while(step).flatten())
+        }
+    }
+}
+
+/// Hands the stored bytes of each document of `reading.meta` that matches its filter to
+/// `visit`, in the order [`candidates`] yields them, until `visit` answers `false`: the
+/// same access path without a copy or an allocation per document (count, `$group`).
+/// `reading.fields` is not used (nothing is copied).
+pub(crate) fn each_match(
+    reading: &Reading<'_>,
+    access: &Access<'_>,
+    mut visit: impl FnMut(u64, &[u8]) -> Result<bool, Error>,
+) -> Result<(), Error> {
+    let mut check = |rid: u64, bytes: &[u8]| -> Result<bool, Error> {
+        reading.deadline.tick()?;
+        if !matches(reading.ns, reading.filter, rid, bytes)? {
+            return Ok(true);
+        }
+        visit(rid, bytes)
+    };
+    match access {
+        Access::Id(id) => {
+            if let Some((rid, bytes)) = reading.reader.find_id(reading.meta, *id)? {
+                check(rid, &bytes)?;
+            }
+            Ok(())
+        }
+        Access::Index(index) => {
+            let mut seen = HashSet::new();
+            reading.reader.walk(
+                reading.meta,
+                &index.target,
+                &index.ranges,
+                index.reverse,
+                &mut WalkPosition::default(),
+                |rid, bytes| -> Result<bool, Error> {
+                    if index.multikey && !seen.insert(rid) {
+                        return Ok(true);
+                    }
+                    check(rid, bytes)
+                },
+            )
+        }
+        Access::Collection => {
+            for entry in reading.reader.scan(reading.meta, None)? {
+                let (rid, bytes) = entry?;
+                if !check(rid, &bytes)? {
+                    break;
+                }
+            }
+            Ok(())
         }
     }
 }

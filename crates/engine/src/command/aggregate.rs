@@ -3,7 +3,7 @@
 //! and its output is handed out through a cursor, or written by a final `$out`/`$merge`
 //! (`aggregate_output`).
 
-use super::access::{Reading, candidates, fail_on};
+use super::access::{Reading, candidates, each_match, fail_on};
 use super::aggregate_output::Sink;
 use super::args;
 use super::cursor::{self, Cursor, Deadline, FirstBatch, Source};
@@ -296,6 +296,26 @@ impl Run<'_> {
         // The leading `$match` also filters at the scan, so documents it drops are never
         // copied out of the store (the stage still runs; matching twice is idempotent).
         let filter = self.pipeline.leading_match();
+        if let Some(mut feed) = self.pipeline.group_feed() {
+            // A leading `$group` folds each match in where it is stored: no copy.
+            let reading = Reading {
+                reader: &reader,
+                meta: &meta,
+                ns,
+                filter,
+                deadline: self.deadline,
+                failure: &failure,
+                fields: None,
+            };
+            each_match(&reading, &access, |_, bytes| {
+                feed.add(bytes)?;
+                Ok(true)
+            })?;
+            for doc in feed.finish_with(&foreign) {
+                sink(finish(doc, &failure)?)?;
+            }
+            return fail_on(&failure);
+        }
         // A leading `$group` or `$count` reads a few fields: only those are copied out of
         // the store (the leading `$match`, already applied to whole documents, is skipped).
         let fields = self.pipeline.input_fields();
