@@ -419,9 +419,9 @@ impl Projection {
         let node = self
             .tree
             .iter()
-            .find(|(k, _)| k.as_bytes() == key)
+            .find(|(k, _)| crate::raw::same_key(k.as_bytes(), key))
             .map(|(_, n)| n);
-        let is_id = key == b"_id";
+        let is_id = crate::raw::same_key(key, b"_id");
         let kept = match node {
             None if is_id => !self.id_excluded,
             None => !self.inclusion,
@@ -439,7 +439,7 @@ impl Projection {
         // In an inclusion `_id` comes first: the first one, wherever it is.
         if id_first {
             let walked = top_level_elements(bytes, |key, element| {
-                if key == b"_id" {
+                if crate::raw::same_key(key, b"_id") {
                     out.extend_from_slice(element);
                     return false;
                 }

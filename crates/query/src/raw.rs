@@ -106,14 +106,20 @@ pub(crate) fn get_field_in<'a>(bytes: &'a [u8], name: &str) -> Option<RawBsonRef
             Element::Malformed => return None,
         };
         let value_end = value_start.checked_add(size)?;
-        // The first byte first: most keys differ there, without a call to `memcmp`.
-        if key.first() == target.first() && key == target {
+        if same_key(key, target) {
             let value = bytes.get(value_start..value_end)?;
             return decode(kind, value).or_else(slow);
         }
         at = value_end;
     }
     None
+}
+
+/// Whether two field names are equal, compared byte by byte: `memcmp` loads 32 bytes at
+/// a time, and past a short key that load reaches into the next cache line, which a scan
+/// reading a document's first fields has no other reason to wait for.
+pub(crate) fn same_key(key: &[u8], target: &[u8]) -> bool {
+    key.len() == target.len() && key.iter().zip(target).all(|(a, b)| a == b)
 }
 
 /// One element's header as [`element_at`] reads it.

@@ -345,6 +345,9 @@ fn element_satisfies(pred: &Pred, element: RawBsonRef<'_>) -> Result<bool, Query
 /// Equality within a type bracket; `null` also equals `undefined` (MongoDB
 /// before 8.0: a null query matches undefined values).
 fn equals(value: RawBsonRef<'_>, operand: RawBsonRef<'_>) -> bool {
+    if let Some(order) = compare_plain_numbers(value, operand) {
+        return order.is_eq();
+    }
     if matches!(operand, RawBsonRef::Null) && matches!(value, RawBsonRef::Undefined) {
         return true;
     }
@@ -352,6 +355,9 @@ fn equals(value: RawBsonRef<'_>, operand: RawBsonRef<'_>) -> bool {
 }
 
 fn compare_matches(op: Comparison, value: RawBsonRef<'_>, operand: RawBsonRef<'_>) -> bool {
+    if let Some(order) = compare_plain_numbers(value, operand) {
+        return compare_order(op, order);
+    }
     if matches!(operand, RawBsonRef::MinKey | RawBsonRef::MaxKey) {
         return compare_order(op, compare_values(value, operand));
     }
@@ -367,6 +373,24 @@ fn compare_matches(op: Comparison, value: RawBsonRef<'_>, operand: RawBsonRef<'_
         return is_nan(value) && is_nan(operand) && matches!(op, Comparison::Gte | Comparison::Lte);
     }
     compare_order(op, compare_values(value, operand))
+}
+
+/// The order of two integers, or of two doubles neither of which is NaN: what
+/// `compare_values` answers for them, without its general dispatch (a range filter over a
+/// scan compares one such pair per operator per document).
+fn compare_plain_numbers(value: RawBsonRef<'_>, operand: RawBsonRef<'_>) -> Option<Ordering> {
+    let integer = |v: RawBsonRef<'_>| match v {
+        RawBsonRef::Int32(i) => Some(i64::from(i)),
+        RawBsonRef::Int64(i) => Some(i),
+        _ => None,
+    };
+    if let (Some(a), Some(b)) = (integer(value), integer(operand)) {
+        return Some(a.cmp(&b));
+    }
+    match (value, operand) {
+        (RawBsonRef::Double(a), RawBsonRef::Double(b)) => a.partial_cmp(&b),
+        _ => None,
+    }
 }
 
 fn compare_order(op: Comparison, order: Ordering) -> bool {
