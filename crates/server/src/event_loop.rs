@@ -384,7 +384,7 @@ impl LoopState {
                                 let outcome =
                                     worker::execute(&engine, &header, &message, &connection.ctx);
                                 match outcome {
-                                    Outcome::Reply(bytes) => connection.queue(&bytes),
+                                    Outcome::Reply(bytes) => connection.queue(bytes),
                                     Outcome::Silent => {}
                                     Outcome::Close => {
                                         close_reason = Some("outcome unknown".into());
@@ -413,7 +413,7 @@ impl LoopState {
                             );
                             if let Outcome::Reply(bytes) = worker::refuse(&engine, &header, &error)
                             {
-                                connection.queue(&bytes);
+                                connection.queue(bytes);
                             }
                         }
                         Err((None, error)) => {
@@ -452,7 +452,7 @@ impl LoopState {
             }
             connection.in_flight = false;
             match done.outcome {
-                Outcome::Reply(bytes) => connection.queue(&bytes),
+                Outcome::Reply(bytes) => connection.queue(bytes),
                 Outcome::Silent => {}
                 Outcome::Close => {
                     self.close(done.token, "outcome unknown");
