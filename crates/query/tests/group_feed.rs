@@ -141,8 +141,89 @@ fn by_feed(pipeline: &Pipeline, docs: &[RawDocumentBuf]) -> Result<Vec<RawDocume
         .map_err(|e| e.to_string())
 }
 
+/// The byte path split in two runs (`GroupFeed::fork`, each fed its run, then
+/// `GroupFeed::merge`), as a scan split in record-id ranges feeds it; `None` when the
+/// pipeline does not fork.
+fn by_split_feed(
+    pipeline: &Pipeline,
+    docs: &[RawDocumentBuf],
+    split: usize,
+) -> Option<Result<Vec<RawDocumentBuf>, String>> {
+    let mut first = pipeline.group_feed().expect("a leading $group");
+    let mut second = first.fork()?;
+    let split = split.min(docs.len());
+    for (part, feed) in [(&docs[..split], &mut first), (&docs[split..], &mut second)] {
+        for doc in part {
+            if pipeline.leading_match().is_some_and(|f| !f.matches(doc)) {
+                continue;
+            }
+            if let Err(e) = feed.add(doc.as_bytes()) {
+                return Some(Err(e.to_string()));
+            }
+        }
+    }
+    first.merge(second);
+    Some(
+        first
+            .finish()
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string()),
+    )
+}
+
+/// Accumulators whose split runs merge exactly, and some that do not (which must refuse
+/// to fork).
+fn mergeable_accumulator() -> impl Strategy<Value = Bson> {
+    prop_oneof![
+        prop::sample::select(vec![
+            doc! {"$sum": 1},
+            doc! {"$sum": 5_i64},
+            doc! {"$avg": 2},
+            doc! {"$count": {}},
+            doc! {"$min": "$v"},
+            doc! {"$max": "$v"},
+            doc! {"$first": "$v"},
+            doc! {"$last": "$w"},
+            doc! {"$min": {"$add": ["$v", 1]}},
+        ])
+        .prop_map(Bson::Document),
+        accumulator(),
+    ]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn split_group_feeds_merge_into_the_general_result(
+        docs in prop::collection::vec(document(), 0..30),
+        id in id_spec(),
+        accumulators in prop::collection::vec(mergeable_accumulator(), 0..4),
+        split in 0..31_usize,
+    ) {
+        let mut group = doc! {"_id": id};
+        for (i, accumulator) in accumulators.iter().enumerate() {
+            group.insert(format!("f{i}"), accumulator.clone());
+        }
+        let stages = [doc! {"$match": {"w": {"$ne": 1}}}, doc! {"$group": group}];
+        let pipeline = pipeline_of(&stages);
+        let general = pipeline
+            .run(docs.iter().cloned().map(Ok))
+            .map_err(|e| e.to_string());
+        match by_split_feed(&pipeline, &docs, split) {
+            Some(merged) => prop_assert_eq!(merged, general, "pipeline {:?}", stages),
+            None => {
+                // Only sums of non-constants and the collecting accumulators refuse.
+                let refusing = accumulators.iter().any(|a| {
+                    let a = a.as_document().expect("a document");
+                    !(a.contains_key("$min") || a.contains_key("$max") || a.contains_key("$first")
+                        || a.contains_key("$last") || a.contains_key("$count")
+                        || matches!(a.get("$sum").or(a.get("$avg")), Some(Bson::Int32(_) | Bson::Int64(_))))
+                });
+                prop_assert!(refusing, "pipeline {:?} did not fork", stages);
+            }
+        }
+    }
 
     #[test]
     fn group_feed_agrees_with_the_general_path(

@@ -192,6 +192,23 @@ impl Group {
         grouping.finish()
     }
 
+    /// Whether groupings of consecutive runs of the input merge ([`Grouping::merge`]) into
+    /// exactly what one grouping of the whole input gives, whatever the values: counts
+    /// (`$sum`/`$avg` of an integer constant: integer totals add exactly; a double total's
+    /// rounding would depend on the split), `$min`, `$max`, `$first` and `$last`.
+    fn mergeable(&self) -> bool {
+        self.fields.iter().all(|f| match f.accumulator {
+            Accumulator::Sum | Accumulator::Avg => matches!(
+                f.argument.simple(),
+                Some(Simple::Constant(Bson::Int32(_) | Bson::Int64(_)))
+            ),
+            Accumulator::Min | Accumulator::Max | Accumulator::First | Accumulator::Last => {
+                f.sort_by.is_none() && f.count.is_none()
+            }
+            _ => false,
+        })
+    }
+
     /// The inputs read straight from document bytes, when `_id` and every accumulator's
     /// argument are constants or top-level fields and no accumulator sorts (`$top` and
     /// kin read sort keys from the whole document).
@@ -273,7 +290,9 @@ fn to_bson(value: RawBsonRef<'_>) -> Result<Bson, QueryError> {
 pub(crate) struct Grouping<'g> {
     group: &'g Group,
     inputs: Option<(Input, Vec<Input>)>,
-    index: HashMap<Vec<u8>, usize>,
+    /// Group keys to positions in `groups`: ahash with random keys (hash-map order never
+    /// shapes the output; `groups` keeps the order of first appearance).
+    index: HashMap<Vec<u8>, usize, ahash::RandomState>,
     groups: Vec<(Bson, Vec<State>)>,
     /// The key being looked up, reused between documents.
     key: Vec<u8>,
@@ -284,7 +303,7 @@ impl<'g> Grouping<'g> {
         Grouping {
             group,
             inputs: group.byte_inputs(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             groups: Vec::new(),
             key: Vec::new(),
         }
@@ -383,6 +402,35 @@ impl<'g> Grouping<'g> {
         self.groups.push((id, states));
         self.index.insert(self.key.clone(), self.groups.len() - 1);
         Ok(self.groups.len() - 1)
+    }
+
+    /// An empty grouping of the same stage, for a later run of the input, when the two
+    /// merge exactly ([`Group::mergeable`]).
+    pub(crate) fn fork(&self) -> Option<Grouping<'g>> {
+        self.group.mergeable().then(|| Grouping::new(self.group))
+    }
+
+    /// Folds in `later`, a [`Grouping::fork`] of this one fed the documents after this one's:
+    /// the groups and states are those one grouping fed both runs in order would hold
+    /// (groups new in `later` come after this one's, in their order of first appearance).
+    pub(crate) fn merge(&mut self, later: Grouping<'g>) {
+        let mut keys = vec![Vec::new(); later.groups.len()];
+        for (key, position) in later.index {
+            keys[position] = key;
+        }
+        for (key, (id, states)) in keys.into_iter().zip(later.groups) {
+            match self.index.get(key.as_slice()) {
+                Some(&position) => {
+                    for (mine, theirs) in self.groups[position].1.iter_mut().zip(states) {
+                        mine.merge(theirs);
+                    }
+                }
+                None => {
+                    self.groups.push((id, states));
+                    self.index.insert(key, self.groups.len() - 1);
+                }
+            }
+        }
     }
 
     /// One document per group, in order of first appearance.
@@ -665,6 +713,25 @@ impl State {
             State::N(state) => state.add(operator, value, key, bytes_max)?,
         }
         Ok(())
+    }
+
+    /// Folds in the state of the same accumulator over later documents of the group: only
+    /// for the accumulators [`Group::mergeable`] allows.
+    fn merge(&mut self, later: State) {
+        match (self, later) {
+            (State::Sum(total) | State::Avg(total), State::Sum(more) | State::Avg(more)) => {
+                total.merge_integers(&more);
+            }
+            (State::Min(best), State::Min(other)) => keep_best(best, other, Ordering::Less),
+            (State::Max(best), State::Max(other)) => keep_best(best, other, Ordering::Greater),
+            (State::First(first), State::First(other)) => {
+                if first.is_none() {
+                    *first = other;
+                }
+            }
+            (State::Last(last), State::Last(other)) => *last = other,
+            _ => unreachable!("Group::mergeable allows only these accumulators"),
+        }
     }
 
     fn finish(self) -> Bson {

@@ -406,6 +406,23 @@ impl<'p> GroupFeed<'p> {
         self.grouping.add_bytes(doc)
     }
 
+    /// An empty feed of the same pipeline for a later run of the input (a scan split in
+    /// record-id ranges), when the two merge into exactly what one feed of both gives
+    /// (counts, `$min`, `$max`, `$first`, `$last`); `None` otherwise.
+    pub fn fork(&self) -> Option<GroupFeed<'p>> {
+        Some(GroupFeed {
+            pipeline: self.pipeline,
+            after: self.after,
+            grouping: self.grouping.fork()?,
+        })
+    }
+
+    /// Folds in `later`, a [`GroupFeed::fork`] of this feed fed the documents that come
+    /// after this feed's.
+    pub fn merge(&mut self, later: GroupFeed<'p>) {
+        self.grouping.merge(later.grouping);
+    }
+
     /// The pipeline's output: the groups, in order of first appearance, through the
     /// stages after the `$group`.
     pub fn finish_with(
