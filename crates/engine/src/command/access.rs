@@ -213,6 +213,87 @@ pub(crate) fn each_match(
     }
 }
 
+/// Collections with fewer documents are scanned on one thread: starting another costs tens
+/// of microseconds, which a scan this small does not win back.
+const SPLIT_DOCS_MIN: u64 = 16_384;
+
+/// At most this many threads scan one collection.
+const SPLIT_PARTS_MAX: usize = 4;
+
+/// A part of a collection scan: the records with ids after the first bound (from the start
+/// when `None`) up to the second (to the end when `None`).
+pub(crate) type ScanPart = (Option<u64>, Option<u64>);
+
+/// The record-id ranges a scan of `reading.meta` by `access` splits into, one per core
+/// (`cores`, the host's), in id order; one part when it is not split: not a collection
+/// scan, fewer than `SPLIT_DOCS_MIN` documents, or one core.
+pub(crate) fn scan_parts(reading: &Reading<'_>, access: &Access<'_>, cores: u32) -> Vec<ScanPart> {
+    let parts = usize::try_from(cores)
+        .unwrap_or(1)
+        .clamp(1, SPLIT_PARTS_MAX);
+    let collection = matches!(access, Access::Collection);
+    if parts < 2 || !collection || reading.meta.count < SPLIT_DOCS_MIN {
+        return vec![(None, None)];
+    }
+    // Record ids are below `next_rid` and mostly dense (ids only grow), so equal id ranges
+    // hold about equal numbers of documents.
+    let step = reading.meta.next_rid / parts as u64;
+    (0..parts as u64)
+        .map(|i| {
+            let after = (i > 0).then_some(step * i);
+            let through = (i + 1 < parts as u64).then_some(step * (i + 1));
+            (after, through)
+        })
+        .collect()
+}
+
+/// [`each_match`] of a collection scan split into `parts` (from [`scan_parts`]): the first
+/// part on this thread, each other on a scoped thread of its own, all over the one snapshot
+/// of `reading.reader`; part `i` visits with `states[i]`. Returns the states in part order,
+/// which is the scan's order, for the caller to merge. A visit answering `false` ends only
+/// its part; a failure in any part fails the whole, and a panic is resumed here.
+pub(crate) fn each_match_split<S: Send>(
+    reading: &Reading<'_>,
+    parts: &[ScanPart],
+    states: Vec<S>,
+    visit: &(dyn Fn(&mut S, u64, &[u8]) -> Result<bool, Error> + Sync),
+) -> Result<Vec<S>, Error> {
+    assert_eq!(parts.len(), states.len(), "one state per part");
+    let (reader, meta, ns, filter) = (reading.reader, reading.meta, reading.ns, reading.filter);
+    let scan = |(after, through): ScanPart, deadline: Deadline<'_>, mut state: S| {
+        for entry in reader.scan_between(meta, after, through)? {
+            let (rid, bytes) = entry?;
+            deadline.tick()?;
+            if matches(ns, filter, rid, &bytes)? && !visit(&mut state, rid, &bytes)? {
+                break;
+            }
+        }
+        Ok::<S, Error>(state)
+    };
+    std::thread::scope(|scope| {
+        let mut states = states.into_iter();
+        let first = states.next().expect("at least one part");
+        let others: Vec<_> = parts
+            .iter()
+            .skip(1)
+            .zip(states)
+            .map(|(&part, state)| {
+                let deadline = reading.deadline.fork();
+                let scan = &scan;
+                scope.spawn(move || scan(part, deadline, state))
+            })
+            .collect();
+        let mut out = vec![scan(parts[0], reading.deadline.fork(), first)];
+        for handle in others {
+            match handle.join() {
+                Ok(result) => out.push(result),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        out.into_iter().collect()
+    })
+}
+
 /// An index walk read a chunk at a time, in index order, each record once.
 struct IndexStream<'r> {
     reading: Reading<'r>,

@@ -3,7 +3,7 @@
 //! and its output is handed out through a cursor, or written by a final `$out`/`$merge`
 //! (`aggregate_output`).
 
-use super::access::{Reading, candidates, each_match, fail_on};
+use super::access::{Reading, candidates, each_match, each_match_split, fail_on, scan_parts};
 use super::aggregate_output::Sink;
 use super::args;
 use super::cursor::{self, Cursor, Deadline, FirstBatch, Source};
@@ -307,10 +307,35 @@ impl Run<'_> {
                 failure: &failure,
                 fields: None,
             };
-            each_match(&reading, &access, |_, bytes| {
-                feed.add(bytes)?;
-                Ok(true)
-            })?;
+            let parts = scan_parts(&reading, &access, self.engine.host.facts().cores);
+            let forks = (parts.len() > 1)
+                .then(|| {
+                    parts[1..]
+                        .iter()
+                        .map(|_| feed.fork())
+                        .collect::<Option<Vec<_>>>()
+                })
+                .flatten();
+            match forks {
+                // A large collection scanned in record-id parts on several threads, the
+                // parts' groups merged in scan order (only where that is exact).
+                Some(forks) => {
+                    let states = std::iter::once(feed).chain(forks).collect();
+                    let visit = |feed: &mut query::GroupFeed<'_>, _: u64, bytes: &[u8]| {
+                        feed.add(bytes)?;
+                        Ok(true)
+                    };
+                    let mut parts = each_match_split(&reading, &parts, states, &visit)?.into_iter();
+                    feed = parts.next().expect("one feed per part");
+                    for later in parts {
+                        feed.merge(later);
+                    }
+                }
+                None => each_match(&reading, &access, |_, bytes| {
+                    feed.add(bytes)?;
+                    Ok(true)
+                })?,
+            }
             for doc in feed.finish_with(&foreign) {
                 sink(finish(doc, &failure)?)?;
             }

@@ -1,7 +1,7 @@
 //! The count and distinct commands: a number or a set of values, no cursor.
 
 use super::Request;
-use super::access::{Reading, each_match, fail_on};
+use super::access::{Reading, each_match, each_match_split, fail_on, scan_parts};
 use super::args;
 use super::cursor::{Deadline, corrupt_record};
 use super::read_args::{self, number_i64};
@@ -70,8 +70,17 @@ pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, 
                 fields: None,
             };
             // Counting copies nothing: each match is looked at where it is stored.
+            let parts = scan_parts(&reading, &access, engine.host.facts().cores);
             let mut counted = 0u64;
-            if wanted > 0 {
+            if limit.is_none() && parts.len() > 1 {
+                // Without a limit, a large collection is counted in parts on several threads.
+                let visit = |n: &mut u64, _: u64, _: &[u8]| {
+                    *n += 1;
+                    Ok(true)
+                };
+                let counts = each_match_split(&reading, &parts, vec![0; parts.len()], &visit)?;
+                counted = counts.iter().sum();
+            } else if wanted > 0 {
                 each_match(&reading, &access, |_, _| {
                     counted += 1;
                     Ok(counted < wanted)

@@ -393,6 +393,16 @@ impl<'h> Deadline<'h> {
         }
     }
 
+    /// The same budget, counted separately: for another thread of the same command.
+    pub(crate) fn fork(&self) -> Deadline<'h> {
+        Deadline {
+            host: self.host,
+            started_ms: self.started_ms,
+            budget_ms: self.budget_ms,
+            ticks: Cell::new(0),
+        }
+    }
+
     /// Counts one unit of work; every `DEADLINE_CHECK_INTERVAL`-th (the first included)
     /// fails with MaxTimeMSExpired (50) once the budget is spent.
     pub(crate) fn tick(&self) -> Result<(), Error> {
