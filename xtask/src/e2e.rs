@@ -105,7 +105,7 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Builds `target/debug/multiforadb` (dev profile: it shares artifacts with `cargo test`).
+/// Builds `<target dir>/debug/multiforadb` (dev profile: it shares artifacts with `cargo test`).
 pub(crate) fn build_server(root: &Path) -> Result<()> {
     let status = Command::new(env!("CARGO"))
         .current_dir(root)
@@ -126,7 +126,7 @@ pub(crate) fn indent(text: &str) -> String {
 pub(crate) fn start(root: &Path, label: &str) -> Result<RunningServer> {
     let db = std::env::temp_dir().join(format!("mfdb-{label}-{}.mfdb", std::process::id()));
     start_server(
-        &root.join("target/debug/multiforadb"),
+        &crate::target_dir(root).join("debug/multiforadb"),
         &db,
         &["--log-level", "debug"],
         &[],

@@ -161,7 +161,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     std::fs::create_dir_all(&scratch)?;
     let context = Setup {
         root: root.to_owned(),
-        server: root.join("target/release/multiforadb"),
+        server: crate::target_dir(root).join("release/multiforadb"),
         script: root.join("tests/gates/bench.mjs"),
         scratch: scratch.clone(),
     };

@@ -64,6 +64,15 @@ fn main() -> Result<()> {
     }
 }
 
+/// Cargo's target directory for `root`: `CARGO_TARGET_DIR` when set (relative to `root`),
+/// else `root/target`, so the binaries run are the ones just built.
+fn target_dir(root: &std::path::Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => root.join(dir),
+        None => root.join("target"),
+    }
+}
+
 /// The workspace root: the parent of this crate's manifest directory.
 fn workspace_root() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

@@ -156,6 +156,76 @@ fn encode_array(array: &RawArray, out: &mut Vec<u8>) {
 }
 
 fn encode_number(value: RawBsonRef<'_>, out: &mut Vec<u8>) {
+    if let Some((negative, magnitude)) = whole_number(value) {
+        encode_whole(negative, magnitude, out);
+        return;
+    }
+    encode_exact(value, out);
+}
+
+/// A number that is a whole number of magnitude below 2^64 (int32, int64, an integral
+/// double of that size), as its sign and magnitude; `None` for the rest (fractions, huge
+/// doubles, NaN, infinities, Decimal128), which go through [`exact`].
+fn whole_number(value: RawBsonRef<'_>) -> Option<(bool, u64)> {
+    match value {
+        RawBsonRef::Int32(i) => Some((i < 0, u64::from(i.unsigned_abs()))),
+        RawBsonRef::Int64(i) => Some((i < 0, i.unsigned_abs())),
+        // 2^64 as a double is the first magnitude that does not fit.
+        RawBsonRef::Double(d) if d.fract() == 0.0 && d.abs() < 18_446_744_073_709_551_616.0 => {
+            Some((d < 0.0, d.abs() as u64))
+        }
+        _ => None,
+    }
+}
+
+/// [`encode_exact`] of a whole number, without building its digit vectors: the class, the
+/// exponent (the number of digits), the digits without trailing zeros in pairs, a zero;
+/// complemented after the class when negative.
+fn encode_whole(negative: bool, magnitude: u64, out: &mut Vec<u8>) {
+    if magnitude == 0 {
+        out.push(Class::Zero as u8);
+        return;
+    }
+    out.push(if negative {
+        Class::Negative
+    } else {
+        Class::Positive
+    } as u8);
+    let mut digits = [0u8; 20];
+    let mut count = 0;
+    let mut rest = magnitude;
+    while rest > 0 {
+        digits[count] = (rest % 10) as u8;
+        rest /= 10;
+        count += 1;
+    }
+    // `digits` holds the least significant digit first; the reduced form drops the
+    // trailing (least significant) zeros and lists the rest most significant first.
+    let first = digits.iter().position(|&d| d != 0).unwrap_or(0);
+    let mut significant = [0u8; 20];
+    for (slot, &digit) in significant
+        .iter_mut()
+        .zip(digits[first..count].iter().rev())
+    {
+        *slot = digit;
+    }
+    let start = out.len();
+    let exponent = u16::try_from(count).expect("at most 20 digits") + 32768;
+    out.extend_from_slice(&exponent.to_be_bytes());
+    for pair in significant[..count - first].chunks(2) {
+        let high = pair[0];
+        let low = pair.get(1).copied().unwrap_or(0);
+        out.push(high * 10 + low + 1);
+    }
+    out.push(0);
+    if negative {
+        for byte in &mut out[start..] {
+            *byte = !*byte;
+        }
+    }
+}
+
+fn encode_exact(value: RawBsonRef<'_>, out: &mut Vec<u8>) {
     let number = exact(value);
     out.push(number.class as u8);
     if !matches!(number.class, Class::Positive | Class::Negative) {
@@ -181,6 +251,54 @@ fn encode_number(value: RawBsonRef<'_>, out: &mut Vec<u8>) {
 mod tests {
     use super::*;
     use bson::{Bson, doc};
+    use proptest::prelude::*;
+
+    fn both(value: RawBsonRef<'_>) -> (Vec<u8>, Vec<u8>) {
+        let (mut fast, mut exact) = (Vec::new(), Vec::new());
+        encode_number(value, &mut fast);
+        encode_exact(value, &mut exact);
+        (fast, exact)
+    }
+
+    proptest! {
+        /// The whole-number shortcut writes the bytes of the exact reduction.
+        #[test]
+        fn whole_numbers_encode_as_their_exact_value(i in any::<i64>(), j in any::<i32>(), shift in 0..64u32) {
+            for value in [
+                RawBsonRef::Int64(i),
+                RawBsonRef::Int32(j),
+                RawBsonRef::Int64(i >> shift),
+                RawBsonRef::Double(i as f64),
+                RawBsonRef::Double((i >> shift) as f64),
+                RawBsonRef::Double(f64::from(j) * 1000.0),
+            ] {
+                let (fast, exact) = both(value);
+                prop_assert_eq!(fast, exact, "{:?}", value);
+            }
+        }
+    }
+
+    #[test]
+    fn whole_number_edges_encode_as_their_exact_value() {
+        for value in [
+            RawBsonRef::Int32(0),
+            RawBsonRef::Int32(i32::MIN),
+            RawBsonRef::Int64(i64::MIN),
+            RawBsonRef::Int64(i64::MAX),
+            RawBsonRef::Int64(10),
+            RawBsonRef::Int64(1_000_000_000_000_000_000),
+            RawBsonRef::Double(-0.0),
+            RawBsonRef::Double(18_446_744_073_709_549_568.0),
+            RawBsonRef::Double(18_446_744_073_709_551_616.0),
+            RawBsonRef::Double(-9_223_372_036_854_775_808.0),
+            RawBsonRef::Double(0.5),
+            RawBsonRef::Double(f64::NAN),
+            RawBsonRef::Double(f64::INFINITY),
+        ] {
+            let (fast, exact) = both(value);
+            assert_eq!(fast, exact, "{value:?}");
+        }
+    }
 
     fn key(value: Bson) -> Vec<u8> {
         let raw = bson::RawDocumentBuf::try_from(&doc! {"v": value}).expect("raw");

@@ -41,11 +41,16 @@ pub trait PageRead {
     fn page(&self, id: PageId) -> pager::Result<Cow<'_, [u8]>>;
     /// Root slot `slot`.
     fn root(&self, slot: usize) -> u64;
+    /// Hints that the page or extent at `id` is read soon (nothing by default).
+    fn prefetch(&self, _id: PageId) {}
 }
 
 impl PageRead for ReadTxn<'_> {
     fn page(&self, id: PageId) -> pager::Result<Cow<'_, [u8]>> {
         ReadTxn::page(self, id)
+    }
+    fn prefetch(&self, id: PageId) {
+        ReadTxn::prefetch(self, id);
     }
     fn root(&self, slot: usize) -> u64 {
         ReadTxn::root(self, slot)

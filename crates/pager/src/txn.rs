@@ -65,6 +65,17 @@ impl<'p> ReadTxn<'p> {
         )?;
         Ok(payload(image))
     }
+
+    /// Hints that the page or extent at `id` is read soon (see [`ReadTxn::page`]): the
+    /// first cache line of its mapped bytes starts loading. Nothing happens without a map
+    /// or for a page beyond this snapshot.
+    pub fn prefetch(&self, id: PageId) {
+        if id.0 < self.snapshot.page_count
+            && let Some(view) = self.snapshot.view.as_deref()
+        {
+            view.prefetch(id);
+        }
+    }
 }
 
 impl Drop for ReadTxn<'_> {

@@ -53,6 +53,14 @@ impl View {
         word.fetch_or(1 << (id.0 % 64), Ordering::Release);
     }
 
+    /// Hints that page `id` is read soon: its first cache line (the page header and the
+    /// first bytes of the payload) starts loading.
+    pub(crate) fn prefetch(&self, id: PageId) {
+        if let Ok(offset) = usize::try_from(id.offset()) {
+            self.mapping.prefetch(offset);
+        }
+    }
+
     /// Forgets that `id` was verified (the writer is about to rewrite it).
     pub(crate) fn clear_verified(&self, id: PageId) {
         if let Some(word) = self.verified.get(id.0 as usize / 64) {

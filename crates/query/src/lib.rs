@@ -41,10 +41,11 @@ pub use error::QueryError;
 pub use expr::{Expression, Value};
 pub use filter::Filter;
 pub use pipeline::{
-    CurrentOp, DocumentStream, Foreign, LocalSessions, Merge, Output, Pipeline, Target,
+    CurrentOp, DocumentStream, Foreign, GroupFeed, LocalSessions, Merge, Output, Pipeline, Target,
     WhenMatched, WhenNotMatched,
 };
 pub use projection::Projection;
+pub use raw::is_framed;
 pub use sort::{Direction, SortKey, SortSpec, top_k};
 pub use variables::Variables;
 

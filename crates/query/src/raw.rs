@@ -86,26 +86,77 @@ fn decode(kind: u8, value: &[u8]) -> Option<RawBsonRef<'_>> {
 
 /// The value of the first field called `name`, or `None` when it is missing.
 pub(crate) fn get_field<'a>(doc: &'a RawDocument, name: &str) -> Option<RawBsonRef<'a>> {
-    let bytes = doc.as_bytes();
+    get_field_in(doc.as_bytes(), name)
+}
+
+/// [`get_field`] over the bytes of one BSON document whose length prefix the caller
+/// checked ([`is_framed`]). Its last byte (the terminating zero) is never read: elements
+/// are skipped by their lengths up to it, so a lookup of a document's first fields reads
+/// only the bytes before them (in a 16 KiB stored document, the first cache line rather
+/// than also the last page).
+pub(crate) fn get_field_in<'a>(bytes: &'a [u8], name: &str) -> Option<RawBsonRef<'a>> {
+    let slow = || bson_canonical::path::get_field(RawDocument::from_bytes(bytes).ok()?, name);
     let target = name.as_bytes();
     let end = bytes.len().saturating_sub(1);
     let mut at = 4;
     while at < end {
-        let kind = *bytes.get(at)?;
-        let key_start = at + 1;
-        let key_len = bytes.get(key_start..)?.iter().position(|&b| b == 0)?;
-        let value_start = key_start + key_len + 1;
-        let Some(size) = value_size(kind, bytes, value_start) else {
-            return bson_canonical::path::get_field(doc, name);
+        let (kind, key, value_start, size) = match element_at(bytes, at) {
+            Element::Known(kind, key, value_start, size) => (kind, key, value_start, size),
+            Element::Unknown => return slow(),
+            Element::Malformed => return None,
         };
         let value_end = value_start.checked_add(size)?;
-        if bytes.get(key_start..key_start + key_len) == Some(target) {
+        if same_key(key, target) {
             let value = bytes.get(value_start..value_end)?;
-            return decode(kind, value).or_else(|| bson_canonical::path::get_field(doc, name));
+            return decode(kind, value).or_else(slow);
         }
         at = value_end;
     }
     None
+}
+
+/// Whether two field names are equal, compared byte by byte: `memcmp` loads 32 bytes at
+/// a time, and past a short key that load reaches into the next cache line, which a scan
+/// reading a document's first fields has no other reason to wait for.
+pub(crate) fn same_key(key: &[u8], target: &[u8]) -> bool {
+    key.len() == target.len() && key.iter().zip(target).all(|(a, b)| a == b)
+}
+
+/// One element's header as [`element_at`] reads it.
+pub(crate) enum Element<'a> {
+    /// Type byte, key bytes, where the value starts and its size.
+    Known(u8, &'a [u8], usize, usize),
+    /// A type whose size this module does not compute (or a length it cannot read):
+    /// the caller falls back to the `bson` iterator.
+    Unknown,
+    /// The bytes end inside the header or the value.
+    Malformed,
+}
+
+/// The element starting at `at` (its type byte), read without decoding its value.
+pub(crate) fn element_at(bytes: &[u8], at: usize) -> Element<'_> {
+    let Some(&kind) = bytes.get(at) else {
+        return Element::Malformed;
+    };
+    let key_start = at + 1;
+    let Some(key_len) = bytes
+        .get(key_start..)
+        .and_then(|rest| rest.iter().position(|&b| b == 0))
+    else {
+        return Element::Malformed;
+    };
+    let key = &bytes[key_start..key_start + key_len];
+    let value_start = key_start + key_len + 1;
+    match value_size(kind, bytes, value_start) {
+        Some(size) => Element::Known(kind, key, value_start, size),
+        None => Element::Unknown,
+    }
+}
+
+/// Whether `bytes` can be one BSON document as far as its first bytes tell: at least five
+/// bytes, and a length prefix equal to their length. (Its last byte is not read.)
+pub fn is_framed(bytes: &[u8]) -> bool {
+    bytes.len() >= 5 && length_at(bytes, 0) == Some(bytes.len())
 }
 
 #[cfg(test)]

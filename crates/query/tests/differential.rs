@@ -367,7 +367,12 @@ proptest! {
         let rendered = render(&f);
         let compiled = Filter::parse(&raw(&rendered)).expect("generated filters are valid");
         for d in &docs {
-            prop_assert_eq!(compiled.matches(&raw(d)), eval(&f, d), "filter {} doc {}", rendered, d);
+            let bytes = raw(d);
+            let expected = eval(&f, d);
+            prop_assert_eq!(compiled.matches(&bytes), expected, "filter {} doc {}", rendered, d);
+            // Stored documents are matched from their bytes, never reading the last one.
+            let from_bytes = compiled.try_matches_bytes(bytes.as_bytes()).unwrap_or(false);
+            prop_assert_eq!(from_bytes, expected, "bytes: filter {} doc {}", rendered, d);
         }
     }
 }

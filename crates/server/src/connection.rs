@@ -144,13 +144,15 @@ impl Connection {
         self.buffered() > 0 && !self.in_flight
     }
 
-    /// Queues reply bytes.
-    pub(crate) fn queue(&mut self, bytes: &[u8]) {
+    /// Queues reply bytes: they become the write buffer when nothing else is waiting (a
+    /// reply of a batch of large documents is not copied again on its way to the socket).
+    pub(crate) fn queue(&mut self, bytes: Vec<u8>) {
         if self.write_start == self.write_buffer.len() {
-            self.write_buffer.clear();
+            self.write_buffer = bytes;
             self.write_start = 0;
+            return;
         }
-        self.write_buffer.extend_from_slice(bytes);
+        self.write_buffer.extend_from_slice(&bytes);
     }
 
     /// Writes queued bytes until done or the socket would block. `Err` means the

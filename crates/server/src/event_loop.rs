@@ -391,7 +391,7 @@ impl LoopState {
                                 let outcome =
                                     worker::execute(&engine, &header, &message, &connection.ctx);
                                 match outcome {
-                                    Outcome::Reply(bytes) => connection.queue(&bytes),
+                                    Outcome::Reply(bytes) => connection.queue(bytes),
                                     Outcome::Silent => {}
                                     Outcome::Close => {
                                         close_reason = Some("outcome unknown".into());
@@ -420,7 +420,7 @@ impl LoopState {
                             );
                             if let Outcome::Reply(bytes) = worker::refuse(&engine, &header, &error)
                             {
-                                connection.queue(&bytes);
+                                connection.queue(bytes);
                             }
                         }
                         Err((None, error)) => {
@@ -459,7 +459,7 @@ impl LoopState {
             }
             connection.in_flight = false;
             match done.outcome {
-                Outcome::Reply(bytes) => connection.queue(&bytes),
+                Outcome::Reply(bytes) => connection.queue(bytes),
                 Outcome::Silent => {}
                 Outcome::Close => {
                     self.close(done.token, "outcome unknown");

@@ -20,6 +20,24 @@ use std::collections::{BTreeSet, HashSet, VecDeque};
 /// Documents an index walk buffers before handing them on.
 const WALK_CHUNK: usize = 64;
 
+/// Whether stored record `rid` of `ns` matches `filter` (every record does when `None`),
+/// read from its bytes only as far as the fields the filter names (no copy, and the
+/// document's last bytes are not touched when the filter does not need them).
+pub(crate) fn matches(
+    ns: &Namespace,
+    filter: Option<&Filter>,
+    rid: u64,
+    bytes: &[u8],
+) -> Result<bool, Error> {
+    if !query::is_framed(bytes) {
+        return Err(corrupt_record(ns, rid));
+    }
+    match filter {
+        Some(filter) => Ok(filter.try_matches_bytes(bytes)?),
+        None => Ok(true),
+    }
+}
+
 /// Stored record `rid` of `ns`, copied out when it matches `filter` (every record when
 /// `None`): the check every candidate an index proposes goes through.
 pub(crate) fn if_matches(
@@ -40,14 +58,10 @@ fn if_matches_cut(
     bytes: &[u8],
     fields: Option<&BTreeSet<String>>,
 ) -> Result<Option<RawDocumentBuf>, Error> {
-    let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
-    let matched = match filter {
-        Some(filter) => filter.try_matches(doc)?,
-        None => true,
-    };
-    if !matched {
+    if !matches(ns, filter, rid, bytes)? {
         return Ok(None);
     }
+    let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
     let Some(fields) = fields else {
         return Ok(Some(doc.to_owned()));
     };
@@ -146,6 +160,142 @@ pub(crate) fn candidates<'r>(
             Box::new(scan.map_while(step).flatten())
         }
     }
+}
+
+/// Hands the stored bytes of each document of `reading.meta` that matches its filter to
+/// `visit`, in the order [`candidates`] yields them, until `visit` answers `false`: the
+/// same access path without a copy or an allocation per document (count, `$group`).
+/// `reading.fields` is not used (nothing is copied).
+pub(crate) fn each_match(
+    reading: &Reading<'_>,
+    access: &Access<'_>,
+    mut visit: impl FnMut(u64, &[u8]) -> Result<bool, Error>,
+) -> Result<(), Error> {
+    let mut check = |rid: u64, bytes: &[u8]| -> Result<bool, Error> {
+        reading.deadline.tick()?;
+        if !matches(reading.ns, reading.filter, rid, bytes)? {
+            return Ok(true);
+        }
+        visit(rid, bytes)
+    };
+    match access {
+        Access::Id(id) => {
+            if let Some((rid, bytes)) = reading.reader.find_id(reading.meta, *id)? {
+                check(rid, &bytes)?;
+            }
+            Ok(())
+        }
+        Access::Index(index) => {
+            let mut seen = HashSet::new();
+            reading.reader.walk(
+                reading.meta,
+                &index.target,
+                &index.ranges,
+                index.reverse,
+                &mut WalkPosition::default(),
+                |rid, bytes| -> Result<bool, Error> {
+                    if index.multikey && !seen.insert(rid) {
+                        return Ok(true);
+                    }
+                    check(rid, bytes)
+                },
+            )
+        }
+        Access::Collection => {
+            for entry in reading.reader.scan(reading.meta, None)? {
+                let (rid, bytes) = entry?;
+                if !check(rid, &bytes)? {
+                    break;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Collections with fewer documents are scanned on one thread: starting another costs tens
+/// of microseconds, which a scan this small does not win back.
+const SPLIT_DOCS_MIN: u64 = 16_384;
+
+/// At most this many threads scan one collection.
+const SPLIT_PARTS_MAX: usize = 4;
+
+/// A part of a collection scan: the records with ids after the first bound (from the start
+/// when `None`) up to the second (to the end when `None`).
+pub(crate) type ScanPart = (Option<u64>, Option<u64>);
+
+/// The record-id ranges a scan of `reading.meta` by `access` splits into, one per core
+/// (`cores`, the host's), in id order; one part when it is not split: not a collection
+/// scan, fewer than `SPLIT_DOCS_MIN` documents, or one core.
+pub(crate) fn scan_parts(reading: &Reading<'_>, access: &Access<'_>, cores: u32) -> Vec<ScanPart> {
+    let parts = usize::try_from(cores)
+        .unwrap_or(1)
+        .clamp(1, SPLIT_PARTS_MAX);
+    let collection = matches!(access, Access::Collection);
+    if parts < 2 || !collection || reading.meta.count < SPLIT_DOCS_MIN {
+        return vec![(None, None)];
+    }
+    // Record ids are below `next_rid` and mostly dense (ids only grow), so equal id ranges
+    // hold about equal numbers of documents.
+    let step = reading.meta.next_rid / parts as u64;
+    (0..parts as u64)
+        .map(|i| {
+            let after = (i > 0).then_some(step * i);
+            let through = (i + 1 < parts as u64).then_some(step * (i + 1));
+            (after, through)
+        })
+        .collect()
+}
+
+/// What [`each_match_split`] calls with each matching record (its state, record id and
+/// stored bytes); `false` ends the part.
+pub(crate) type SplitVisit<S> = dyn Fn(&mut S, u64, &[u8]) -> Result<bool, Error> + Sync;
+
+/// [`each_match`] of a collection scan split into `parts` (from [`scan_parts`]): the first
+/// part on this thread, each other on a scoped thread of its own, all over the one snapshot
+/// of `reading.reader`; part `i` visits with `states[i]`. Returns the states in part order,
+/// which is the scan's order, for the caller to merge. A visit answering `false` ends only
+/// its part; a failure in any part fails the whole, and a panic is resumed here.
+pub(crate) fn each_match_split<S: Send>(
+    reading: &Reading<'_>,
+    parts: &[ScanPart],
+    states: Vec<S>,
+    visit: &SplitVisit<S>,
+) -> Result<Vec<S>, Error> {
+    assert_eq!(parts.len(), states.len(), "one state per part");
+    let (reader, meta, ns, filter) = (reading.reader, reading.meta, reading.ns, reading.filter);
+    let scan = |(after, through): ScanPart, deadline: Deadline<'_>, mut state: S| {
+        for entry in reader.scan_between(meta, after, through)? {
+            let (rid, bytes) = entry?;
+            deadline.tick()?;
+            if matches(ns, filter, rid, &bytes)? && !visit(&mut state, rid, &bytes)? {
+                break;
+            }
+        }
+        Ok::<S, Error>(state)
+    };
+    std::thread::scope(|scope| {
+        let mut states = states.into_iter();
+        let first = states.next().expect("at least one part");
+        let others: Vec<_> = parts
+            .iter()
+            .skip(1)
+            .zip(states)
+            .map(|(&part, state)| {
+                let deadline = reading.deadline.fork();
+                let scan = &scan;
+                scope.spawn(move || scan(part, deadline, state))
+            })
+            .collect();
+        let mut out = vec![scan(parts[0], reading.deadline.fork(), first)];
+        for handle in others {
+            match handle.join() {
+                Ok(result) => out.push(result),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        out.into_iter().collect()
+    })
 }
 
 /// An index walk read a chunk at a time, in index order, each record once.

@@ -3,7 +3,7 @@
 //! and its output is handed out through a cursor, or written by a final `$out`/`$merge`
 //! (`aggregate_output`).
 
-use super::access::{Reading, candidates, fail_on};
+use super::access::{Reading, candidates, each_match, each_match_split, fail_on, scan_parts};
 use super::aggregate_output::Sink;
 use super::args;
 use super::cursor::{self, Cursor, Deadline, FirstBatch, Source};
@@ -316,6 +316,51 @@ impl Run<'_> {
         // The leading `$match` also filters at the scan, so documents it drops are never
         // copied out of the store (the stage still runs; matching twice is idempotent).
         let filter = self.pipeline.leading_match();
+        if let Some(mut feed) = self.pipeline.group_feed() {
+            // A leading `$group` folds each match in where it is stored: no copy.
+            let reading = Reading {
+                reader: &reader,
+                meta: &meta,
+                ns,
+                filter,
+                deadline: self.deadline,
+                failure: &failure,
+                fields: None,
+            };
+            let parts = scan_parts(&reading, &access, self.engine.host.facts().cores);
+            let forks = (parts.len() > 1)
+                .then(|| {
+                    parts[1..]
+                        .iter()
+                        .map(|_| feed.fork())
+                        .collect::<Option<Vec<_>>>()
+                })
+                .flatten();
+            match forks {
+                // A large collection scanned in record-id parts on several threads, the
+                // parts' groups merged in scan order (only where that is exact).
+                Some(forks) => {
+                    let states = std::iter::once(feed).chain(forks).collect();
+                    let visit = |feed: &mut query::GroupFeed<'_>, _: u64, bytes: &[u8]| {
+                        feed.add(bytes)?;
+                        Ok(true)
+                    };
+                    let mut parts = each_match_split(&reading, &parts, states, &visit)?.into_iter();
+                    feed = parts.next().expect("one feed per part");
+                    for later in parts {
+                        feed.merge(later);
+                    }
+                }
+                None => each_match(&reading, &access, |_, bytes| {
+                    feed.add(bytes)?;
+                    Ok(true)
+                })?,
+            }
+            for doc in feed.finish_with(&foreign) {
+                sink(finish(doc, &failure)?)?;
+            }
+            return fail_on(&failure);
+        }
         // A leading `$group` or `$count` reads a few fields: only those are copied out of
         // the store (the leading `$match`, already applied to whole documents, is skipped).
         let fields = self.pipeline.input_fields();

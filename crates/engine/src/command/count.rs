@@ -1,10 +1,10 @@
 //! The count and distinct commands: a number or a set of values, no cursor.
 
 use super::Request;
-use super::access::{Reading, candidates, fail_on};
+use super::access::{Reading, each_match, each_match_split, fail_on, scan_parts};
 use super::args;
-use super::cursor::Deadline;
-use super::read_args::{self, number_i64, to_usize};
+use super::cursor::{Deadline, corrupt_record};
+use super::read_args::{self, number_i64};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::limits::DISTINCT_BYTES_MAX;
@@ -13,7 +13,7 @@ use bson::raw::{RawArray, RawBsonRef, RawIter};
 use bson::{Bson, Document, RawDocument, doc};
 use query::Filter;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// `count`: `{n}`, the documents matching `query` after `skip`, at most `limit`.
 pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
@@ -59,9 +59,7 @@ pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, 
         (Some(meta), Some(filter)) => {
             let access = plan::choose(&meta, &ns, spec, &hint)?;
             let failure = RefCell::new(None);
-            let wanted = limit.map_or(usize::MAX, |n| to_usize(n.saturating_add(skip)));
-            // Counting reads no field: matches are cut to nothing instead of copied.
-            let nothing = BTreeSet::new();
+            let wanted = limit.map_or(u64::MAX, |n| n.saturating_add(skip));
             let reading = Reading {
                 reader: &reader,
                 meta: &meta,
@@ -69,12 +67,26 @@ pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, 
                 filter: Some(filter),
                 deadline: &deadline,
                 failure: &failure,
-                fields: Some(&nothing),
+                fields: None,
             };
-            let found = candidates(reading, &access);
-            let counted = found.take(wanted).count();
-            fail_on(&failure)?;
-            counted as u64
+            // Counting copies nothing: each match is looked at where it is stored.
+            let parts = scan_parts(&reading, &access, engine.host.facts().cores);
+            let mut counted = 0u64;
+            if limit.is_none() && parts.len() > 1 {
+                // Without a limit, a large collection is counted in parts on several threads.
+                let visit = |n: &mut u64, _: u64, _: &[u8]| {
+                    *n += 1;
+                    Ok(true)
+                };
+                let counts = each_match_split(&reading, &parts, vec![0; parts.len()], &visit)?;
+                counted = counts.iter().sum();
+            } else if wanted > 0 {
+                each_match(&reading, &access, |_, _| {
+                    counted += 1;
+                    Ok(counted < wanted)
+                })?;
+            }
+            counted
         }
     };
     let n = total.saturating_sub(skip);
@@ -138,15 +150,16 @@ pub(crate) fn distinct(engine: &Engine, request: &Request<'_>) -> Result<Documen
         failure: &failure,
         fields: None,
     };
-    let found = candidates(reading, &access);
     let mut set = DistinctSet::default();
-    for doc in found {
+    each_match(&reading, &access, |rid, bytes| {
+        let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(&ns, rid))?;
         let mut reached = Vec::new();
-        extract(Container::Document(&doc), key, &mut reached);
+        extract(Container::Document(doc), key, &mut reached);
         for value in reached {
             set.insert(value)?;
         }
-    }
+        Ok(true)
+    })?;
     fail_on(&failure)?;
     Ok(doc! { "values": set.into_values() })
 }

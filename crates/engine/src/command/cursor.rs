@@ -17,7 +17,7 @@ use crate::host::Host;
 use crate::limits::{BATCH_BYTES_MAX, DEADLINE_CHECK_INTERVAL};
 use crate::plan::IndexAccess;
 use crate::store::{Namespace, WalkPosition, WalkTarget};
-use bson::raw::{CStr, RawArrayBuf, RawBsonRef, cstr};
+use bson::raw::{CStr, RawBsonRef, cstr};
 use bson::{Document, RawDocument, RawDocumentBuf, doc};
 use query::{Filter, Projection};
 use std::cell::Cell;
@@ -160,17 +160,26 @@ struct Shape<'c> {
 }
 
 impl Shape<'_> {
-    fn matches(&self, doc: &RawDocument) -> Result<bool, Error> {
-        match self.filter {
-            Some(filter) => Ok(filter.try_matches(doc)?),
-            None => Ok(true),
-        }
-    }
-
     fn apply(&self, doc: &RawDocument) -> Result<RawDocumentBuf, Error> {
         match self.projection {
             Some(projection) => Ok(projection.apply(doc, self.filter)?),
             None => Ok(doc.to_owned()),
+        }
+    }
+
+    /// [`Shape::apply`] to stored record `rid`, projected from its bytes where they lie.
+    fn apply_stored(
+        &self,
+        ns: &Namespace,
+        rid: u64,
+        bytes: &[u8],
+    ) -> Result<RawDocumentBuf, Error> {
+        match self.projection {
+            Some(projection) => Ok(projection.apply_bytes(bytes, self.filter)?),
+            None => {
+                let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
+                Ok(doc.to_owned())
+            }
         }
     }
 }
@@ -235,15 +244,14 @@ fn take(
     limit: &mut Option<u64>,
     batch: &mut Batch,
 ) -> Result<Step, Error> {
-    let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
-    if !shape.matches(doc)? {
+    if !super::access::matches(ns, shape.filter, rid, bytes)? {
         return Ok(Step::Next);
     }
     if *skip > 0 {
         *skip -= 1;
         return Ok(Step::Next);
     }
-    let shaped = shape.apply(doc)?;
+    let shaped = shape.apply_stored(ns, rid, bytes)?;
     if let Some(limit) = limit.as_mut() {
         *limit -= 1;
     }
@@ -385,6 +393,16 @@ impl<'h> Deadline<'h> {
         }
     }
 
+    /// The same budget, counted separately: for another thread of the same command.
+    pub(crate) fn fork(&self) -> Deadline<'h> {
+        Deadline {
+            host: self.host,
+            started_ms: self.started_ms,
+            budget_ms: self.budget_ms,
+            ticks: Cell::new(0),
+        }
+    }
+
     /// Counts one unit of work; every `DEADLINE_CHECK_INTERVAL`-th (the first included)
     /// fails with MaxTimeMSExpired (50) once the budget is spent, or with the running
     /// operation's interruption (11601 after killOp).
@@ -442,20 +460,77 @@ pub(crate) fn open(engine: &Engine, mut cursor: Cursor, first: FirstBatch) -> Re
     Ok(reply(&ns, id, &docs, cstr!("firstBatch")))
 }
 
-/// `{cursor: {<batch_field>: [...], id, ns}}`, encoded directly: the batch's documents are
-/// copied as the bytes they already are.
+/// `{cursor: {<batch_field>: [...], id, ns}}`, encoded directly: one buffer of the exact
+/// size (with room for the `ok` the dispatcher appends), each document copied into it once
+/// as the bytes it already is.
 pub(crate) fn reply(ns: &Namespace, id: i64, docs: &[RawDocumentBuf], batch_field: &CStr) -> Reply {
-    let mut batch = RawArrayBuf::new();
-    for doc in docs {
-        batch.push(doc.as_ref());
+    let ns = ns.full();
+    let mut index = ArrayKeys::default();
+    let array_len = 4
+        + 1
+        + docs
+            .iter()
+            .enumerate()
+            .map(|(i, doc)| 1 + index.name(i).len() + 1 + doc.as_bytes().len())
+            .sum::<usize>();
+    let batch_field = batch_field.as_str();
+    let cursor_len = 4
+        + (1 + batch_field.len() + 1 + array_len)
+        + (1 + 2 + 1 + 8)
+        + (1 + 2 + 1 + 4 + ns.len() + 1)
+        + 1;
+    let reply_len = 4 + (1 + 6 + 1 + cursor_len) + 1;
+    // The dispatcher's `ok: 1.0`: type, "ok\0", a double.
+    let mut out = Vec::with_capacity(reply_len + 1 + 3 + 8);
+    put_len(&mut out, reply_len);
+    put_head(&mut out, 0x03, "cursor");
+    put_len(&mut out, cursor_len);
+    put_head(&mut out, 0x04, batch_field);
+    put_len(&mut out, array_len);
+    for (i, doc) in docs.iter().enumerate() {
+        put_head(&mut out, 0x03, index.name(i));
+        out.extend_from_slice(doc.as_bytes());
     }
-    let mut cursor = RawDocumentBuf::new();
-    cursor.append(batch_field, &batch);
-    cursor.append(cstr!("id"), id);
-    cursor.append(cstr!("ns"), ns.full());
-    let mut reply = RawDocumentBuf::new();
-    reply.append(cstr!("cursor"), &cursor);
+    out.push(0);
+    put_head(&mut out, 0x12, "id");
+    out.extend_from_slice(&id.to_le_bytes());
+    put_head(&mut out, 0x02, "ns");
+    put_len(&mut out, ns.len() + 1);
+    out.extend_from_slice(ns.as_bytes());
+    out.push(0);
+    out.push(0);
+    out.push(0);
+    assert_eq!(out.len(), reply_len, "cursor reply length");
+    let reply = RawDocumentBuf::from_bytes(out).expect("a cursor reply is one BSON document");
     Reply::Raw(reply)
+}
+
+/// An element's type byte and its key (a name without zero bytes).
+fn put_head(out: &mut Vec<u8>, kind: u8, key: &str) {
+    out.push(kind);
+    out.extend_from_slice(key.as_bytes());
+    out.push(0);
+}
+
+/// A BSON length (documents, arrays, strings), little-endian.
+fn put_len(out: &mut Vec<u8>, len: usize) {
+    let len = i32::try_from(len).expect("a reply is smaller than 2 GiB");
+    out.extend_from_slice(&len.to_le_bytes());
+}
+
+/// Array keys ("0", "1", ...) written into one reused buffer.
+#[derive(Default)]
+struct ArrayKeys {
+    buffer: String,
+}
+
+impl ArrayKeys {
+    fn name(&mut self, i: usize) -> &str {
+        use std::fmt::Write;
+        self.buffer.clear();
+        write!(self.buffer, "{i}").expect("writing to a String cannot fail");
+        &self.buffer
+    }
 }
 
 /// `getMore`: the next batch of an open cursor.

@@ -225,6 +225,28 @@ impl<'s> Reader<'s> {
     ) -> Result<impl Iterator<Item = Result<Record<'_>, StoreError>> + '_, StoreError> {
         scan_records(&self.txn, meta, after)
     }
+
+    /// Records with ids after `after` (from the start when `None`) and up to `through`
+    /// (to the end when `None`), in id order: one part of a scan split by record id.
+    pub fn scan_between(
+        &self,
+        meta: &CollectionMeta,
+        after: Option<u64>,
+        through: Option<u64>,
+    ) -> Result<impl Iterator<Item = Result<Record<'_>, StoreError>> + '_, StoreError> {
+        let (lower, upper) = (after.map(rid_key), through.map(rid_key));
+        let lower = lower
+            .as_ref()
+            .map_or(Bound::Unbounded, |k| Bound::Excluded(&k[..]));
+        let upper = upper
+            .as_ref()
+            .map_or(Bound::Unbounded, |k| Bound::Included(&k[..]));
+        let range = meta.records.range(&self.txn, lower, upper)?;
+        Ok(range.map(|entry| {
+            let (key, value) = entry?;
+            Ok((rid_of(&key)?, value))
+        }))
+    }
 }
 
 fn scan_records<'t, T: PageRead>(

@@ -50,6 +50,13 @@ pub struct Expression {
     node: Expr,
 }
 
+/// What [`Expression::simple`] finds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Simple<'e> {
+    Constant(&'e Bson),
+    Field(&'e str),
+}
+
 /// A node of an expression tree.
 #[derive(Debug, Clone)]
 pub(crate) enum Expr {
@@ -163,6 +170,20 @@ impl Expression {
     /// Over-approximates: a field named here may go unread, never the reverse.
     pub fn top_fields(&self, out: &mut BTreeSet<String>) -> bool {
         self.node.top_fields(out)
+    }
+
+    /// How the expression reads a document when that is trivially: a constant (what
+    /// `evaluate` returns for any document), or a top-level field path `$name` (what
+    /// `evaluate` returns is that field's value, `None` when it is missing).
+    pub(crate) fn simple(&self) -> Option<Simple<'_>> {
+        match &self.node {
+            Expr::Literal(value) => Some(Simple::Constant(value)),
+            Expr::Field(path) => match path.as_slice() {
+                [name] => Some(Simple::Field(name)),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// Parses an expression (a document, a `$path` string, an array or a literal).

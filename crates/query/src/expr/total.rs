@@ -75,6 +75,22 @@ impl Total {
         self.count += 1;
     }
 
+    /// Adds the total of later integer values (`other` saw no double or decimal: what a
+    /// count's constant gives), exactly as adding them one by one would.
+    pub(crate) fn merge_integers(&mut self, other: &Total) {
+        assert!(
+            other.width <= Width::Long,
+            "only integer totals merge exactly"
+        );
+        assert!(
+            self.width <= Width::Long,
+            "only integer totals merge exactly"
+        );
+        self.integer = self.integer.saturating_add(other.integer);
+        self.width = self.width.max(other.width);
+        self.count += other.count;
+    }
+
     fn add_double(&mut self, v: f64) {
         let sum = self.double + v;
         if sum.is_finite() {

@@ -10,7 +10,7 @@
 
 use super::{BitTest, Comparison, InItem, Node, Pattern, Pred};
 use crate::error::QueryError;
-use crate::raw::get_field;
+use crate::raw::get_field_in;
 use crate::value::{as_whole_i64, is_nan};
 use bson::raw::{RawArray, RawDocument};
 use bson::{RawBson, RawBsonRef};
@@ -23,7 +23,11 @@ use std::ops::ControlFlow;
 /// What a path reaches at one place: a value, or the absence of the field.
 type Reached<'a> = Option<RawBsonRef<'a>>;
 
-pub(super) fn node_matches(node: &Node, doc: &RawDocument) -> Result<bool, QueryError> {
+/// Whether the document whose bytes are `doc` (one BSON document, its length prefix
+/// checked) matches `node`. Paths are looked up by length-skipping over the bytes, so only
+/// the bytes up to the fields named are read; `$expr` and `$jsonSchema` see the whole
+/// document.
+pub(super) fn node_matches(node: &Node, doc: &[u8]) -> Result<bool, QueryError> {
     match node {
         Node::And(children) => {
             for child in children {
@@ -50,9 +54,14 @@ pub(super) fn node_matches(node: &Node, doc: &RawDocument) -> Result<bool, Query
             Ok(true)
         }
         Node::Path(path, pred) => path_matches(doc, path, pred),
-        Node::Expr(expr) => expr.matches(doc),
-        Node::Schema(schema) => Ok(schema.matches(doc)),
+        Node::Expr(expr) => expr.matches(whole(doc)?),
+        Node::Schema(schema) => Ok(schema.matches(whole(doc)?)),
     }
+}
+
+/// The document `doc` is, checked whole (its terminating zero read).
+fn whole(doc: &[u8]) -> Result<&RawDocument, QueryError> {
+    RawDocument::from_bytes(doc).map_err(|e| QueryError::bad_value(e.to_string()))
 }
 
 /// Calls `visit` with everything `path` reaches in `doc` until it breaks.
@@ -61,14 +70,14 @@ pub(crate) fn walk<'a>(
     path: &str,
     visit: &mut dyn FnMut(Reached<'a>) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
-    walk_document(doc, path, true, visit)
+    walk_document(doc.as_bytes(), path, true, visit)
 }
 
 /// `report_missing` is false when a numeric component is looked up as a field
 /// name in array elements: an element without that field is not a "missing"
 /// value, as the component was (also) a position.
 fn walk_document<'a>(
-    doc: &'a RawDocument,
+    doc: &'a [u8],
     path: &str,
     report_missing: bool,
     visit: &mut dyn FnMut(Reached<'a>) -> ControlFlow<()>,
@@ -77,7 +86,7 @@ fn walk_document<'a>(
         Some((head, rest)) => (head, Some(rest)),
         None => (path, None),
     };
-    match get_field(doc, head) {
+    match get_field_in(doc, head) {
         None if report_missing => visit(None),
         None => ControlFlow::Continue(()),
         Some(value) => walk_value(value, rest, visit),
@@ -114,14 +123,19 @@ fn walk_array<'a>(
             walk_value(element, rest, visit)?;
         }
         if let RawBsonRef::Document(doc) = element {
-            walk_document(doc, path, position.is_none(), visit)?;
+            walk_document(doc.as_bytes(), path, position.is_none(), visit)?;
         }
     }
     ControlFlow::Continue(())
 }
 
 /// Whether the values at `path` satisfy `pred`.
-pub(super) fn path_matches(doc: &RawDocument, path: &str, pred: &Pred) -> Result<bool, QueryError> {
+pub(super) fn path_matches(doc: &[u8], path: &str, pred: &Pred) -> Result<bool, QueryError> {
+    if !path.as_bytes().contains(&b'.') {
+        // A top-level path reaches exactly one thing, the field's value or its absence:
+        // looked up once for every operator on the path.
+        return reached_satisfies(pred, get_field_in(doc, path));
+    }
     match pred {
         Pred::Not(inner) => Ok(!path_matches(doc, path, inner)?),
         Pred::And(preds) => {
@@ -145,7 +159,7 @@ pub(super) fn path_matches(doc: &RawDocument, path: &str, pred: &Pred) -> Result
         }
         Pred::Exists(wanted) => {
             let mut found = false;
-            let _ = walk(doc, path, &mut |reached| {
+            let _ = walk_document(doc, path, true, &mut |reached| {
                 if reached.is_some() {
                     found = true;
                     return ControlFlow::Break(());
@@ -156,19 +170,46 @@ pub(super) fn path_matches(doc: &RawDocument, path: &str, pred: &Pred) -> Result
         }
         _ => {
             let mut result = Ok(false);
-            let _ = walk(
-                doc,
-                path,
-                &mut |reached| match reached_matches(pred, reached) {
-                    Ok(false) => ControlFlow::Continue(()),
-                    other => {
-                        result = other;
-                        ControlFlow::Break(())
-                    }
-                },
-            );
+            let _ = walk_document(doc, path, true, &mut |reached| match reached_matches(
+                pred, reached,
+            ) {
+                Ok(false) => ControlFlow::Continue(()),
+                other => {
+                    result = other;
+                    ControlFlow::Break(())
+                }
+            });
             result
         }
+    }
+}
+
+/// [`path_matches`] for a path that reaches only `reached`: the combinators combine what
+/// their operators make of that one value, as they combine whole-path results.
+fn reached_satisfies(pred: &Pred, reached: Reached<'_>) -> Result<bool, QueryError> {
+    match pred {
+        Pred::Not(inner) => Ok(!reached_satisfies(inner, reached)?),
+        Pred::And(preds) => {
+            for p in preds {
+                if !reached_satisfies(p, reached)? {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        }
+        Pred::All(preds) => {
+            if preds.is_empty() {
+                return Ok(false);
+            }
+            for p in preds {
+                if !reached_satisfies(p, reached)? {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        }
+        Pred::Exists(wanted) => Ok(reached.is_some() == *wanted),
+        _ => reached_matches(pred, reached),
     }
 }
 
@@ -248,7 +289,7 @@ pub(super) fn value_matches(pred: &Pred, value: RawBsonRef<'_>) -> Result<bool, 
                         },
                         _ => continue,
                     };
-                    if node_matches(node, doc)? {
+                    if node_matches(node, doc.as_bytes())? {
                         return Ok(true);
                     }
                 }
@@ -304,6 +345,9 @@ fn element_satisfies(pred: &Pred, element: RawBsonRef<'_>) -> Result<bool, Query
 /// Equality within a type bracket; `null` also equals `undefined` (MongoDB
 /// before 8.0: a null query matches undefined values).
 fn equals(value: RawBsonRef<'_>, operand: RawBsonRef<'_>) -> bool {
+    if let Some(order) = compare_plain_numbers(value, operand) {
+        return order.is_eq();
+    }
     if matches!(operand, RawBsonRef::Null) && matches!(value, RawBsonRef::Undefined) {
         return true;
     }
@@ -311,6 +355,9 @@ fn equals(value: RawBsonRef<'_>, operand: RawBsonRef<'_>) -> bool {
 }
 
 fn compare_matches(op: Comparison, value: RawBsonRef<'_>, operand: RawBsonRef<'_>) -> bool {
+    if let Some(order) = compare_plain_numbers(value, operand) {
+        return compare_order(op, order);
+    }
     if matches!(operand, RawBsonRef::MinKey | RawBsonRef::MaxKey) {
         return compare_order(op, compare_values(value, operand));
     }
@@ -326,6 +373,24 @@ fn compare_matches(op: Comparison, value: RawBsonRef<'_>, operand: RawBsonRef<'_
         return is_nan(value) && is_nan(operand) && matches!(op, Comparison::Gte | Comparison::Lte);
     }
     compare_order(op, compare_values(value, operand))
+}
+
+/// The order of two integers, or of two doubles neither of which is NaN: what
+/// `compare_values` answers for them, without its general dispatch (a range filter over a
+/// scan compares one such pair per operator per document).
+fn compare_plain_numbers(value: RawBsonRef<'_>, operand: RawBsonRef<'_>) -> Option<Ordering> {
+    let integer = |v: RawBsonRef<'_>| match v {
+        RawBsonRef::Int32(i) => Some(i64::from(i)),
+        RawBsonRef::Int64(i) => Some(i),
+        _ => None,
+    };
+    if let (Some(a), Some(b)) = (integer(value), integer(operand)) {
+        return Some(a.cmp(&b));
+    }
+    match (value, operand) {
+        (RawBsonRef::Double(a), RawBsonRef::Double(b)) => a.partial_cmp(&b),
+        _ => None,
+    }
 }
 
 fn compare_order(op: Comparison, order: Ordering) -> bool {
@@ -410,7 +475,7 @@ pub(super) fn positional_index(node: &Node, doc: &RawDocument, array_path: &str)
     array_values(array).position(|element| {
         candidates.iter().all(|(rest, pred)| match element {
             _ if rest.is_empty() => reached_matches(pred, Some(element)).unwrap_or(false),
-            RawBsonRef::Document(d) => path_matches(d, rest, pred).unwrap_or(false),
+            RawBsonRef::Document(d) => path_matches(d.as_bytes(), rest, pred).unwrap_or(false),
             _ => false,
         })
     })

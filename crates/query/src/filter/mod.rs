@@ -122,7 +122,23 @@ impl Filter {
 
     /// Whether the document matches, or the error MongoDB would fail the query with.
     pub fn try_matches(&self, doc: &RawDocument) -> Result<bool, QueryError> {
-        eval::node_matches(&self.root, doc)
+        eval::node_matches(&self.root, doc.as_bytes())
+    }
+
+    /// [`Filter::try_matches`] over the bytes of one BSON document, read only as far as
+    /// the fields the filter names: a stored 16 KiB document matched on its first fields
+    /// costs the cache line they are in, not also its last page (which checking the
+    /// terminating zero, as [`RawDocument::from_bytes`] does, would touch). The caller
+    /// vouches that `bytes` is one well-formed document (stored documents are validated on
+    /// the way in and checksummed at rest); only the length prefix is checked here, and
+    /// bytes that fail it are an error, as [`RawDocument::from_bytes`] would report.
+    pub fn try_matches_bytes(&self, bytes: &[u8]) -> Result<bool, QueryError> {
+        if !crate::raw::is_framed(bytes) {
+            let error = RawDocument::from_bytes(bytes).err();
+            let message = error.map_or_else(|| "bad document length".to_owned(), |e| e.to_string());
+            return Err(QueryError::bad_value(message));
+        }
+        eval::node_matches(&self.root, bytes)
     }
 
     /// The dotted paths the filter names at its top level with an equality or

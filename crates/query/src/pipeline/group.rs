@@ -24,7 +24,7 @@
 use super::fields;
 use super::group_n::{Count, End, Kept, NState, SortBy};
 use crate::error::QueryError;
-use crate::expr::{Deviation, Expression, Total, value_to_raw};
+use crate::expr::{Deviation, Expression, Simple, Total, value_to_raw};
 use crate::limits::ACCUMULATOR_BYTES_MAX;
 use crate::variables::Variables;
 use bson::raw::{RawDocument, RawDocumentBuf};
@@ -185,38 +185,44 @@ impl Group {
         &self,
         input: impl Iterator<Item = Result<RawDocumentBuf, QueryError>>,
     ) -> Result<Vec<RawDocumentBuf>, QueryError> {
-        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
-        let mut groups: Vec<(Bson, Vec<State>)> = Vec::new();
+        let mut grouping = Grouping::new(self);
         for doc in input {
-            let doc = doc?;
-            let id = self.id.evaluate(&doc)?.unwrap_or(Bson::Null);
-            let key = bson_canonical::encode(value_to_raw(&id).as_raw_bson_ref());
-            let position = match index.get(&key) {
-                Some(&position) => position,
-                None => {
-                    let states = self
-                        .fields
-                        .iter()
-                        .map(|f| State::new(f, &id))
-                        .collect::<Result<_, _>>()?;
-                    groups.push((id, states));
-                    index.insert(key, groups.len() - 1);
-                    groups.len() - 1
-                }
-            };
-            let (_, states) = &mut groups[position];
-            self.accumulate(states, &doc)?;
+            grouping.add_document(&doc?)?;
         }
-        let mut out = Vec::with_capacity(groups.len());
-        for (id, states) in groups {
-            let mut doc = Document::new();
-            doc.insert("_id", id);
-            for (field, state) in self.fields.iter().zip(states) {
-                doc.insert(field.name.clone(), state.finish());
+        grouping.finish()
+    }
+
+    /// Whether groupings of consecutive runs of the input merge ([`Grouping::merge`]) into
+    /// exactly what one grouping of the whole input gives, whatever the values: counts
+    /// (`$sum`/`$avg` of an integer constant: integer totals add exactly; a double total's
+    /// rounding would depend on the split), `$min`, `$max`, `$first` and `$last`.
+    fn mergeable(&self) -> bool {
+        self.fields.iter().all(|f| match f.accumulator {
+            Accumulator::Sum | Accumulator::Avg => matches!(
+                f.argument.simple(),
+                Some(Simple::Constant(Bson::Int32(_) | Bson::Int64(_)))
+            ),
+            Accumulator::Min | Accumulator::Max | Accumulator::First | Accumulator::Last => {
+                f.sort_by.is_none() && f.count.is_none()
             }
-            out.push(super::stages::to_raw(&doc)?);
-        }
-        Ok(out)
+            _ => false,
+        })
+    }
+
+    /// The inputs read straight from document bytes, when `_id` and every accumulator's
+    /// argument are constants or top-level fields and no accumulator sorts (`$top` and
+    /// kin read sort keys from the whole document).
+    fn byte_inputs(&self) -> Option<(Input, Vec<Input>)> {
+        let id = Input::of(&self.id)?;
+        let arguments = self
+            .fields
+            .iter()
+            .map(|f| match f.sort_by {
+                Some(_) => None,
+                None => Input::of(&f.argument),
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some((id, arguments))
     }
 
     fn accumulate(&self, states: &mut [State], doc: &RawDocument) -> Result<(), QueryError> {
@@ -229,6 +235,216 @@ impl Group {
             state.add(field.accumulator.name(), value, key, self.bytes_max)?;
         }
         Ok(())
+    }
+}
+
+/// How the byte path reads one input of a `$group`.
+#[derive(Debug, Clone)]
+enum Input {
+    /// The same value for every document (`None`: missing).
+    Constant(Option<Bson>),
+    /// A top-level field, read from the bytes by length-skipping.
+    Field(String),
+}
+
+impl Input {
+    fn of(expression: &Expression) -> Option<Input> {
+        Some(match expression.simple()? {
+            Simple::Constant(value) => Input::Constant(Some(value.clone())),
+            Simple::Field(name) => Input::Field(name.to_owned()),
+        })
+    }
+
+    /// The raw value this input reads in `doc` (`None`: missing).
+    fn read<'a>(&self, doc: &'a [u8]) -> Option<RawBsonRef<'a>> {
+        match self {
+            Input::Constant(_) => None,
+            Input::Field(name) => crate::raw::get_field_in(doc, name),
+        }
+    }
+
+    /// The value as `Expression::evaluate` returns it.
+    fn value(&self, doc: &[u8]) -> Result<Option<Bson>, QueryError> {
+        match self {
+            Input::Constant(value) => Ok(value.clone()),
+            Input::Field(_) => self.read(doc).map(to_bson).transpose(),
+        }
+    }
+}
+
+fn to_bson(value: RawBsonRef<'_>) -> Result<Bson, QueryError> {
+    Bson::try_from(value).map_err(|e| QueryError::bad_value(e.to_string()))
+}
+
+/// A `$group` being computed: documents are folded in one at a time, the groups come
+/// out at [`Grouping::finish`].
+///
+/// Two ways in, one result: [`Grouping::add_document`] evaluates the stage's
+/// expressions on a parsed document (any `$group`); [`Grouping::add_bytes`] reads a
+/// stored document's bytes where it lies, and for a `$group` whose `_id` and arguments
+/// are constants or top-level fields ([`Group::byte_inputs`]) reads just those fields by
+/// length-skipping (no copy, no allocation for an existing group, the document's last
+/// page untouched) and keys the group from the raw value. Both key a group by the
+/// canonical encoding of its `_id` and fold values through the same [`State::add`]; the
+/// pipeline differential tests hold them to the same output.
+pub(crate) struct Grouping<'g> {
+    group: &'g Group,
+    inputs: Option<(Input, Vec<Input>)>,
+    /// Group keys to positions in `groups`: ahash with random keys (hash-map order never
+    /// shapes the output; `groups` keeps the order of first appearance).
+    index: HashMap<Vec<u8>, usize, ahash::RandomState>,
+    groups: Vec<(Bson, Vec<State>)>,
+    /// The key being looked up, reused between documents.
+    key: Vec<u8>,
+}
+
+impl<'g> Grouping<'g> {
+    pub(crate) fn new(group: &'g Group) -> Grouping<'g> {
+        Grouping {
+            group,
+            inputs: group.byte_inputs(),
+            index: HashMap::default(),
+            groups: Vec::new(),
+            key: Vec::new(),
+        }
+    }
+
+    /// Folds in a parsed document.
+    pub(crate) fn add_document(&mut self, doc: &RawDocument) -> Result<(), QueryError> {
+        let id = self.group.id.evaluate(doc)?.unwrap_or(Bson::Null);
+        self.key.clear();
+        bson_canonical::key::encode_into(value_to_raw(&id).as_raw_bson_ref(), &mut self.key);
+        let position = self.position(|| Ok(id))?;
+        let (_, states) = &mut self.groups[position];
+        self.group.accumulate(states, doc)
+    }
+
+    /// Folds in the bytes of one well-formed BSON document (what a store keeps: validated
+    /// on the way in), read only as far as the fields the `$group` names when its inputs
+    /// allow ([`Group::byte_inputs`]), else parsed and passed to
+    /// [`Grouping::add_document`].
+    pub(crate) fn add_bytes(&mut self, doc: &[u8]) -> Result<(), QueryError> {
+        let Some((id_input, _)) = &self.inputs else {
+            let doc =
+                RawDocument::from_bytes(doc).map_err(|e| QueryError::bad_value(e.to_string()))?;
+            return self.add_document(doc);
+        };
+        if !crate::raw::is_framed(doc) {
+            return Err(QueryError::bad_value(
+                "document length does not match its bytes",
+            ));
+        }
+        self.key.clear();
+        let id = match id_input {
+            // One group for every document.
+            Input::Constant(_) if !self.groups.is_empty() => Ok(Bson::Null),
+            Input::Constant(value) => {
+                let value = value.clone().unwrap_or(Bson::Null);
+                bson_canonical::key::encode_into(
+                    value_to_raw(&value).as_raw_bson_ref(),
+                    &mut self.key,
+                );
+                Ok(value)
+            }
+            Input::Field(_) => match id_input.read(doc) {
+                Some(raw) => {
+                    bson_canonical::key::encode_into(raw, &mut self.key);
+                    Err(raw)
+                }
+                None => {
+                    bson_canonical::key::encode_into(RawBsonRef::Null, &mut self.key);
+                    Ok(Bson::Null)
+                }
+            },
+        };
+        // The group's `_id` value is built only when the group is new.
+        let position = match id_input {
+            Input::Constant(_) if !self.groups.is_empty() => 0,
+            _ => self.position(|| match id {
+                Ok(value) => Ok(value),
+                Err(raw) => to_bson(raw),
+            })?,
+        };
+        let Grouping {
+            group,
+            inputs,
+            groups,
+            ..
+        } = self;
+        let arguments = inputs
+            .as_ref()
+            .map(|(_, a)| a.as_slice())
+            .unwrap_or_default();
+        let (_, states) = &mut groups[position];
+        for ((field, state), input) in group.fields.iter().zip(states).zip(arguments) {
+            let value = input.value(doc)?;
+            state.add(field.accumulator.name(), value, None, group.bytes_max)?;
+        }
+        Ok(())
+    }
+
+    /// The position of the group keyed `self.key`, made (with the `_id` `id` gives) when
+    /// this is its first document.
+    fn position(
+        &mut self,
+        id: impl FnOnce() -> Result<Bson, QueryError>,
+    ) -> Result<usize, QueryError> {
+        if let Some(&position) = self.index.get(self.key.as_slice()) {
+            return Ok(position);
+        }
+        let id = id()?;
+        let states = self
+            .group
+            .fields
+            .iter()
+            .map(|f| State::new(f, &id))
+            .collect::<Result<_, _>>()?;
+        self.groups.push((id, states));
+        self.index.insert(self.key.clone(), self.groups.len() - 1);
+        Ok(self.groups.len() - 1)
+    }
+
+    /// An empty grouping of the same stage, for a later run of the input, when the two
+    /// merge exactly ([`Group::mergeable`]).
+    pub(crate) fn fork(&self) -> Option<Grouping<'g>> {
+        self.group.mergeable().then(|| Grouping::new(self.group))
+    }
+
+    /// Folds in `later`, a [`Grouping::fork`] of this one fed the documents after this one's:
+    /// the groups and states are those one grouping fed both runs in order would hold
+    /// (groups new in `later` come after this one's, in their order of first appearance).
+    pub(crate) fn merge(&mut self, later: Grouping<'g>) {
+        let mut keys = vec![Vec::new(); later.groups.len()];
+        for (key, position) in later.index {
+            keys[position] = key;
+        }
+        for (key, (id, states)) in keys.into_iter().zip(later.groups) {
+            match self.index.get(key.as_slice()) {
+                Some(&position) => {
+                    for (mine, theirs) in self.groups[position].1.iter_mut().zip(states) {
+                        mine.merge(theirs);
+                    }
+                }
+                None => {
+                    self.groups.push((id, states));
+                    self.index.insert(key, self.groups.len() - 1);
+                }
+            }
+        }
+    }
+
+    /// One document per group, in order of first appearance.
+    pub(crate) fn finish(self) -> Result<Vec<RawDocumentBuf>, QueryError> {
+        let mut out = Vec::with_capacity(self.groups.len());
+        for (id, states) in self.groups {
+            let mut doc = Document::new();
+            doc.insert("_id", id);
+            for (field, state) in self.group.fields.iter().zip(states) {
+                doc.insert(field.name.clone(), state.finish());
+            }
+            out.push(super::stages::to_raw(&doc)?);
+        }
+        Ok(out)
     }
 }
 
@@ -497,6 +713,25 @@ impl State {
             State::N(state) => state.add(operator, value, key, bytes_max)?,
         }
         Ok(())
+    }
+
+    /// Folds in the state of the same accumulator over later documents of the group: only
+    /// for the accumulators [`Group::mergeable`] allows.
+    fn merge(&mut self, later: State) {
+        match (self, later) {
+            (State::Sum(total) | State::Avg(total), State::Sum(more) | State::Avg(more)) => {
+                total.merge_integers(&more);
+            }
+            (State::Min(best), State::Min(other)) => keep_best(best, other, Ordering::Less),
+            (State::Max(best), State::Max(other)) => keep_best(best, other, Ordering::Greater),
+            (State::First(first), State::First(other)) => {
+                if first.is_none() {
+                    *first = other;
+                }
+            }
+            (State::Last(last), State::Last(other)) => *last = other,
+            _ => unreachable!("Group::mergeable allows only these accumulators"),
+        }
     }
 
     fn finish(self) -> Bson {

@@ -300,6 +300,25 @@ impl Pipeline {
         }
     }
 
+    /// A feed for the documents entering the pipeline when its first stage after a leading
+    /// `$match` (which the caller applies) is `$group`: each is folded into the groups
+    /// from its stored bytes ([`GroupFeed::add`]), without a copy; `None` for other
+    /// pipelines.
+    pub fn group_feed(&self) -> Option<GroupFeed<'_>> {
+        if self.local_sessions.is_some() {
+            return None;
+        }
+        let at = usize::from(matches!(self.stages.first(), Some(Stage::Match(_))));
+        match self.stages.get(at) {
+            Some(Stage::Group(group)) => Some(GroupFeed {
+                pipeline: self,
+                after: at + 1,
+                grouping: group::Grouping::new(group),
+            }),
+            _ => None,
+        }
+    }
+
     /// [`Pipeline::stream`] without a leading `$match`, for a caller that applied it.
     pub fn stream_after_match<'a, I>(
         &'a self,
@@ -376,6 +395,61 @@ impl Pipeline {
             }
         }
         out
+    }
+}
+
+/// A pipeline's leading `$group` fed one stored document at a time
+/// ([`Pipeline::group_feed`]); its output, run through the stages after the `$group`,
+/// comes from [`GroupFeed::finish_with`]. The same output as [`Pipeline::stream_after_match`]
+/// over the same documents.
+pub struct GroupFeed<'p> {
+    pipeline: &'p Pipeline,
+    /// The stages after the `$group`.
+    after: usize,
+    grouping: group::Grouping<'p>,
+}
+
+impl<'p> GroupFeed<'p> {
+    /// Folds in one document: the bytes of one well-formed BSON document (a stored one:
+    /// validated on the way in), read only as far as the fields the `$group` names when its
+    /// `_id` and arguments are constants or top-level fields.
+    pub fn add(&mut self, doc: &[u8]) -> Result<(), QueryError> {
+        self.grouping.add_bytes(doc)
+    }
+
+    /// An empty feed of the same pipeline for a later run of the input (a scan split in
+    /// record-id ranges), when the two merge into exactly what one feed of both gives
+    /// (counts, `$min`, `$max`, `$first`, `$last`); `None` otherwise.
+    pub fn fork(&self) -> Option<GroupFeed<'p>> {
+        Some(GroupFeed {
+            pipeline: self.pipeline,
+            after: self.after,
+            grouping: self.grouping.fork()?,
+        })
+    }
+
+    /// Folds in `later`, a [`GroupFeed::fork`] of this feed fed the documents that come
+    /// after this feed's.
+    pub fn merge(&mut self, later: GroupFeed<'p>) {
+        self.grouping.merge(later.grouping);
+    }
+
+    /// The pipeline's output: the groups, in order of first appearance, through the
+    /// stages after the `$group`.
+    pub fn finish_with(
+        self,
+        foreign: &'p dyn Foreign,
+    ) -> impl Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'p {
+        let groups: Documents<'p> = match self.grouping.finish() {
+            Ok(docs) => Box::new(docs.into_iter().map(Ok)),
+            Err(error) => Box::new(std::iter::once(Err(error))),
+        };
+        guarded(chain(&self.pipeline.stages[self.after..], groups, foreign))
+    }
+
+    /// [`GroupFeed::finish_with`] for a pipeline that reads no other collection.
+    pub fn finish(self) -> impl Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'p {
+        self.finish_with(&NoForeign)
     }
 }
 

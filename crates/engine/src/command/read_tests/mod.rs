@@ -8,6 +8,7 @@ mod count;
 mod cursor;
 mod find;
 mod props;
+mod split;
 
 use crate::host::{Host, HostFacts, MemoryFacts};
 use crate::store::Namespace;
