@@ -396,10 +396,11 @@ impl Projection {
         bytes: &[u8],
         filter: Option<&Filter>,
     ) -> Result<RawDocumentBuf, QueryError> {
-        if crate::raw::is_framed(bytes) && self.is_top_level() {
-            if let Some(out) = self.copy_top_level(bytes)? {
-                return Ok(out);
-            }
+        if crate::raw::is_framed(bytes)
+            && self.is_top_level()
+            && let Some(out) = self.copy_top_level(bytes)?
+        {
+            return Ok(out);
         }
         let doc =
             RawDocument::from_bytes(bytes).map_err(|e| QueryError::bad_value(e.to_string()))?;

@@ -71,10 +71,11 @@ fn decode_and_project(doc: &Document, spec: &Document) -> Document {
         .any(|(k, v)| k != "_id" && matches!(v, Bson::Int32(1)))
         || (spec.keys().all(|k| k == "_id") && id_rule == Some(true));
     let mut out = Document::new();
-    if inclusion && id_rule != Some(false) {
-        if let Some(id) = doc.get("_id") {
-            out.insert("_id", id.clone());
-        }
+    if inclusion
+        && id_rule != Some(false)
+        && let Some(id) = doc.get("_id")
+    {
+        out.insert("_id", id.clone());
     }
     for (key, value) in doc {
         if key == "_id" {
