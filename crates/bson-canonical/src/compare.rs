@@ -130,6 +130,27 @@ pub fn compare_numbers(a: RawBsonRef<'_>, b: RawBsonRef<'_>) -> Ordering {
     }
 }
 
+/// The value of a number that is a whole number within `i64` (int32, int64, an integral
+/// double or Decimal128 of that size), or `None` (a fraction, a larger magnitude, NaN, an
+/// infinity, a non-number). Two numbers that compare equal both give the same `Some` or
+/// both give `None`, so a map keyed by it, beside one keyed by [`crate::encode`] for the
+/// rest, groups numbers exactly as the canonical encoding does.
+pub fn whole_number(value: RawBsonRef<'_>) -> Option<i64> {
+    match value {
+        RawBsonRef::Int32(i) => Some(i64::from(i)),
+        RawBsonRef::Int64(i) => Some(i),
+        // -2^63 is the smallest whole double in range; 2^63 the first one past it.
+        RawBsonRef::Double(d)
+            if d.fract() == 0.0
+                && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&d) =>
+        {
+            Some(d as i64)
+        }
+        RawBsonRef::Decimal128(_) => exact(value).whole(),
+        _ => None,
+    }
+}
+
 /// The exact value of a number (zero for a non-number).
 pub(crate) fn exact(value: RawBsonRef<'_>) -> Exact {
     match value {
@@ -225,6 +246,54 @@ pub(crate) fn db_pointer_parts(value: RawBsonRef<'_>) -> (Vec<u8>, Vec<u8>) {
 mod tests {
     use super::*;
     use bson::{Bson, doc};
+    use proptest::prelude::*;
+
+    /// Numbers of every type, many of them whole, some equal across types.
+    fn number() -> impl Strategy<Value = Bson> {
+        let mantissa = prop_oneof![
+            -1000_i64..1000,
+            any::<i64>(),
+            Just(i64::MIN),
+            Just(i64::MAX)
+        ];
+        prop_oneof![
+            mantissa.clone().prop_map(Bson::Int64),
+            any::<i32>().prop_map(Bson::Int32),
+            mantissa.clone().prop_map(|m| Bson::Double(m as f64)),
+            (-1000_i32..1000).prop_map(|m| Bson::Double(f64::from(m) / 4.0)),
+            prop::sample::select(vec![f64::NAN, f64::INFINITY, -0.0, 9.3e18, -9.3e18, 2e300])
+                .prop_map(Bson::Double),
+            (mantissa, -3_i32..22).prop_map(|(m, e)| {
+                let text = format!("{m}E{e}");
+                Bson::Decimal128(text.parse().expect("a decimal"))
+            }),
+            (-1000_i64..1000, 0_i32..4).prop_map(|(m, e)| {
+                Bson::Decimal128(format!("{m}E-{e}").parse().expect("a decimal"))
+            }),
+        ]
+    }
+
+    fn raw_of(value: &Bson) -> bson::RawBson {
+        bson::RawBson::try_from(value.clone()).expect("converts")
+    }
+
+    proptest! {
+        /// `whole_number` agrees with comparison: equal numbers give the same answer, and a
+        /// whole number equals the int64 it gives.
+        #[test]
+        fn whole_numbers_follow_equality(a in number(), b in number()) {
+            let (a, b) = (raw_of(&a), raw_of(&b));
+            let (a, b) = (a.as_raw_bson_ref(), b.as_raw_bson_ref());
+            if compare_values(a, b) == Ordering::Equal {
+                prop_assert_eq!(whole_number(a), whole_number(b), "{:?} {:?}", a, b);
+            }
+            if let Some(n) = whole_number(a) {
+                prop_assert_eq!(compare_values(a, RawBsonRef::Int64(n)), Ordering::Equal, "{:?}", a);
+            } else if let RawBsonRef::Int32(_) | RawBsonRef::Int64(_) = a {
+                prop_assert!(false, "an integer is whole: {:?}", a);
+            }
+        }
+    }
 
     fn cmp(a: Bson, b: Bson) -> Ordering {
         let a_doc = doc! {"v": a};

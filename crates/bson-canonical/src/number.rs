@@ -153,6 +153,30 @@ impl Exact {
         Exact::from_digits(negative, &digits, exponent - 6176)
     }
 
+    /// The value as an `i64`, when it is a whole number in range.
+    pub(crate) fn whole(&self) -> Option<i64> {
+        let negative = match self.class {
+            Class::Zero => return Some(0),
+            Class::Positive => false,
+            Class::Negative => true,
+            _ => return None,
+        };
+        let length = i32::try_from(self.digits.len()).ok()?;
+        // 0.d1…dn × 10^exp10 is whole when no digit falls after the point; 19 digits is
+        // the most an i64 holds.
+        if self.exp10 < length || self.exp10 > 19 {
+            return None;
+        }
+        let mut magnitude: i128 = 0;
+        for &digit in &self.digits {
+            magnitude = magnitude * 10 + i128::from(digit);
+        }
+        for _ in length..self.exp10 {
+            magnitude *= 10;
+        }
+        i64::try_from(if negative { -magnitude } else { magnitude }).ok()
+    }
+
     /// Compares two reduced numbers by value.
     pub(crate) fn compare(&self, other: &Exact) -> Ordering {
         match self.class.cmp(&other.class) {

@@ -49,9 +49,10 @@ impl Mapping {
         let Some(byte) = self.map.get(offset) else {
             return;
         };
+        // `prefetcht0` only hints the cache: it never faults and reads nothing into the
+        // program.
         #[cfg(target_arch = "x86_64")]
-        // `prefetcht0` only hints the cache: it never faults or reads into the program.
-        // SAFETY: the hint reads nothing, and `byte` is a live reference into the mapping.
+        // SAFETY: a hint (above), given an address of a live `&u8` into the mapping.
         unsafe {
             std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
                 std::ptr::from_ref(byte).cast(),

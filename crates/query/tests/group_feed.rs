@@ -285,3 +285,48 @@ fn group_feed_only_for_a_leading_group() {
             .is_some()
     );
 }
+
+/// Numbers equal across types are one group, on both paths: whole numbers (keyed by their
+/// value) and the rest (keyed by their canonical encoding) never meet, since equal numbers
+/// are both whole or both not.
+#[test]
+fn equal_numbers_of_every_type_are_one_group() {
+    let decimal = |text: &str| Bson::Decimal128(text.parse().expect("a decimal"));
+    let values = [
+        Bson::Int32(1),
+        Bson::Int64(1),
+        Bson::Double(1.0),
+        decimal("1.0"),
+        decimal("0.01E2"),
+        Bson::Double(1.5),
+        decimal("1.50"),
+        Bson::Double(-0.0),
+        decimal("-0"),
+        Bson::Int32(0),
+        Bson::Double(9_223_372_036_854_775_808.0),
+        decimal("9223372036854775808"),
+        Bson::Int64(i64::MIN),
+        Bson::Double(-9_223_372_036_854_775_808.0),
+        decimal("-9223372036854775808"),
+        Bson::String("1".into()),
+    ];
+    let docs: Vec<RawDocumentBuf> = values
+        .iter()
+        .map(|v| raw(&doc! {"k": v.clone(), "pad": "x"}))
+        .collect();
+    let pipeline = pipeline_of(&[doc! {"$group": {"_id": "$k", "n": {"$sum": 1}}}]);
+    let expected: Vec<RawDocumentBuf> = [
+        doc! {"_id": 1, "n": 5},
+        doc! {"_id": 1.5, "n": 2},
+        doc! {"_id": -0.0, "n": 3},
+        doc! {"_id": 9_223_372_036_854_775_808.0, "n": 2},
+        doc! {"_id": i64::MIN, "n": 3},
+        doc! {"_id": "1", "n": 1},
+    ]
+    .iter()
+    .map(raw)
+    .collect();
+    let general = pipeline.run(docs.iter().cloned().map(Ok)).expect("groups");
+    assert_eq!(general, expected);
+    assert_eq!(by_feed(&pipeline, &docs), Ok(expected));
+}

@@ -247,9 +247,9 @@ pub(crate) fn scan_parts(reading: &Reading<'_>, access: &Access<'_>, cores: u32)
         .collect()
 }
 
-/// What [`each_match_split`] calls with each matching record (its state, record id and
+/// What each part of a split scan calls with its state and each match (record id,
 /// stored bytes); `false` ends the part.
-pub(crate) type SplitVisit<S> = dyn Fn(&mut S, u64, &[u8]) -> Result<bool, Error> + Sync;
+pub(crate) type PartVisit<S> = dyn Fn(&mut S, u64, &[u8]) -> Result<bool, Error> + Sync;
 
 /// [`each_match`] of a collection scan split into `parts` (from [`scan_parts`]): the first
 /// part on this thread, each other on a scoped thread of its own, all over the one snapshot
@@ -260,7 +260,7 @@ pub(crate) fn each_match_split<S: Send>(
     reading: &Reading<'_>,
     parts: &[ScanPart],
     states: Vec<S>,
-    visit: &SplitVisit<S>,
+    visit: &PartVisit<S>,
 ) -> Result<Vec<S>, Error> {
     assert_eq!(parts.len(), states.len(), "one state per part");
     let (reader, meta, ns, filter) = (reading.reader, reading.meta, reading.ns, reading.filter);

@@ -209,6 +209,15 @@ fn reached_satisfies(pred: &Pred, reached: Reached<'_>) -> Result<bool, QueryErr
             Ok(true)
         }
         Pred::Exists(wanted) => Ok(reached.is_some() == *wanted),
+        // A range bound on a number field: the commonest scan filter, answered without the
+        // general dispatch (a number is not an array, so it is compared once, whole).
+        Pred::Compare(op, operand) => match reached {
+            Some(value) => match compare_plain_numbers(value, operand.as_raw_bson_ref()) {
+                Some(order) => Ok(compare_order(*op, order)),
+                None => reached_matches(pred, reached),
+            },
+            None => reached_matches(pred, reached),
+        },
         _ => reached_matches(pred, reached),
     }
 }

@@ -290,12 +290,26 @@ fn to_bson(value: RawBsonRef<'_>) -> Result<Bson, QueryError> {
 pub(crate) struct Grouping<'g> {
     group: &'g Group,
     inputs: Option<(Input, Vec<Input>)>,
-    /// Group keys to positions in `groups`: ahash with random keys (hash-map order never
-    /// shapes the output; `groups` keeps the order of first appearance).
+    /// Groups whose `_id` is a whole number within `i64`, by that number
+    /// (`bson_canonical::compare::whole_number`: equal numbers of any type give the same
+    /// one, so 1, `NumberLong(1)` and 1.0 are one group, as their canonical encodings are):
+    /// the commonest `_id`s need no key encoding.
+    wholes: HashMap<i64, usize, ahash::RandomState>,
+    /// Every other group, by the canonical encoding of its `_id`. Both maps hash with
+    /// ahash's random keys; their order never shapes the output (`groups` keeps the order
+    /// of first appearance).
     index: HashMap<Vec<u8>, usize, ahash::RandomState>,
     groups: Vec<(Bson, Vec<State>)>,
-    /// The key being looked up, reused between documents.
+    /// The encoded key being looked up, reused between documents.
     key: Vec<u8>,
+}
+
+/// Which map a group's key is in.
+#[derive(Clone, Copy)]
+enum Key {
+    Whole(i64),
+    /// The encoding in `Grouping::key`.
+    Encoded,
 }
 
 impl<'g> Grouping<'g> {
@@ -303,18 +317,28 @@ impl<'g> Grouping<'g> {
         Grouping {
             group,
             inputs: group.byte_inputs(),
+            wholes: HashMap::default(),
             index: HashMap::default(),
             groups: Vec::new(),
             key: Vec::new(),
         }
     }
 
+    /// The key of a group whose `_id` is `id` (its encoding left in `self.key`).
+    fn key_of(&mut self, id: RawBsonRef<'_>) -> Key {
+        if let Some(n) = bson_canonical::compare::whole_number(id) {
+            return Key::Whole(n);
+        }
+        self.key.clear();
+        bson_canonical::key::encode_into(id, &mut self.key);
+        Key::Encoded
+    }
+
     /// Folds in a parsed document.
     pub(crate) fn add_document(&mut self, doc: &RawDocument) -> Result<(), QueryError> {
         let id = self.group.id.evaluate(doc)?.unwrap_or(Bson::Null);
-        self.key.clear();
-        bson_canonical::key::encode_into(value_to_raw(&id).as_raw_bson_ref(), &mut self.key);
-        let position = self.position(|| Ok(id))?;
+        let key = self.key_of(value_to_raw(&id).as_raw_bson_ref());
+        let position = self.position(key, || Ok(id))?;
         let (_, states) = &mut self.groups[position];
         self.group.accumulate(states, doc)
     }
@@ -334,36 +358,20 @@ impl<'g> Grouping<'g> {
                 "document length does not match its bytes",
             ));
         }
-        self.key.clear();
-        let id = match id_input {
+        let position = match id_input {
             // One group for every document.
-            Input::Constant(_) if !self.groups.is_empty() => Ok(Bson::Null),
+            Input::Constant(_) if !self.groups.is_empty() => 0,
             Input::Constant(value) => {
                 let value = value.clone().unwrap_or(Bson::Null);
-                bson_canonical::key::encode_into(
-                    value_to_raw(&value).as_raw_bson_ref(),
-                    &mut self.key,
-                );
-                Ok(value)
+                let key = self.key_of(value_to_raw(&value).as_raw_bson_ref());
+                self.position(key, || Ok(value))?
             }
-            Input::Field(_) => match id_input.read(doc) {
-                Some(raw) => {
-                    bson_canonical::key::encode_into(raw, &mut self.key);
-                    Err(raw)
-                }
-                None => {
-                    bson_canonical::key::encode_into(RawBsonRef::Null, &mut self.key);
-                    Ok(Bson::Null)
-                }
-            },
-        };
-        // The group's `_id` value is built only when the group is new.
-        let position = match id_input {
-            Input::Constant(_) if !self.groups.is_empty() => 0,
-            _ => self.position(|| match id {
-                Ok(value) => Ok(value),
-                Err(raw) => to_bson(raw),
-            })?,
+            Input::Field(_) => {
+                // The group's `_id` value is built only when the group is new.
+                let raw = id_input.read(doc);
+                let key = self.key_of(raw.unwrap_or(RawBsonRef::Null));
+                self.position(key, || raw.map_or(Ok(Bson::Null), to_bson))?
+            }
         };
         let Grouping {
             group,
@@ -377,19 +385,32 @@ impl<'g> Grouping<'g> {
             .unwrap_or_default();
         let (_, states) = &mut groups[position];
         for ((field, state), input) in group.fields.iter().zip(states).zip(arguments) {
-            let value = input.value(doc)?;
-            state.add(field.accumulator.name(), value, None, group.bytes_max)?;
+            match (input, state) {
+                // A count: the constant added as `State::add` would, without a copy of it.
+                (Input::Constant(Some(value)), State::Sum(total) | State::Avg(total)) => {
+                    total.add(value);
+                }
+                (input, state) => {
+                    let value = input.value(doc)?;
+                    state.add(field.accumulator.name(), value, None, group.bytes_max)?;
+                }
+            }
         }
         Ok(())
     }
 
-    /// The position of the group keyed `self.key`, made (with the `_id` `id` gives) when
-    /// this is its first document.
+    /// The position of the group keyed `key`, made (with the `_id` `id` gives) when this
+    /// is its first document.
     fn position(
         &mut self,
+        key: Key,
         id: impl FnOnce() -> Result<Bson, QueryError>,
     ) -> Result<usize, QueryError> {
-        if let Some(&position) = self.index.get(self.key.as_slice()) {
+        let found = match key {
+            Key::Whole(n) => self.wholes.get(&n),
+            Key::Encoded => self.index.get(self.key.as_slice()),
+        };
+        if let Some(&position) = found {
             return Ok(position);
         }
         let id = id()?;
@@ -400,8 +421,12 @@ impl<'g> Grouping<'g> {
             .map(|f| State::new(f, &id))
             .collect::<Result<_, _>>()?;
         self.groups.push((id, states));
-        self.index.insert(self.key.clone(), self.groups.len() - 1);
-        Ok(self.groups.len() - 1)
+        let position = self.groups.len() - 1;
+        match key {
+            Key::Whole(n) => self.wholes.insert(n, position),
+            Key::Encoded => self.index.insert(self.key.clone(), position),
+        };
+        Ok(position)
     }
 
     /// An empty grouping of the same stage, for a later run of the input, when the two
@@ -414,22 +439,31 @@ impl<'g> Grouping<'g> {
     /// the groups and states are those one grouping fed both runs in order would hold
     /// (groups new in `later` come after this one's, in their order of first appearance).
     pub(crate) fn merge(&mut self, later: Grouping<'g>) {
-        let mut keys = vec![Vec::new(); later.groups.len()];
+        let mut keys: Vec<Option<Result<i64, Vec<u8>>>> = vec![None; later.groups.len()];
+        for (n, position) in later.wholes {
+            keys[position] = Some(Ok(n));
+        }
         for (key, position) in later.index {
-            keys[position] = key;
+            keys[position] = Some(Err(key));
         }
         for (key, (id, states)) in keys.into_iter().zip(later.groups) {
-            match self.index.get(key.as_slice()) {
-                Some(&position) => {
-                    for (mine, theirs) in self.groups[position].1.iter_mut().zip(states) {
-                        mine.merge(theirs);
-                    }
+            let key = key.expect("every group is in one of the maps");
+            let found = match &key {
+                Ok(n) => self.wholes.get(n),
+                Err(bytes) => self.index.get(bytes.as_slice()),
+            };
+            if let Some(&position) = found {
+                for (mine, theirs) in self.groups[position].1.iter_mut().zip(states) {
+                    mine.merge(theirs);
                 }
-                None => {
-                    self.groups.push((id, states));
-                    self.index.insert(key, self.groups.len() - 1);
-                }
+                continue;
             }
+            self.groups.push((id, states));
+            let position = self.groups.len() - 1;
+            match key {
+                Ok(n) => self.wholes.insert(n, position),
+                Err(bytes) => self.index.insert(bytes, position),
+            };
         }
     }
 
