@@ -7,47 +7,13 @@
 //! rows' medians from one run (the build with the default scan, split over the cores, and
 //! with one thread, against the range count).
 
-use bson::{RawDocumentBuf, rawdoc};
+mod common;
+
+use bson::rawdoc;
+use common::{load, options, run};
 use criterion::{Criterion, criterion_group, criterion_main};
-use engine::{ConnectionContext, Engine, EngineOptions, FixedHost, StartupOptions};
-use std::sync::Arc;
+use engine::Engine;
 use std::time::{Duration, Instant};
-
-const DOC_SIZE: usize = 16 * 1024;
-
-fn options() -> EngineOptions {
-    EngineOptions {
-        host: Arc::new(FixedHost::default()),
-        startup: StartupOptions::default(),
-        connections_max: 10,
-        ttl_interval: None,
-    }
-}
-
-fn run(engine: &Engine, cmd: &RawDocumentBuf) {
-    let reply = engine.run_command("db", cmd, &ConnectionContext::default());
-    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{cmd:?} -> {reply:?}");
-}
-
-fn load(engine: &Engine, docs: u32) {
-    let payload = "lorem ipsum dolor sit amet ".repeat(DOC_SIZE / 27);
-    for start in (0..docs).step_by(256) {
-        let mut array = bson::RawArrayBuf::new();
-        for i in start..(start + 256).min(docs) {
-            let p = (u64::from(i) * 2_654_435_761) % 1_000_000;
-            let mut doc = rawdoc! { "_id": i64::from(i), "k": i64::from(i % 1000), "p": p as i64 };
-            let pad = DOC_SIZE.saturating_sub(doc.as_bytes().len() + 20);
-            doc.append(
-                bson::raw::cstr!("payload"),
-                &payload[..pad.min(payload.len())],
-            );
-            array.push(doc);
-        }
-        let mut insert = rawdoc! { "insert": "bench" };
-        insert.append(bson::raw::cstr!("documents"), array);
-        run(engine, &insert);
-    }
-}
 
 fn build_against_scan(c: &mut Criterion) {
     let docs: u32 = std::env::var("MFDB_BENCH_DOCS")
@@ -57,7 +23,7 @@ fn build_against_scan(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("mfdb-bench-index-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let engine = Engine::open(&dir.join("bench.mfdb"), options()).expect("open");
-    load(&engine, docs);
+    load(&engine, docs, &rawdoc! {});
     let count = rawdoc! { "count": "bench", "query": { "p": { "$gte": 250000, "$lt": 350000 } } };
     let create =
         rawdoc! { "createIndexes": "bench", "indexes": [{ "key": { "k": 1 }, "name": "k_1" }] };

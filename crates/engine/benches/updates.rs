@@ -7,55 +7,15 @@
 //! `cargo bench -p engine --bench updates` (`MFDB_BENCH_DOCS`, default 8,192; every
 //! 1000th document has `k: 7`, so 8 match by default, 66 at the gates' 65,536).
 
-use bson::{RawDocumentBuf, rawdoc};
+mod common;
+
+use bson::rawdoc;
+use common::{DOC_SIZE, load, options, run};
 use criterion::{Criterion, criterion_group, criterion_main};
+use engine::Engine;
 use engine::store::StoreOptions;
-use engine::{ConnectionContext, Engine, EngineOptions, FixedHost, StartupOptions};
 use std::io::{Seek, Write};
-use std::sync::Arc;
 use std::time::Duration;
-
-const DOC_SIZE: usize = 16 * 1024;
-
-fn options() -> EngineOptions {
-    EngineOptions {
-        host: Arc::new(FixedHost::default()),
-        startup: StartupOptions::default(),
-        connections_max: 10,
-        ttl_interval: None,
-    }
-}
-
-fn run(engine: &Engine, cmd: &RawDocumentBuf) -> RawDocumentBuf {
-    let reply = engine.run_command("db", cmd, &ConnectionContext::default());
-    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{cmd:?} -> {reply:?}");
-    reply
-}
-
-fn load(engine: &Engine, docs: u32) {
-    let payload = "lorem ipsum dolor sit amet ".repeat(DOC_SIZE / 27);
-    for start in (0..docs).step_by(256) {
-        let mut array = bson::RawArrayBuf::new();
-        for i in start..(start + 256).min(docs) {
-            let p = (u64::from(i) * 2_654_435_761) % 1_000_000;
-            let mut doc =
-                rawdoc! { "_id": i64::from(i), "k": i64::from(i % 1000), "p": p as i64, "n": 0 };
-            let pad = DOC_SIZE.saturating_sub(doc.as_bytes().len() + 20);
-            doc.append(
-                bson::raw::cstr!("payload"),
-                &payload[..pad.min(payload.len())],
-            );
-            array.push(doc);
-        }
-        let mut insert = rawdoc! { "insert": "bench" };
-        insert.append(bson::raw::cstr!("documents"), array);
-        run(engine, &insert);
-    }
-    run(
-        engine,
-        &rawdoc! { "createIndexes": "bench", "indexes": [{ "key": { "k": 1 }, "name": "k_1" }] },
-    );
-}
 
 fn update_many(c: &mut Criterion) {
     let docs: u32 = std::env::var("MFDB_BENCH_DOCS")
@@ -74,7 +34,11 @@ fn update_many(c: &mut Criterion) {
         store.wal.codec = codec;
         let engine =
             Engine::open_with(&dir.join(format!("{name}.mfdb")), options(), store).expect("open");
-        load(&engine, docs);
+        load(&engine, docs, &rawdoc! { "n": 0 });
+        run(
+            &engine,
+            &rawdoc! { "createIndexes": "bench", "indexes": [{ "key": { "k": 1 }, "name": "k_1" }] },
+        );
         engine.store().checkpoint().expect("checkpoint");
         let update = rawdoc! { "update": "bench", "updates": [
             { "q": { "k": 7_i64 }, "u": { "$inc": { "n": 1 } }, "multi": true },
