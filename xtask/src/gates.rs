@@ -21,7 +21,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage: cargo xtask gates [--size small|default|large] [--docs N] \
-[--doc-size BYTES] [--large-gb G] [--only bench,large,churn,crash]";
+[--doc-size BYTES] [--large-gb G] [--only bench,large,churn,crash] [--compressor none|lz4]";
 
 const SECTIONS: &[&str] = &["bench", "large", "churn", "crash"];
 
@@ -52,6 +52,8 @@ struct Plan {
     /// The sequential-write floor: bytes per repetition.
     seq_write_bytes: usize,
     only: Vec<String>,
+    /// The server's `--compressor` (its default when `None`).
+    compressor: Option<String>,
 }
 
 impl Plan {
@@ -83,6 +85,7 @@ impl Plan {
                 churn_set_rounds: 3,
                 seq_write_bytes: 256 << 20,
                 only: Vec::new(),
+                compressor: None,
             },
             "default" | "large" => Plan {
                 size: size.clone(),
@@ -98,6 +101,7 @@ impl Plan {
                 churn_set_rounds: 5,
                 seq_write_bytes: 256 << 20,
                 only: Vec::new(),
+                compressor: None,
             },
             other => bail!("unknown size {other:?}\n{USAGE}"),
         };
@@ -115,6 +119,7 @@ impl Plan {
                         bail!("unknown section {bad:?}; sections: {}", SECTIONS.join(","));
                     }
                 }
+                "compressor" => plan.compressor = Some(value),
                 other => bail!("unknown flag --{other}\n{USAGE}"),
             }
         }
@@ -130,6 +135,8 @@ impl Plan {
 struct Setup {
     root: PathBuf,
     server: PathBuf,
+    /// Flags every server start gets (`--log-level`, `--compressor`).
+    server_args: Vec<String>,
     script: PathBuf,
     scratch: PathBuf,
 }
@@ -162,6 +169,13 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let context = Setup {
         root: root.to_owned(),
         server: crate::target_dir(root).join("release/multiforadb"),
+        server_args: {
+            let mut args = vec!["--log-level".to_owned(), "info".to_owned()];
+            if let Some(compressor) = &plan.compressor {
+                args.extend(["--compressor".to_owned(), compressor.clone()]);
+            }
+            args
+        },
         script: root.join("tests/gates/bench.mjs"),
         scratch: scratch.clone(),
     };
@@ -177,6 +191,12 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         plan.only.join(",")
     };
     machine.push(("sections".into(), sections));
+    machine.push((
+        "compressor".into(),
+        plan.compressor
+            .clone()
+            .unwrap_or_else(|| "default (lz4)".into()),
+    ));
     machine.push(("docs".into(), plan.docs.to_string()));
     machine.push(("doc_size_bytes".into(), plan.doc_size.to_string()));
     machine.push(("large_bytes".into(), plan.large_bytes.to_string()));
@@ -448,6 +468,13 @@ fn bench_ratios(rows: &[Row], live: f64, doc_bytes: f64) -> Vec<(String, f64)> {
         get("kill9_to_ping_ms") / get("floor_open_empty_ms"),
     ));
     out.push(("disk_over_live".into(), get("disk_bytes") / live));
+    // Issue 18: the file against its records as stored (each document compressed alone),
+    // and the records as stored against the live data.
+    out.push((
+        "disk_over_stored".into(),
+        get("disk_bytes") / get("stored_bytes"),
+    ));
+    out.push(("stored_over_live".into(), get("stored_bytes") / live));
     out.push((
         "disk_after_close_over_live".into(),
         get("disk_after_close_bytes") / live,
@@ -614,7 +641,8 @@ fn push(rows: &mut Vec<Row>, name: &str, value: String) {
 /// and the milliseconds from spawning the process to that answer.
 fn timed_start(context: &Setup, db: &Path) -> Result<(RunningServer, f64)> {
     let start = Instant::now();
-    let server = crate::e2e::start_server(&context.server, db, &["--log-level", "info"], &[])?;
+    let args: Vec<&str> = context.server_args.iter().map(String::as_str).collect();
+    let server = crate::e2e::start_server(&context.server, db, &args, &[])?;
     sys::wait_ping(&server.address, OPEN_LIMIT)?;
     Ok((server, sys::ms_since(start)))
 }

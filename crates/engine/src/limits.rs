@@ -39,7 +39,12 @@ pub const DISTINCT_BYTES_MAX: usize = BSON_OBJECT_SIZE_MAX;
 /// Documents examined between two looks at the clock for `maxTimeMS`.
 pub const DEADLINE_CHECK_INTERVAL: usize = 64;
 
+/// The largest length a compressed record may claim: no stored document is larger than a
+/// wire message, so a larger claim is corruption (and never an allocation).
+pub const STORED_RECORD_MAX: usize = MESSAGE_SIZE_MAX;
+
 const _: () = assert!(BSON_OBJECT_SIZE_MAX == 16 * 1024 * 1024);
+const _: () = assert!(STORED_RECORD_MAX > BSON_OBJECT_SIZE_MAX);
 const _: () = assert!(BATCH_BYTES_MAX < MESSAGE_SIZE_MAX / 2);
 const _: () = assert!(CURSOR_SWEEP_INTERVAL_MS < CURSOR_IDLE_TIMEOUT_MS);
 const _: () = assert!(DEADLINE_CHECK_INTERVAL > 0);

@@ -2,8 +2,8 @@
 //! engine is dropped (the log is replayed on open), and dropped or renamed collections
 //! stay gone.
 
-use crate::support::{collections, contents, ok, options};
-use bson::{doc, rawdoc};
+use crate::support::{collections, contents, fails, ok, options};
+use bson::{Document, doc, rawdoc};
 use engine::Engine;
 use engine::store::Namespace;
 use std::path::PathBuf;
@@ -294,4 +294,94 @@ fn opening_what_is_not_a_database_or_its_log_says_so_and_what_to_do() {
         message.contains(&log.display().to_string()),
         "names the log: {message}"
     );
+}
+
+/// Collections with different compressors live side by side and keep their compressor
+/// across a restart without close (replay) and a clean one (the catalog); collStats
+/// reports the logical size, the stored bytes and the compressor (issue 18).
+#[test]
+fn collections_keep_their_compressor_across_restarts() {
+    let temp = TempDb::new("codecs");
+    let docs = |n: i32| -> Vec<Document> {
+        (0..n)
+            .map(|i| doc! { "_id": i, "text": "compressible ".repeat(200), "i": i })
+            .collect()
+    };
+    let stats = |engine: &Engine, coll: &str| ok(engine, "app", rawdoc! { "collStats": coll });
+    {
+        let engine = Engine::open(&temp.path(), options()).expect("open");
+        ok(
+            &engine,
+            "app",
+            rawdoc! { "create": "raw", "storageEngine": { "multiforadb": { "compressor": "none" } } },
+        );
+        fails(
+            &engine,
+            "app",
+            rawdoc! { "create": "z", "storageEngine": { "multiforadb": { "compressor": "zstd" } } },
+            238,
+        );
+        fails(
+            &engine,
+            "app",
+            rawdoc! { "create": "z", "storageEngine": { "multiforadb": { "compressor": "x" } } },
+            2,
+        );
+        for coll in ["raw", "packed"] {
+            let documents: Vec<bson::Bson> = docs(50).into_iter().map(Into::into).collect();
+            let cmd = doc! { "insert": coll, "documents": documents };
+            ok(
+                &engine,
+                "app",
+                bson::RawDocumentBuf::try_from(&cmd).unwrap(),
+            );
+        }
+        ok(
+            &engine,
+            "app",
+            rawdoc! { "update": "packed", "updates": [{ "q": { "_id": 3 }, "u": { "$set": { "i": -3 } } }] },
+        );
+        ok(
+            &engine,
+            "app",
+            rawdoc! { "delete": "packed", "deletes": [{ "q": { "_id": 4 }, "limit": 1 }] },
+        );
+        // Dropped without close: the creates and writes come back by replay.
+    }
+    for round in 0..2 {
+        let engine = Engine::open(&temp.path(), options()).expect("reopen");
+        let raw = stats(&engine, "raw");
+        let packed = stats(&engine, "packed");
+        let section = |s: &Document| s.get_document("multiforadb").unwrap().clone();
+        assert_eq!(
+            section(&raw).get_str("compressor").unwrap(),
+            "none",
+            "round {round}"
+        );
+        assert_eq!(
+            section(&packed).get_str("compressor").unwrap(),
+            "lz4",
+            "round {round}"
+        );
+        let size = |s: &Document| {
+            s.get("size")
+                .and_then(bson::Bson::as_i64)
+                .unwrap_or_else(|| i64::from(s.get_i32("size").unwrap()))
+        };
+        let stored = |s: &Document| {
+            let d = section(s);
+            d.get("storedBytes")
+                .and_then(bson::Bson::as_i64)
+                .unwrap_or_else(|| i64::from(d.get_i32("storedBytes").unwrap()))
+        };
+        assert_eq!(stored(&raw), size(&raw));
+        assert!(stored(&packed) * 5 < size(&packed), "{packed:?}");
+        let mut expected = docs(50);
+        assert_eq!(contents(&engine, "app", "raw"), expected);
+        expected.remove(4);
+        expected[3].insert("i", -3);
+        assert_eq!(contents(&engine, "app", "packed"), expected);
+        engine.store().verify().expect("verify");
+        engine.close().expect("close");
+    }
 }

@@ -27,6 +27,9 @@ fn options() -> StoreOptions {
             preallocate_chunk: 8192,
             ..WalOptions::default()
         },
+        // Implicitly created collections compress; `Step::Create(1)` makes a raw one, so
+        // a database holds both kinds side by side (issue 18).
+        compressor: engine::store::Compressor::Lz4,
     }
 }
 
@@ -54,8 +57,23 @@ fn contents(store: &Store) -> Model {
     model
 }
 
+/// Every third size is noise (stored raw even where compression is on), the rest
+/// compresses.
 fn doc(id: i64, n: usize) -> RawDocumentBuf {
-    rawdoc! { "_id": id, "pad": "x".repeat(n) }
+    let pad = if n.is_multiple_of(3) {
+        let mut x = (n as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                char::from(b'!' + (x % 90) as u8)
+            })
+            .collect()
+    } else {
+        "x".repeat(n)
+    };
+    rawdoc! { "_id": id, "pad": pad }
 }
 
 #[derive(Clone, Debug)]
@@ -127,7 +145,12 @@ fn run(store: &Store, model: &mut Model, step: &Step) {
         }
         Step::Create(c) => {
             let mut w = store.write().expect("write");
-            match w.create_collection(&ns(c), rawdoc! {}) {
+            let options = if c == 1 {
+                rawdoc! { "storageEngine": { "multiforadb": { "compressor": "none" } } }
+            } else {
+                rawdoc! {}
+            };
+            match w.create_collection(&ns(c), options) {
                 Ok(()) => {
                     w.commit().expect("commit");
                     model.insert(ns(c), BTreeMap::new());

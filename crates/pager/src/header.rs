@@ -17,8 +17,10 @@ pub(crate) const MAGIC: &[u8; 8] = b"MFDBDATA";
 /// The format version this build writes. It reads every version from 1 on:
 /// - 1: the first format;
 /// - 2: B+tree cells may carry varint lengths (cell flag 4); a file that holds such a cell
-///   says 2, so a build that reads only 1 refuses it.
-pub const FORMAT_VERSION: u32 = 2;
+///   says 2, so a build that reads only 1 refuses it;
+/// - 3: pages unchanged; the engine may store record values compressed (issue 18), so a
+///   build that reads only up to 2 refuses the file instead of misreading its records.
+pub const FORMAT_VERSION: u32 = 3;
 
 const ROOTS_AT: usize = 64;
 const CHECKSUM_AT: usize = PAGE_SIZE - 8;

@@ -3,7 +3,7 @@
 use crate::host::SystemHost;
 use bson::doc;
 use clap::{Parser, ValueEnum};
-use engine::store::StoreOptions;
+use engine::store::{Compressor, StoreOptions};
 use engine::{Engine, EngineOptions, StartupOptions};
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -31,6 +31,15 @@ pub enum Dispatch {
     Auto,
     /// Every command on a worker thread (for measuring the hand-off cost).
     Pool,
+}
+
+/// How new collections store their documents (`--compressor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompressorArg {
+    /// Raw BSON.
+    None,
+    /// LZ4 blocks where they save at least an eighth (the default).
+    Lz4,
 }
 
 /// The `multiforadb` command line.
@@ -72,6 +81,10 @@ pub struct Config {
     /// Close a connection that sends nothing for this many seconds (0: never, as mongod).
     #[arg(long, default_value_t = 0)]
     pub idle_timeout_secs: u64,
+    /// How collections created without a `storageEngine` option store their documents
+    /// (a collection keeps the compressor it was created with).
+    #[arg(long, value_enum, default_value_t = CompressorArg::Lz4)]
+    pub compressor: CompressorArg,
     /// Where commands run (for benchmarking the worker hand-off).
     #[arg(long, value_enum, default_value_t = Dispatch::Auto, hide = true)]
     pub dispatch: Dispatch,
@@ -105,6 +118,10 @@ impl Config {
                 "ttlSweepSecs": i64::try_from(self.ttl_sweep_secs).unwrap_or(i64::MAX),
                 "frameTimeoutSecs": i64::try_from(self.frame_timeout_secs).unwrap_or(i64::MAX),
                 "idleTimeoutSecs": i64::try_from(self.idle_timeout_secs).unwrap_or(i64::MAX),
+                "compressor": match self.compressor {
+                    CompressorArg::None => "none",
+                    CompressorArg::Lz4 => "lz4",
+                },
             },
         }
     }
@@ -138,6 +155,10 @@ impl Config {
         if let Some(bytes) = self.checkpoint_log_bytes {
             options.checkpoint_log_bytes = bytes;
         }
+        options.compressor = match self.compressor {
+            CompressorArg::None => Compressor::None,
+            CompressorArg::Lz4 => Compressor::Lz4,
+        };
         options
     }
 

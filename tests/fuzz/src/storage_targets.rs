@@ -1,4 +1,5 @@
-//! Fuzz targets for the data file: opening a damaged file, and decoding damaged B+tree nodes.
+//! Fuzz targets for the data file: opening a damaged file, decoding damaged B+tree nodes and
+//! damaged compressed record values.
 //!
 //! A damaged data file must give an error, never a panic or a wrong answer: checksums make
 //! most damage an error at the page, and these targets also drive the node decoder with
@@ -118,4 +119,32 @@ pub fn read_damaged_node(input: &[u8]) {
     let mut txn = pager.begin_write().expect("write");
     let _ = TREE.insert(&mut txn, b"\x00\x00\x00\x07", b"x");
     let _ = TREE.remove(&mut txn, b"\x00\x00\x00\x05");
+}
+
+/// Seeds for `record_decode`: compressed and raw record values as a compressed collection
+/// stores them (issue 18).
+pub fn record_seeds() -> Vec<Vec<u8>> {
+    let lz4 = engine::store::Compressor::Lz4;
+    let text = b"a document's bytes, repeated; ".repeat(40);
+    let small = b"small".to_vec();
+    vec![
+        lz4.encode(&text).into_owned(),
+        lz4.encode(&small).into_owned(),
+    ]
+}
+
+/// Decodes `input` as a compressed collection's record value: an error or bytes, never a
+/// panic, and a decoded LZ4 value is exactly as long as its header says.
+pub fn decode_damaged_record(input: &[u8]) {
+    let lz4 = engine::store::Compressor::Lz4;
+    if let Ok(doc) = lz4.decode(std::borrow::Cow::Borrowed(input))
+        && input.first() == Some(&1)
+    {
+        let claimed = u32::from_le_bytes(input[1..5].try_into().expect("4 bytes"));
+        assert_eq!(
+            doc.len(),
+            claimed as usize,
+            "decoded length differs from the header"
+        );
+    }
 }

@@ -42,6 +42,11 @@ pub const TARGETS: &[Target] = &[
         run: crate::storage_targets::read_damaged_node,
     },
     Target {
+        name: "record_decode",
+        seeds: crate::storage_targets::record_seeds,
+        run: crate::storage_targets::decode_damaged_record,
+    },
+    Target {
         name: "regex",
         seeds: regex_targets::seeds,
         run: regex_targets::run,

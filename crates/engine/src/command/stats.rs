@@ -61,7 +61,7 @@ impl Sizes {
         Sizes {
             count: meta.count,
             data: meta.size,
-            storage: pages_bytes(meta.size),
+            storage: pages_bytes(meta.stored),
             index: index_sizes(meta).iter().map(|(_, bytes)| bytes).sum(),
         }
     }
@@ -173,6 +173,16 @@ pub(super) fn coll_stats(engine: &Engine, request: &Request<'_>) -> Result<Docum
         "indexSizes": index_sizes_doc,
         "scaleFactor": number(scale),
     });
+    if let Some(meta) = &meta {
+        // Where mongod puts its engine's section (`wiredTiger`): how records are stored.
+        reply.insert(
+            "multiforadb",
+            doc! {
+                "compressor": meta.records.compressor().name(),
+                "storedBytes": number(meta.stored / scale),
+            },
+        );
+    }
     Ok(reply)
 }
 

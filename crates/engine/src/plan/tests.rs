@@ -22,7 +22,11 @@ fn index(spec: Document) -> IndexMeta {
 }
 
 fn meta(indexes: Vec<IndexMeta>) -> CollectionMeta {
-    let mut meta = CollectionMeta::new(RawDocumentBuf::new(), [0; 16]);
+    let mut meta = CollectionMeta::new(
+        RawDocumentBuf::new(),
+        [0; 16],
+        crate::store::Compressor::None,
+    );
     meta.indexes = indexes;
     meta
 }

@@ -14,6 +14,7 @@
 //!   reads as a collection with only `_id_`.
 
 use super::StoreError;
+use super::records::{Compressor, Records};
 use crate::index::spec::{IndexSpec, ParseOptions};
 use bson::spec::BinarySubtype;
 use bson::{RawArrayBuf, RawDocument, RawDocumentBuf, cstr, rawdoc};
@@ -63,16 +64,19 @@ impl std::fmt::Display for Namespace {
 /// What the catalog records about one collection.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CollectionMeta {
-    /// Records: record id (u64 big-endian) → document bytes.
-    pub records: Tree,
+    /// Records: record id (u64 big-endian) → document bytes, stored as the collection's
+    /// compressor says ([`Records`]).
+    pub records: Records,
     /// The `_id_` index: canonical key of `_id` → record id.
     pub ids: Tree,
     /// The id the next inserted record gets.
     pub next_rid: u64,
     /// Documents in the collection.
     pub count: u64,
-    /// Bytes of all its documents.
+    /// Bytes of all its documents (logical: as BSON).
     pub size: u64,
+    /// Bytes its records take as stored (equal to `size` when stored raw).
+    pub stored: u64,
     /// The options it was created with (`capped`, `validator`, ...), as given.
     pub options: RawDocumentBuf,
     /// The collection's UUID (listCollections `info.uuid`).
@@ -226,13 +230,18 @@ impl PartialEq for IndexMeta {
 
 impl CollectionMeta {
     /// A new, empty collection.
-    pub(crate) fn new(options: RawDocumentBuf, uuid: [u8; 16]) -> CollectionMeta {
+    pub(crate) fn new(
+        options: RawDocumentBuf,
+        uuid: [u8; 16],
+        compressor: Compressor,
+    ) -> CollectionMeta {
         CollectionMeta {
-            records: Tree::EMPTY,
+            records: Records::empty(compressor),
             ids: Tree::EMPTY,
             next_rid: 1,
             count: 0,
             size: 0,
+            stored: 0,
             options,
             uuid,
             indexes: Vec::new(),
@@ -254,6 +263,11 @@ impl CollectionMeta {
             "options": self.options.clone(),
             "uuid": bson::Binary { subtype: BinarySubtype::Uuid, bytes: self.uuid.to_vec() },
         };
+        // Absent for raw records: such an entry is byte-identical to format 2's.
+        if self.records.compressor() != Compressor::None {
+            doc.append(cstr!("compressor"), self.records.compressor().name());
+            doc.append(cstr!("stored"), to_i64(self.stored));
+        }
         // Absent while there are none: such an entry is byte-identical to format 1.
         if !self.indexes.is_empty() {
             let mut list = RawArrayBuf::new();
@@ -287,12 +301,25 @@ impl CollectionMeta {
             }
             _ => return Err(bad("indexes")),
         }
+        let compressor = match doc.get("compressor") {
+            Ok(None) => Compressor::None,
+            Ok(Some(bson::RawBsonRef::String(name))) => {
+                Compressor::from_name(name).ok_or_else(|| bad("unknown compressor"))?
+            }
+            _ => return Err(bad("compressor")),
+        };
+        let size = int("size")?;
+        let stored = match compressor {
+            Compressor::None => size,
+            _ => int("stored")?,
+        };
         Ok(CollectionMeta {
-            records: Tree::from_root(int("records")?),
+            records: Records::from_root(int("records")?, compressor),
             ids: Tree::from_root(int("ids")?),
             next_rid: int("next")?,
             count: int("count")?,
-            size: int("size")?,
+            size,
+            stored,
             options: doc
                 .get_document("options")
                 .map_err(|_| bad("options"))?
@@ -344,6 +371,30 @@ mod tests {
         assert!(meta.indexes.is_empty());
         assert_eq!(meta.count, 3);
         assert_eq!(meta.encode(), old, "no indexes: byte-identical to format 1");
+    }
+
+    #[test]
+    fn compressed_entries_round_trip_and_raw_ones_stay_unchanged() {
+        let mut meta = CollectionMeta::decode(format_1_entry().as_bytes()).expect("decodes");
+        assert_eq!(
+            meta.stored, meta.size,
+            "raw records: stored is the logical size"
+        );
+        meta.records = super::Records::from_root(12, super::Compressor::Lz4);
+        meta.stored = 40;
+        let bytes = meta.encode();
+        assert_eq!(bytes.get_str("compressor").unwrap(), "lz4");
+        let back = CollectionMeta::decode(bytes.as_bytes()).expect("decodes");
+        assert_eq!(back, meta);
+        let mut unknown = bson::RawDocumentBuf::new();
+        for element in &bytes {
+            let (key, value) = element.unwrap();
+            if key.as_str() != "compressor" {
+                unknown.append(key, value);
+            }
+        }
+        unknown.append(bson::cstr!("compressor"), "brotli");
+        assert!(CollectionMeta::decode(unknown.as_bytes()).is_err());
     }
 
     #[test]

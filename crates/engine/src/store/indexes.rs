@@ -672,11 +672,7 @@ pub(crate) fn walk<T: PageRead, E: From<StoreError>>(
                     split_entry(&key)?.1
                 };
                 last = Some(key.to_vec());
-                let Some(bytes) = meta
-                    .records
-                    .get(txn, &rid_key(rid))
-                    .map_err(StoreError::from)?
-                else {
+                let Some(bytes) = meta.records.get(txn, &rid_key(rid))? else {
                     let message = format!("an index names record {rid}, which does not exist");
                     return Err(StoreError::Corrupt(message).into());
                 };

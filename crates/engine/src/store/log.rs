@@ -2,7 +2,8 @@
 //! replay deterministically onto the last checkpoint.
 //!
 //! A record is the concatenation of operation documents (each a BSON document, so each
-//! carries its own length): `{o: "c", n, opt, u}` create, `{o: "x", n}` drop,
+//! carries its own length): `{o: "c", n, opt, u, z}` create (`z` the records' compressor,
+//! absent for raw records), `{o: "x", n}` drop,
 //! `{o: "m", n, to}` rename, `{o: "i", n, r, d}` insert, `{o: "u", n, r, d}` update and
 //! `{o: "d", n, r}` delete, `{o: "ci", n, s}` create index (built from the collection's
 //! records when applied), `{o: "di", n, x}` drop index and `{o: "mi", n, x, s}` replace an
@@ -20,6 +21,7 @@
 
 use super::StoreError;
 use super::catalog::Namespace;
+use super::records::Compressor;
 use bson::spec::BinarySubtype;
 use bson::{RawDocument, RawDocumentBuf, rawdoc};
 
@@ -30,6 +32,7 @@ pub(crate) enum Op {
         ns: Namespace,
         options: RawDocumentBuf,
         uuid: [u8; 16],
+        compressor: Compressor,
     },
     Drop {
         ns: Namespace,
@@ -75,10 +78,21 @@ impl Op {
     /// Appends the operation's document to `out`.
     pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
         let doc = match self {
-            Op::Create { ns, options, uuid } => rawdoc! {
-                "o": "c", "n": ns.full(), "opt": options.clone(),
-                "u": bson::Binary { subtype: BinarySubtype::Uuid, bytes: uuid.to_vec() },
-            },
+            Op::Create {
+                ns,
+                options,
+                uuid,
+                compressor,
+            } => {
+                let mut doc = rawdoc! {
+                    "o": "c", "n": ns.full(), "opt": options.clone(),
+                    "u": bson::Binary { subtype: BinarySubtype::Uuid, bytes: uuid.to_vec() },
+                };
+                if *compressor != Compressor::None {
+                    doc.append(bson::cstr!("z"), compressor.name());
+                }
+                doc
+            }
             Op::Drop { ns } => rawdoc! { "o": "x", "n": ns.full() },
             Op::Rename { from, to } => rawdoc! { "o": "m", "n": from.full(), "to": to.full() },
             Op::Insert { ns, rid, doc } => {
@@ -177,10 +191,18 @@ fn decode_op(doc: &RawDocument) -> Result<Op, StoreError> {
         "c" => {
             let options = doc.get_document("opt").map_err(|_| bad("options"))?;
             let uuid = doc.get_binary("u").map_err(|_| bad("uuid"))?;
+            let compressor = match doc.get("z") {
+                Ok(None) => Compressor::None,
+                Ok(Some(bson::raw::RawBsonRef::String(name))) => {
+                    Compressor::from_name(name).ok_or_else(|| bad("compressor"))?
+                }
+                _ => return Err(bad("compressor")),
+            };
             Op::Create {
                 ns: ns("n")?,
                 options: options.to_owned(),
                 uuid: uuid.bytes.try_into().map_err(|_| bad("uuid"))?,
+                compressor,
             }
         }
         "x" => Op::Drop { ns: ns("n")? },
@@ -233,6 +255,13 @@ mod tests {
                 ns: ns.clone(),
                 options: rawdoc! {"capped": false},
                 uuid: [7; 16],
+                compressor: crate::store::Compressor::None,
+            },
+            Op::Create {
+                ns: Namespace::new("db", "z"),
+                options: rawdoc! {},
+                uuid: [8; 16],
+                compressor: crate::store::Compressor::Lz4,
             },
             Op::Insert {
                 ns: ns.clone(),

@@ -52,7 +52,11 @@ mod tests {
     use super::*;
 
     fn meta(count: u64) -> CollectionMeta {
-        let mut meta = CollectionMeta::new(bson::RawDocumentBuf::new(), [0; 16]);
+        let mut meta = CollectionMeta::new(
+            bson::RawDocumentBuf::new(),
+            [0; 16],
+            crate::store::Compressor::None,
+        );
         meta.count = count;
         meta
     }

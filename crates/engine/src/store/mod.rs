@@ -26,10 +26,12 @@ mod catalog;
 mod indexes;
 mod log;
 mod meta_cache;
+mod records;
 mod txn;
 
 pub use catalog::{CollectionMeta, IndexMeta, Namespace};
 pub use indexes::{BuildObserver, BuildPhase, IndexCheck, KeyRange, WalkPosition, WalkTarget};
+pub use records::{Compressor, Records};
 pub use txn::{Reader, Record, Writer};
 
 use parking_lot::{Condvar, Mutex};
@@ -271,6 +273,8 @@ pub struct StoreOptions {
     pub pager: pager::Options,
     /// Log options (`lsn_first` is set by the store; blocks are stored raw by default).
     pub wal: WalOptions,
+    /// How collections created without a `storageEngine` option store their records.
+    pub compressor: Compressor,
 }
 
 impl Default for StoreOptions {
@@ -285,6 +289,7 @@ impl Default for StoreOptions {
                 codec: wal::Codec::Raw,
                 ..WalOptions::default()
             },
+            compressor: Compressor::default(),
         }
     }
 }
@@ -814,6 +819,21 @@ impl Store {
                     "{ns}: catalog count {} but {} records and {} _id_ entries",
                     meta.count, records.entries, ids.entries
                 )));
+            }
+            if meta.records.compressor() != Compressor::None {
+                // Every stored value decodes, and the stored sizes add up.
+                let stored = meta.records.stored_bytes(reader.txn())?;
+                let mut size = 0;
+                for entry in meta.records.iter(reader.txn())? {
+                    size += entry?.1.len() as u64;
+                }
+                if stored != meta.stored || size != meta.size {
+                    return Err(StoreError::Corrupt(format!(
+                        "{ns}: catalog sizes {} stored / {} logical but the records take {} \
+                         / {}",
+                        meta.stored, meta.size, stored, size
+                    )));
+                }
             }
             report.collections += 1;
             report.documents += meta.count;

@@ -21,11 +21,12 @@ use super::catalog::{CATALOG, CollectionMeta, Namespace, rid_key, rid_of};
 use super::indexes::{self, BuildObserver, IndexCheck, KeyRange, WalkPosition, WalkTarget};
 use super::log::Op;
 use super::meta_cache::MetaCache;
+use super::records::Records;
 use super::{Store, StoreError};
 use crate::index::spec::{IndexSpec, ParseOptions};
 use bson::raw::RawBsonRef;
 use bson::{RawDocument, RawDocumentBuf};
-use btree::{PageRead, Tree};
+use btree::PageRead;
 use pager::{ReadTxn, WriteTxn};
 use parking_lot::MutexGuard;
 use std::borrow::Cow;
@@ -94,7 +95,7 @@ fn lookup_id<'t, T: PageRead>(
 /// The record an `_id_` entry's value `rid` names in `records`; its absence is corruption.
 fn indexed_record<'t, T: PageRead>(
     txn: &'t T,
-    records: Tree,
+    records: Records,
     rid: &[u8],
 ) -> Result<Record<'t>, StoreError> {
     let rid = rid_of(rid)?;
@@ -145,7 +146,7 @@ impl<'s> Reader<'s> {
         meta: &CollectionMeta,
         rid: u64,
     ) -> Result<Option<Cow<'_, [u8]>>, StoreError> {
-        Ok(meta.records.get(&self.txn, &rid_key(rid))?)
+        meta.records.get(&self.txn, &rid_key(rid))
     }
 
     /// The record whose `_id` is `id`.
@@ -482,10 +483,14 @@ impl<'s> Writer<'s> {
             return Err(StoreError::NamespaceExists(ns.clone()));
         }
         let uuid = self.store.new_uuid();
+        let compressor = super::records::requested(&options)
+            .map_err(StoreError::Rejected)?
+            .unwrap_or(self.store.options.compressor);
         self.apply(Op::Create {
             ns: ns.clone(),
             options,
             uuid,
+            compressor,
         })
     }
 
@@ -609,8 +614,13 @@ impl<'s> Writer<'s> {
     /// Applies one operation to the trees and the cached catalog, and logs it.
     pub(crate) fn apply(&mut self, op: Op) -> Result<(), StoreError> {
         match &op {
-            Op::Create { ns, options, uuid } => {
-                let meta = CollectionMeta::new(options.clone(), *uuid);
+            Op::Create {
+                ns,
+                options,
+                uuid,
+                compressor,
+            } => {
+                let meta = CollectionMeta::new(options.clone(), *uuid, *compressor);
                 self.metas.insert(ns.clone(), Some(meta));
             }
             Op::Drop { ns } => {
@@ -632,7 +642,7 @@ impl<'s> Writer<'s> {
                 // Every refusal comes before the first change.
                 let changes = indexes::plan(&*txn, ns, meta, *rid, None, Some(doc))?;
                 meta.ids.insert(txn, &id_key(doc), &rid_key(*rid))?;
-                meta.records.insert(txn, &rid_key(*rid), doc.as_bytes())?;
+                meta.stored += meta.records.insert(txn, &rid_key(*rid), doc.as_bytes())?;
                 indexes::apply(txn, meta, *rid, changes)?;
                 meta.count += 1;
                 meta.size += doc.as_bytes().len() as u64;
@@ -655,9 +665,10 @@ impl<'s> Writer<'s> {
                     meta.ids.remove(txn, &old.id_key)?;
                     meta.ids.insert(txn, &new_key, &rid_key(*rid))?;
                 }
-                meta.records.insert(txn, &rid_key(*rid), doc.as_bytes())?;
+                let stored = meta.records.insert(txn, &rid_key(*rid), doc.as_bytes())?;
                 indexes::apply(txn, meta, *rid, changes)?;
                 meta.size = meta.size - old.len + doc.as_bytes().len() as u64;
+                meta.stored = meta.stored - old.stored + stored;
             }
             Op::Delete { ns, rid } => {
                 let (meta, txn) = self.meta_and_txn(ns)?;
@@ -671,6 +682,7 @@ impl<'s> Writer<'s> {
                 indexes::apply(txn, meta, *rid, changes)?;
                 meta.count -= 1;
                 meta.size -= old.len;
+                meta.stored -= old.stored;
             }
             Op::CreateIndex { ns, spec } => {
                 let spec = IndexSpec::parse(spec, ParseOptions::default())
@@ -811,6 +823,8 @@ fn index_position(meta: &CollectionMeta, ns: &Namespace, name: &str) -> Result<u
 struct Stored {
     id_key: Vec<u8>,
     len: u64,
+    /// Bytes the record takes as stored (its length when raw).
+    stored: u64,
     /// The document, copied only when secondary indexes need its keys.
     doc: Option<RawDocumentBuf>,
 }
@@ -825,9 +839,14 @@ fn stored_record(
     let bytes = bytes.ok_or_else(|| StoreError::Corrupt(format!("no record {rid}")))?;
     let doc = RawDocument::from_bytes(&bytes)
         .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
+    let stored = match meta.records.compressor() {
+        super::Compressor::None => bytes.len() as u64,
+        _ => meta.records.stored_len(txn, &rid_key(rid))?,
+    };
     Ok(Stored {
         id_key: id_key(doc),
         len: bytes.len() as u64,
+        stored,
         doc: (!meta.indexes.is_empty()).then(|| doc.to_owned()),
     })
 }
