@@ -315,6 +315,11 @@ fn collections_keep_their_compressor_across_restarts() {
             "app",
             rawdoc! { "create": "raw", "storageEngine": { "multiforadb": { "compressor": "none" } } },
         );
+        ok(
+            &engine,
+            "app",
+            rawdoc! { "create": "packed", "storageEngine": { "multiforadb": { "compressor": "lz4" } } },
+        );
         fails(
             &engine,
             "app",

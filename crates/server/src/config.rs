@@ -38,7 +38,7 @@ pub enum Dispatch {
 pub enum CompressorArg {
     /// Raw BSON.
     None,
-    /// LZ4 blocks where they save at least an eighth (the default).
+    /// LZ4 blocks where they save at least an eighth.
     Lz4,
 }
 
@@ -82,8 +82,9 @@ pub struct Config {
     #[arg(long, default_value_t = 0)]
     pub idle_timeout_secs: u64,
     /// How collections created without a `storageEngine` option store their documents
-    /// (a collection keeps the compressor it was created with).
-    #[arg(long, value_enum, default_value_t = CompressorArg::Lz4)]
+    /// (a collection keeps the compressor it was created with). Default none: scans of
+    /// LZ4 records decode whole documents (PLAN D53).
+    #[arg(long, value_enum, default_value_t = CompressorArg::None)]
     pub compressor: CompressorArg,
     /// Where commands run (for benchmarking the worker hand-off).
     #[arg(long, value_enum, default_value_t = Dispatch::Auto, hide = true)]

@@ -31,12 +31,16 @@ use std::borrow::Cow;
 use std::ops::Bound;
 
 /// How a collection's documents are stored.
+///
+/// The default is `None` until scans decode only the fields they read (PLAN D53: with
+/// whole-document decoding an unindexed range count over 1 GiB of LZ4 records took 117x
+/// as long as over raw ones).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Compressor {
     /// Raw BSON, untagged (the format before compression).
+    #[default]
     None,
     /// LZ4 blocks where they pay, tagged.
-    #[default]
     Lz4,
 }
 
