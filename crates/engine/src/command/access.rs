@@ -10,12 +10,31 @@
 
 use super::cursor::{Deadline, corrupt_record};
 use crate::error::Error;
-use crate::plan::{Access, IndexAccess};
+use crate::plan::{self, Access, IndexAccess};
 use crate::store::{CollectionMeta, Namespace, Reader, WalkPosition};
 use bson::{RawDocument, RawDocumentBuf};
 use query::Filter;
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashSet, VecDeque};
+
+/// The plan of `query` over `meta` in `reader`'s snapshot, through the engine's plan cache:
+/// what every read command plans with.
+pub(crate) fn plan<'f>(
+    engine: &crate::engine::Engine,
+    reader: &Reader<'_>,
+    meta: &CollectionMeta,
+    ns: &Namespace,
+    query: &plan::Query<'f, '_>,
+) -> Result<plan::Planned<'f>, Error> {
+    let mut walker = reader;
+    let mut planning = plan::Planning {
+        meta,
+        ns,
+        walker: &mut walker,
+        cache: Some(&engine.plans),
+    };
+    plan::choose(&mut planning, query)
+}
 
 /// Documents an index walk buffers before handing them on.
 const WALK_CHUNK: usize = 64;

@@ -57,7 +57,11 @@ pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, 
         (None, _) => 0,
         (Some(meta), None) => meta.count,
         (Some(meta), Some(filter)) => {
-            let access = plan::choose(&meta, &ns, spec, &hint)?;
+            let query = plan::Query {
+                want: limit.map(|n| n.saturating_add(skip)),
+                ..plan::Query::of(spec, Some(filter), &hint)
+            };
+            let access = super::access::plan(engine, &reader, &meta, &ns, &query)?.access;
             let failure = RefCell::new(None);
             let wanted = limit.map_or(u64::MAX, |n| n.saturating_add(skip));
             let reading = Reading {
@@ -139,7 +143,8 @@ pub(crate) fn distinct(engine: &Engine, request: &Request<'_>) -> Result<Documen
     let Some(meta) = reader.collection(&ns)? else {
         return Ok(doc! { "values": [] });
     };
-    let access = plan::choose(&meta, &ns, spec, &hint)?;
+    let query = plan::Query::of(spec, filter.as_ref(), &hint);
+    let access = super::access::plan(engine, &reader, &meta, &ns, &query)?.access;
     let failure = RefCell::new(None);
     let reading = Reading {
         reader: &reader,

@@ -81,13 +81,39 @@ pub(crate) fn explain_command(
     let store = engine.store();
     let reader = store.read()?;
     let meta = reader.collection(&explained.ns)?;
+    let mut tried = Tried::default();
     let (access_stage, counts) = match &meta {
         None => (doc! { "stage": "EOF" }, Counts::default()),
         Some(meta) => {
-            let mut access = plan::choose(meta, &explained.ns, explained.filter, &explained.hint)?;
+            let ordered = explained.sort.is_some() || explained.pipeline.is_some();
+            let want = match (ordered, explained.limit) {
+                (false, Some(limit)) => Some(limit.saturating_add(explained.skip)),
+                _ => None,
+            };
+            let query = plan::Query {
+                sort: explained.sort,
+                projection: explained.projection,
+                want,
+                ..plan::Query::of(explained.filter, compiled.as_ref(), &explained.hint)
+            };
+            let mut walker = &reader;
+            let mut planning = plan::Planning {
+                meta,
+                ns: &explained.ns,
+                walker: &mut walker,
+                cache: None,
+            };
+            let planned = plan::choose(&mut planning, &query)?;
+            let mut access = planned.access;
             if let Some(sorted) = explained.sorted_walk(meta, &access)? {
                 access = Access::Index(sorted);
                 explained.sort = None;
+            }
+            let key =
+                plan::cache::Key::of(meta, explained.filter, explained.sort, explained.projection);
+            tried.hashes = Some((key.query_hash(), key.plan_cache_key(meta)));
+            if let Some(trial) = &planned.trial {
+                tried.plans = explained.tried(meta, trial, &access);
             }
             let stage = plan::explain::access_stage(meta, &access, explained.filter);
             let counts = if verbosity == "queryPlanner" {
@@ -100,19 +126,29 @@ pub(crate) fn explain_command(
     };
     let returned = explained.returned(counts.matched);
     let winning = explained.wrap(access_stage);
-    let planner = doc! {
+    let mut planner = doc! {
         "namespace": explained.ns.full(),
         "indexFilterSet": false,
         "parsedQuery": explained
             .filter
             .and_then(|f| Document::try_from(f).ok())
             .unwrap_or_default(),
-        "maxIndexedOrSolutionsReached": false,
-        "maxIndexedAndSolutionsReached": false,
-        "maxScansToExplodeReached": false,
-        "winningPlan": winning.clone(),
-        "rejectedPlans": [],
     };
+    if let Some((query_hash, plan_cache_key)) = &tried.hashes {
+        planner.insert("queryHash", query_hash);
+        planner.insert("planCacheKey", plan_cache_key);
+    }
+    planner.insert("maxIndexedOrSolutionsReached", false);
+    planner.insert("maxIndexedAndSolutionsReached", false);
+    planner.insert("maxScansToExplodeReached", false);
+    planner.insert("winningPlan", winning.clone());
+    let rejected: Vec<Bson> = tried
+        .plans
+        .iter()
+        .filter(|p| !p.won)
+        .map(|p| Bson::Document(p.stage.clone()))
+        .collect();
+    planner.insert("rejectedPlans", rejected);
     let mut reply = doc! { "explainVersion": "1" };
     match &explained.pipeline {
         Some(stages) => {
@@ -136,7 +172,12 @@ pub(crate) fn explain_command(
             "executionStages": annotate(winning, &counts, returned),
         };
         if verbosity == "allPlansExecution" {
-            stats.insert("allPlansExecution", Bson::Array(Vec::new()));
+            let all: Vec<Bson> = tried
+                .plans
+                .iter()
+                .map(|p| Bson::Document(p.execution(&explained)))
+                .collect();
+            stats.insert("allPlansExecution", all);
         }
         reply.insert("executionStats", stats);
     }
@@ -299,6 +340,30 @@ impl Explained<'_> {
         )
     }
 
+    /// The plans of `trial`, the one that runs (`chosen`) first, each in its stage tree.
+    fn tried(
+        &self,
+        meta: &CollectionMeta,
+        trial: &plan::Trial,
+        chosen: &Access<'_>,
+    ) -> Vec<TriedPlan> {
+        let won = |p: &plan::IndexAccess| matches!(chosen, Access::Index(c) if c.name == p.name && c.wildcard_path == p.wildcard_path);
+        let mut order: Vec<usize> = (0..trial.plans.len()).collect();
+        order.sort_by_key(|&i| !won(&trial.plans[i]));
+        order
+            .into_iter()
+            .map(|i| {
+                let access = Access::Index(trial.plans[i].clone());
+                let stage = plan::explain::access_stage(meta, &access, self.filter);
+                TriedPlan {
+                    stage: self.wrap(stage),
+                    stats: trial.stats[i].clone(),
+                    won: won(&trial.plans[i]),
+                }
+            })
+            .collect()
+    }
+
     /// The documents the command hands on, of `matched` matches.
     fn returned(&self, matched: u64) -> u64 {
         let n = matched.saturating_sub(self.skip);
@@ -339,6 +404,42 @@ impl Explained<'_> {
             stage = doc! { "stage": wrapper, "inputStage": stage };
         }
         stage
+    }
+}
+
+/// The plans a trial weighed, as explain shows them.
+#[derive(Default)]
+struct Tried {
+    /// mongod's `queryHash` and `planCacheKey` of the query.
+    hashes: Option<(String, String)>,
+    /// Each plan of the trial, the winner first.
+    plans: Vec<TriedPlan>,
+}
+
+/// One plan of a trial: its stage tree and what it did in the trial.
+struct TriedPlan {
+    stage: Document,
+    stats: plan::trial::TrialStats,
+    /// Whether it is the plan that runs.
+    won: bool,
+}
+
+impl TriedPlan {
+    /// The plan's entry of `allPlansExecution`: its trial's counts.
+    fn execution(&self, explained: &Explained<'_>) -> Document {
+        let counts = Counts {
+            keys: self.stats.keys,
+            docs: self.stats.docs,
+            matched: self.stats.results,
+        };
+        let returned = explained.returned(counts.matched);
+        doc! {
+            "nReturned": to_i64(returned),
+            "executionTimeMillisEstimate": 0i64,
+            "totalKeysExamined": to_i64(counts.keys),
+            "totalDocsExamined": to_i64(counts.docs),
+            "executionStages": annotate(self.stage.clone(), &counts, returned),
+        }
     }
 }
 

@@ -356,6 +356,7 @@ fn pinned_id(filter: &RawDocument) -> Option<RawBsonRef<'_>> {
 /// type error) fails the statement; a hint naming no index is 2 BadValue.
 pub(super) fn select(
     writer: &mut Writer<'_>,
+    plans: &plan::PlanCache,
     ns: &Namespace,
     filter: &Filter,
     filter_doc: &RawDocument,
@@ -374,7 +375,17 @@ pub(super) fn select(
     let Some(meta) = writer.collection(ns).map_err(Failure::fatal)? else {
         return Ok(Vec::new());
     };
-    let access = plan::choose(&meta, ns, Some(filter_doc), hint)?;
+    let query = plan::Query {
+        want: first_only.then_some(1),
+        ..plan::Query::of(Some(filter_doc), Some(filter), hint)
+    };
+    let mut planning = plan::Planning {
+        meta: &meta,
+        ns,
+        walker: &mut *writer,
+        cache: Some(plans),
+    };
+    let access = plan::choose(&mut planning, &query)?.access;
     let mut failure: Option<query::QueryError> = None;
     let interrupted: std::cell::RefCell<Option<Error>> = std::cell::RefCell::default();
     let mut examined = 0_usize;

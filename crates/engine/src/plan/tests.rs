@@ -3,7 +3,7 @@
 
 use super::bounds::{FieldView, bounds};
 use super::predicates::Predicates;
-use super::{Access, Hint, choose};
+use super::{Access, Hint, static_choice as choose};
 use crate::index::spec::{IndexSpec, KeyKind, ParseOptions};
 use crate::store::{CollectionMeta, IndexMeta, KeyRange, Namespace};
 use bson::{Bson, Document, RawDocumentBuf, doc};

@@ -1,0 +1,177 @@
+//! Plan choice by trial and the plan cache (issue 17): a fixed data set with competing
+//! indexes, the winner and the examined counts asserted through explain, the cache's hits
+//! and invalidations through the engine's cache.
+
+use super::{DB, engine, insert, ok};
+use crate::Engine;
+use crate::plan::{Access, Hint};
+use crate::store::Namespace;
+use bson::{Bson, Document, RawDocumentBuf, rawdoc};
+
+/// `test.c` with 1,000 documents `{_id: i, a: 1, b: i}` and the indexes `a_1` (matching
+/// every document) and `b_1`, created in that order.
+fn competing() -> Engine {
+    let (engine, _clock) = engine();
+    insert(
+        &engine,
+        "c",
+        (0..1000).map(|i| rawdoc! { "_id": i, "a": 1, "b": i }),
+    );
+    ok(
+        &engine,
+        rawdoc! { "createIndexes": "c", "indexes": [
+            { "key": { "a": 1 }, "name": "a_1" },
+            { "key": { "b": 1 }, "name": "b_1" },
+        ] },
+    );
+    engine
+}
+
+fn explain(engine: &Engine, find: RawDocumentBuf) -> Document {
+    ok(
+        engine,
+        rawdoc! { "explain": find, "verbosity": "allPlansExecution" },
+    )
+}
+
+/// The index name of the IXSCAN under a plan's FETCH.
+fn index_of(stage: &Document) -> String {
+    let mut stage = stage.clone();
+    while stage.get_str("stage").ok() != Some("IXSCAN") {
+        stage = stage.get_document("inputStage").expect("an input").clone();
+    }
+    stage.get_str("indexName").expect("indexName").to_owned()
+}
+
+fn i64_of(doc: &Document, key: &str) -> i64 {
+    match doc.get(key) {
+        Some(Bson::Int64(n)) => *n,
+        Some(Bson::Int32(n)) => i64::from(*n),
+        other => panic!("{key}: {other:?} in {doc:?}"),
+    }
+}
+
+fn cached(engine: &Engine) -> Vec<String> {
+    let store = engine.store();
+    let reader = store.read().expect("read");
+    let meta = reader
+        .collection(&Namespace::new(DB, "c"))
+        .expect("meta")
+        .expect("collection");
+    engine
+        .plans
+        .entries(&meta)
+        .into_iter()
+        .map(|(_, e)| e.index)
+        .collect()
+}
+
+#[test]
+fn the_trial_picks_the_selective_index_the_ranking_would_not() {
+    let engine = competing();
+    let filter = rawdoc! { "a": 1, "b": { "$gte": 990 } };
+    // The static ranking prefers the pinned field: the test is about the trial.
+    let store = engine.store();
+    let reader = store.read().expect("read");
+    let ns = Namespace::new(DB, "c");
+    let meta = reader.collection(&ns).expect("meta").expect("collection");
+    let ranked = crate::plan::static_choice(&meta, &ns, Some(&filter), &Hint::None);
+    assert!(matches!(ranked, Ok(Access::Index(i)) if i.name == "a_1"));
+    drop(reader);
+
+    let reply = explain(&engine, rawdoc! { "find": "c", "filter": filter.clone() });
+    let planner = reply.get_document("queryPlanner").expect("queryPlanner");
+    let winning = planner.get_document("winningPlan").expect("winningPlan");
+    assert_eq!(index_of(winning), "b_1", "{reply:?}");
+    let rejected = planner.get_array("rejectedPlans").expect("rejectedPlans");
+    assert_eq!(rejected.len(), 1, "{rejected:?}");
+    let loser = rejected[0].as_document().expect("a plan");
+    assert_eq!(index_of(loser), "a_1");
+    assert!(planner.get_str("queryHash").is_ok_and(|h| h.len() == 8));
+
+    let stats = reply
+        .get_document("executionStats")
+        .expect("executionStats");
+    assert_eq!(i64_of(stats, "nReturned"), 10);
+    assert_eq!(i64_of(stats, "totalKeysExamined"), 10);
+    assert_eq!(i64_of(stats, "totalDocsExamined"), 10);
+    // The trial's own counts, winner first: b_1 ended its ranges after 10 keys while a_1
+    // walked two turns of 8 keys without a match.
+    let all = stats
+        .get_array("allPlansExecution")
+        .expect("allPlansExecution");
+    let all: Vec<&Document> = all.iter().map(|p| p.as_document().expect("plan")).collect();
+    assert_eq!(all.len(), 2);
+    assert_eq!(
+        index_of(all[0].get_document("executionStages").expect("stages")),
+        "b_1"
+    );
+    assert_eq!(
+        [all[0], all[1]].map(|p| (
+            i64_of(p, "nReturned"),
+            i64_of(p, "totalKeysExamined"),
+            i64_of(p, "totalDocsExamined")
+        )),
+        [(10, 10, 10), (0, 16, 16)]
+    );
+    // Explain leaves the cache alone.
+    assert!(cached(&engine).is_empty());
+
+    let found = ok(&engine, rawdoc! { "find": "c", "filter": filter });
+    let (docs, _) = super::batch(&found);
+    assert_eq!(docs.len(), 10);
+}
+
+#[test]
+fn a_query_shape_reuses_its_cached_winner() {
+    let engine = competing();
+    let find = |low: i32| {
+        let filter = rawdoc! { "a": 1, "b": { "$gte": low } };
+        let reply = ok(&engine, rawdoc! { "find": "c", "filter": filter });
+        super::batch(&reply).0.len()
+    };
+    assert_eq!(find(990), 10);
+    assert_eq!(cached(&engine), ["b_1"]);
+    assert_eq!(engine.plans.hits(), 0);
+    // Other values, the same shape: no trial.
+    assert_eq!(find(995), 5);
+    assert_eq!(engine.plans.hits(), 1);
+    // count and a write plan through the same entry and cache.
+    let count = ok(
+        &engine,
+        rawdoc! { "count": "c", "query": { "a": 1, "b": { "$gte": 999 } } },
+    );
+    assert_eq!(count.get_i32("n").ok(), Some(1));
+    assert_eq!(engine.plans.hits(), 2);
+
+    // A new index changes the candidates: the entry is dropped, and planned again.
+    ok(
+        &engine,
+        rawdoc! { "createIndexes": "c", "indexes": [{ "key": { "z": 1 }, "name": "z_1" }] },
+    );
+    assert_eq!(find(990), 10);
+    assert_eq!(engine.plans.hits(), 2);
+    assert_eq!(cached(&engine), ["b_1"]);
+
+    // planCacheClear empties the collection's entries.
+    ok(&engine, rawdoc! { "planCacheClear": "c" });
+    assert!(cached(&engine).is_empty());
+}
+
+#[test]
+fn a_cached_plan_that_works_too_hard_is_replanned() {
+    let engine = competing();
+    let find = |low: i32| {
+        let filter = rawdoc! { "a": 1, "b": { "$gte": low } };
+        let reply = ok(&engine, rawdoc! { "find": "c", "filter": filter });
+        super::batch(&reply).0.len()
+    };
+    assert_eq!(find(990), 10);
+    assert_eq!(cached(&engine), ["b_1"]);
+    // b_1 won with 20 works; every document now matches, so within 10x that it does not
+    // produce a trial's 101 matches: the query is planned again, and the tie between two
+    // equally productive plans goes to the ranking's first (a_1).
+    assert_eq!(find(0), 101);
+    assert_eq!(engine.plans.hits(), 0);
+    assert_eq!(cached(&engine), ["a_1"]);
+}
