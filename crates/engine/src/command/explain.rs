@@ -431,6 +431,7 @@ impl TriedPlan {
             keys: self.stats.keys,
             docs: self.stats.docs,
             matched: self.stats.results,
+            branches: Vec::new(),
         };
         let returned = explained.returned(counts.matched);
         doc! {
@@ -449,6 +450,16 @@ struct Counts {
     keys: u64,
     docs: u64,
     matched: u64,
+    /// Per walk of an `$or` plan, in branch order.
+    branches: Vec<Branch>,
+}
+
+/// What one walk of an `$or` plan examined.
+#[derive(Debug, Default, Clone, Copy)]
+struct Branch {
+    keys: u64,
+    /// Distinct records among its keys (what its IXSCAN hands the OR).
+    unique: u64,
 }
 
 /// Runs the access path once, counting index keys, fetched documents and matches.
@@ -481,23 +492,32 @@ fn count(
                 test(rid, &bytes, &mut counts)?;
             }
         }
-        Access::Index(index) => {
+        Access::Index(_) | Access::Or(_) => {
             let mut seen = HashSet::new();
-            let mut position = WalkPosition::default();
-            reader.walk(
-                meta,
-                &index.target,
-                &index.ranges,
-                index.reverse,
-                &mut position,
-                |rid, bytes| -> Result<bool, Error> {
-                    counts.keys += 1;
-                    if seen.insert(rid) {
-                        test(rid, bytes, &mut counts)?;
-                    }
-                    Ok(true)
-                },
-            )?;
+            for index in access.walks() {
+                let mut branch = Branch::default();
+                let mut mine = HashSet::new();
+                let mut position = WalkPosition::default();
+                reader.walk(
+                    meta,
+                    &index.target,
+                    &index.ranges,
+                    index.reverse,
+                    &mut position,
+                    |rid, bytes| -> Result<bool, Error> {
+                        counts.keys += 1;
+                        branch.keys += 1;
+                        if mine.insert(rid) {
+                            branch.unique += 1;
+                        }
+                        if seen.insert(rid) {
+                            test(rid, bytes, &mut counts)?;
+                        }
+                        Ok(true)
+                    },
+                )?;
+                counts.branches.push(branch);
+            }
         }
     }
     Ok(counts)
@@ -510,6 +530,13 @@ fn annotate(mut stage: Document, counts: &Counts, returned: u64) -> Document {
         "IXSCAN" => (counts.docs, Some(("keysExamined", counts.keys))),
         "COLLSCAN" | "FETCH" => (counts.matched, Some(("docsExamined", counts.docs))),
         "IDHACK" => (counts.matched, Some(("docsExamined", counts.docs))),
+        "SUBPLAN" => (counts.matched, None),
+        "OR" => {
+            let tested: u64 = counts.branches.iter().map(|b| b.unique).sum();
+            stage.insert("dupsTested", to_i64(tested));
+            stage.insert("dupsDropped", to_i64(tested.saturating_sub(counts.docs)));
+            (counts.docs, None)
+        }
         "SORT" | "SKIP" | "LIMIT" | "PROJECTION_DEFAULT" | "COUNT" | "UPDATE" | "DELETE" => {
             (returned, None)
         }
@@ -526,6 +553,23 @@ fn annotate(mut stage: Document, counts: &Counts, returned: u64) -> Document {
     if let Ok(input) = stage.get_document("inputStage") {
         let input = annotate(input.clone(), counts, returned);
         stage.insert("inputStage", input);
+    }
+    if let Ok(inputs) = stage.get_array("inputStages") {
+        let inputs: Vec<Bson> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, input)| {
+                let branch = counts.branches.get(i).copied().unwrap_or_default();
+                let counts = Counts {
+                    keys: branch.keys,
+                    docs: branch.unique,
+                    ..Counts::default()
+                };
+                let input = input.as_document().cloned().unwrap_or_default();
+                Bson::Document(annotate(input, &counts, returned))
+            })
+            .collect();
+        stage.insert("inputStages", inputs);
     }
     stage
 }

@@ -237,10 +237,13 @@ fn plan(
                 limit: query.limit,
             }));
         }
-        (Access::Index(index), Order::Natural(true)) => {
+        (Access::Index(_) | Access::Or(_), Order::Natural(true)) => {
+            let mut walks: VecDeque<plan::IndexAccess> = access.walks().iter().cloned().collect();
+            let first = walks.pop_front().expect("an index plan walks an index");
             return Ok(Source::Index(IndexScan {
                 uuid: meta.uuid,
-                access: index.clone(),
+                access: first,
+                rest: walks,
                 position: WalkPosition::default(),
                 seen: HashSet::new(),
                 skip: query.skip,
@@ -263,6 +266,7 @@ fn plan(
         return Ok(Source::Index(IndexScan {
             uuid: meta.uuid,
             access: sorted,
+            rest: VecDeque::new(),
             position: WalkPosition::default(),
             seen: HashSet::new(),
             skip: query.skip,

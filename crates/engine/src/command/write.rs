@@ -409,33 +409,38 @@ pub(super) fn select(
         })
     };
     let selected = match access {
-        Access::Index(index) => {
+        Access::Index(_) | Access::Or(_) => {
             let mut seen = HashSet::new();
             let mut out = Vec::new();
-            let mut position = WalkPosition::default();
-            writer
-                .walk(
-                    ns,
-                    &index.target,
-                    &index.ranges,
-                    &mut position,
-                    |rid, bytes| -> Result<bool, StoreError> {
-                        if !seen.insert(rid) {
-                            return Ok(true);
-                        }
-                        let doc = RawDocument::from_bytes(bytes).map_err(|_| {
-                            StoreError::Corrupt(format!("record {rid} is not BSON"))
-                        })?;
-                        if test(doc) {
-                            out.push((rid, doc.to_owned()));
-                        }
-                        if interrupted.borrow().is_some() {
-                            return Ok(false);
-                        }
-                        Ok(!first_only || out.is_empty())
-                    },
-                )
-                .map_err(Failure::fatal)?;
+            for index in access.walks() {
+                if (first_only && !out.is_empty()) || interrupted.borrow().is_some() {
+                    break;
+                }
+                let mut position = WalkPosition::default();
+                writer
+                    .walk(
+                        ns,
+                        &index.target,
+                        &index.ranges,
+                        &mut position,
+                        |rid, bytes| -> Result<bool, StoreError> {
+                            if !seen.insert(rid) {
+                                return Ok(true);
+                            }
+                            let doc = RawDocument::from_bytes(bytes).map_err(|_| {
+                                StoreError::Corrupt(format!("record {rid} is not BSON"))
+                            })?;
+                            if test(doc) {
+                                out.push((rid, doc.to_owned()));
+                            }
+                            if interrupted.borrow().is_some() {
+                                return Ok(false);
+                            }
+                            Ok(!first_only || out.is_empty())
+                        },
+                    )
+                    .map_err(Failure::fatal)?;
+            }
             out
         }
         Access::Id(id) => {

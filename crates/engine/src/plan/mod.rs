@@ -16,6 +16,12 @@
 //!   ([`implies`]). A hint is obeyed as mongod obeys it (a sparse or partial index hinted
 //!   answers from its entries); a hint naming no index (or a hidden one) is 2 BadValue.
 //!   Unbounded indexes are never proposed: a collection scan reads less.
+//! - `$or` per branch: when the top-level conjunction proposes only a collection scan and
+//!   the filter has a top-level `$or` whose every branch proposes an index walk (its
+//!   best-ranked one, by the rules above applied to the branch alone), the plan is one
+//!   walk per branch ([`Access::Or`]): a document the filter matches matches some branch,
+//!   so it lies in that branch's ranges. One branch without an index: a collection scan.
+//!   Callers hand each record on once across the walks.
 //! - Choice by trial: a hint, the `_id` point lookup, or a single qualifying index needs no
 //!   choice. Several qualifying index walks are ranked statically (the index whose bounds
 //!   pin the most leading fields first: a unique index pinned on every field, then the
@@ -73,6 +79,20 @@ pub(crate) enum Access<'f> {
     Id(RawBsonRef<'f>),
     /// Ranges of one index, in index order.
     Index(IndexAccess),
+    /// One index walk per branch of the filter's top-level `$or`, in branch order, each
+    /// record handed on once (mongod's OR stage over IXSCANs).
+    Or(Vec<IndexAccess>),
+}
+
+impl Access<'_> {
+    /// The index walks of an index or `$or` plan, in the order they run.
+    pub(crate) fn walks(&self) -> &[IndexAccess] {
+        match self {
+            Access::Index(index) => std::slice::from_ref(index),
+            Access::Or(branches) => branches,
+            Access::Collection | Access::Id(_) => &[],
+        }
+    }
 }
 
 /// A walk over ranges of one index.
@@ -215,8 +235,43 @@ pub(crate) enum Proposal<'f> {
     Several(Vec<IndexAccess>),
 }
 
-/// The access paths for `filter` over the collection `meta` of `ns`, obeying `hint`.
+/// The access paths for `filter` over the collection `meta` of `ns`, obeying `hint`: those
+/// of its top-level conjunction, else, when that leaves a collection scan and the filter
+/// has a top-level `$or` whose every branch is indexed, one walk per branch.
 pub(crate) fn propose<'f>(
+    meta: &CollectionMeta,
+    ns: &Namespace,
+    filter: Option<&'f RawDocument>,
+    hint: &Hint,
+) -> Result<Proposal<'f>, Error> {
+    let proposal = propose_conjunction(meta, ns, filter, hint)?;
+    if *hint != Hint::None || !matches!(proposal, Proposal::One(Access::Collection)) {
+        return Ok(proposal);
+    }
+    let Some(Ok(Some(RawBsonRef::Array(branches)))) = filter.map(|f| f.get("$or")) else {
+        return Ok(proposal);
+    };
+    let mut walks = Vec::new();
+    for branch in branches {
+        let Ok(RawBsonRef::Document(branch)) = branch else {
+            return Ok(proposal);
+        };
+        let walk = match propose_conjunction(meta, ns, Some(branch), hint)? {
+            Proposal::One(Access::Index(walk)) => walk,
+            Proposal::Several(mut ranked) => ranked.remove(0),
+            Proposal::One(Access::Id(_)) => Candidate::id().access(&Predicates::of(Some(branch))).0,
+            Proposal::One(Access::Collection | Access::Or(_)) => return Ok(proposal),
+        };
+        walks.push(walk);
+    }
+    Ok(match walks.len() {
+        0 => proposal,
+        _ => Proposal::One(Access::Or(walks)),
+    })
+}
+
+/// [`propose`] from the top-level conjunction alone.
+fn propose_conjunction<'f>(
     meta: &CollectionMeta,
     ns: &Namespace,
     filter: Option<&'f RawDocument>,

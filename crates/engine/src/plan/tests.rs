@@ -39,6 +39,14 @@ fn chosen(meta: &CollectionMeta, filter: Document) -> Option<String> {
         Access::Collection => None,
         Access::Id(_) => Some("id".to_owned()),
         Access::Index(access) => Some(access.name),
+        Access::Or(walks) => Some(format!(
+            "or({})",
+            walks
+                .iter()
+                .map(|w| w.name.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        )),
     }
 }
 
@@ -100,9 +108,10 @@ fn equality_in_and_ranges_choose_the_index_that_pins_most() {
         chosen(&meta, doc! { "$and": [{ "a": 1 }] }).as_deref(),
         Some("a_1")
     );
+    // An `$or` whose every branch is indexed: a walk per branch.
     assert_eq!(
-        chosen(&meta, doc! { "$or": [{ "a": 1 }, { "a": 2 }] }),
-        None
+        chosen(&meta, doc! { "$or": [{ "a": 1 }, { "a": 2 }] }).as_deref(),
+        Some("or(a_1,a_1)")
     );
     assert_eq!(chosen(&meta, doc! { "a": { "$ne": 1 } }), None);
     assert_eq!(chosen(&meta, doc! { "a": { "$gt": null } }), None);

@@ -175,3 +175,97 @@ fn a_cached_plan_that_works_too_hard_is_replanned() {
     assert_eq!(engine.plans.hits(), 0);
     assert_eq!(cached(&engine), ["a_1"]);
 }
+
+#[test]
+fn an_or_of_indexed_branches_walks_each_branch_once() {
+    let engine = competing();
+    // _id 5 is in both branches; `c` has no index, so the `$or` is the only indexed plan.
+    let filter = rawdoc! { "$or": [{ "b": { "$lt": 6 } }, { "_id": { "$in": [5, 7] } }] };
+    let reply = explain(&engine, rawdoc! { "find": "c", "filter": filter.clone() });
+    let winning = reply
+        .get_document("queryPlanner")
+        .and_then(|p| p.get_document("winningPlan"))
+        .expect("winningPlan");
+    assert_eq!(
+        winning.get_str("stage").ok(),
+        Some("SUBPLAN"),
+        "{winning:?}"
+    );
+    let stats = reply
+        .get_document("executionStats")
+        .expect("executionStats");
+    assert_eq!(i64_of(stats, "nReturned"), 7);
+    assert_eq!(i64_of(stats, "totalKeysExamined"), 8);
+    assert_eq!(i64_of(stats, "totalDocsExamined"), 7);
+    let fetch = stats
+        .get_document("executionStages")
+        .and_then(|s| s.get_document("inputStage"))
+        .expect("FETCH");
+    assert_eq!(fetch.get_str("stage").ok(), Some("FETCH"));
+    let or = fetch.get_document("inputStage").expect("OR");
+    assert_eq!(or.get_str("stage").ok(), Some("OR"));
+    assert_eq!(
+        (i64_of(or, "dupsTested"), i64_of(or, "dupsDropped")),
+        (8, 1)
+    );
+    let scans: Vec<(String, i64)> = or
+        .get_array("inputStages")
+        .expect("inputStages")
+        .iter()
+        .map(|s| {
+            let s = s.as_document().expect("IXSCAN");
+            (index_of(s), i64_of(s, "keysExamined"))
+        })
+        .collect();
+    assert_eq!(scans, [("b_1".to_owned(), 6), ("_id_".to_owned(), 2)]);
+
+    // find (through getMore), count and a write select each record once.
+    let reply = ok(
+        &engine,
+        rawdoc! { "find": "c", "filter": filter.clone(), "batchSize": 2 },
+    );
+    let (mut docs, mut id) = super::batch(&reply);
+    while id != 0 {
+        let more = ok(&engine, rawdoc! { "getMore": id, "collection": "c" });
+        let (next, next_id) = super::batch(&more);
+        docs.extend(next);
+        id = next_id;
+    }
+    let mut ids: Vec<i32> = docs
+        .iter()
+        .map(|d| d.get_i32("_id").expect("_id"))
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [0, 1, 2, 3, 4, 5, 7]);
+    // A blocking sort and an aggregate read the candidates as a stream.
+    let sorted = ok(
+        &engine,
+        rawdoc! { "find": "c", "filter": filter.clone(), "sort": { "n": 1 } },
+    );
+    assert_eq!(super::batch(&sorted).0.len(), 7);
+    let aggregated = ok(
+        &engine,
+        rawdoc! { "aggregate": "c", "pipeline": [{ "$match": filter.clone() }], "cursor": {} },
+    );
+    assert_eq!(super::batch(&aggregated).0.len(), 7);
+    let count = ok(&engine, rawdoc! { "count": "c", "query": filter.clone() });
+    assert_eq!(count.get_i32("n").ok(), Some(7));
+    let updated = ok(
+        &engine,
+        rawdoc! { "update": "c", "updates": [
+            { "q": filter, "u": { "$set": { "seen": true } }, "multi": true },
+        ] },
+    );
+    assert_eq!(updated.get_i32("nModified").ok(), Some(7));
+
+    // A branch without an index: a collection scan.
+    let reply = explain(
+        &engine,
+        rawdoc! { "find": "c", "filter": { "$or": [{ "b": 1 }, { "z": 1 }] } },
+    );
+    let winning = reply
+        .get_document("queryPlanner")
+        .and_then(|p| p.get_document("winningPlan"))
+        .expect("winningPlan");
+    assert_eq!(winning.get_str("stage").ok(), Some("COLLSCAN"));
+}
