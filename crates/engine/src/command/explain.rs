@@ -115,13 +115,31 @@ pub(crate) fn explain_command(
             if let Some(trial) = &planned.trial {
                 tried.plans = explained.tried(meta, trial, &access);
             }
-            let stage = plan::explain::access_stage(meta, &access, explained.filter);
-            let counts = if verbosity == "queryPlanner" {
-                Counts::default()
-            } else {
-                count(&reader, meta, &explained.ns, &access, compiled.as_ref())?
+            let exact = match (&access, explained.wrapper) {
+                (Access::Index(index), Some("COUNT")) => {
+                    plan::exact::count_scan(meta, index, explained.filter)
+                }
+                _ => None,
             };
-            (stage, counts)
+            if let Some(scan) = exact {
+                let mut counts = Counts::default();
+                if verbosity != "queryPlanner" {
+                    reader.walk_entries(meta, &scan.index, &scan.access.ranges, |_| {
+                        counts.keys += 1;
+                        Ok::<bool, Error>(true)
+                    })?;
+                    counts.matched = counts.keys;
+                }
+                (plan::exact::stage(meta, &scan), counts)
+            } else {
+                let stage = plan::explain::access_stage(meta, &access, explained.filter);
+                let counts = if verbosity == "queryPlanner" {
+                    Counts::default()
+                } else {
+                    count(&reader, meta, &explained.ns, &access, compiled.as_ref())?
+                };
+                (stage, counts)
+            }
         }
     };
     let returned = explained.returned(counts.matched);
@@ -531,6 +549,7 @@ fn annotate(mut stage: Document, counts: &Counts, returned: u64) -> Document {
         "COLLSCAN" | "FETCH" => (counts.matched, Some(("docsExamined", counts.docs))),
         "IDHACK" => (counts.matched, Some(("docsExamined", counts.docs))),
         "SUBPLAN" => (counts.matched, None),
+        "COUNT_SCAN" => (counts.keys, Some(("keysExamined", counts.keys))),
         "OR" => {
             let tested: u64 = counts.branches.iter().map(|b| b.unique).sum();
             stage.insert("dupsTested", to_i64(tested));

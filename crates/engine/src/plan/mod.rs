@@ -36,6 +36,7 @@
 
 mod bounds;
 pub(crate) mod cache;
+pub(crate) mod exact;
 pub(crate) mod explain;
 mod implies;
 mod predicates;

@@ -269,3 +269,63 @@ fn an_or_of_indexed_branches_walks_each_branch_once() {
         .expect("winningPlan");
     assert_eq!(winning.get_str("stage").ok(), Some("COLLSCAN"));
 }
+
+#[test]
+fn a_count_exact_on_an_index_counts_keys_only() {
+    let engine = competing();
+    let count = |query: RawDocumentBuf| {
+        let reply = ok(&engine, rawdoc! { "count": "c", "query": query });
+        reply.get_i32("n").expect("n")
+    };
+    let plan = |query: RawDocumentBuf| {
+        let reply = ok(
+            &engine,
+            rawdoc! { "explain": { "count": "c", "query": query }, "verbosity": "executionStats" },
+        );
+        let stats = reply.get_document("executionStats").expect("stats").clone();
+        let stage = stats
+            .get_document("executionStages")
+            .and_then(|s| s.get_document("inputStage"))
+            .expect("COUNT's input")
+            .clone();
+        (stage, stats)
+    };
+    assert_eq!(count(rawdoc! { "b": { "$gte": 990 } }), 10);
+    let (stage, stats) = plan(rawdoc! { "b": { "$gte": 990 } });
+    assert_eq!(stage.get_str("stage").ok(), Some("COUNT_SCAN"), "{stage:?}");
+    assert_eq!(stage.get_str("indexName").ok(), Some("b_1"));
+    assert_eq!(i64_of(&stage, "keysExamined"), 10);
+    assert_eq!(
+        stage.get_document("indexBounds").ok(),
+        Some(&bson::doc! {
+            "startKey": { "b": 990 }, "startKeyInclusive": true,
+            "endKey": { "b": f64::INFINITY }, "endKeyInclusive": true,
+        })
+    );
+    assert_eq!(i64_of(&stats, "totalKeysExamined"), 10);
+    assert_eq!(i64_of(&stats, "totalDocsExamined"), 0);
+    assert_eq!(count(rawdoc! { "b": 7 }), 1);
+    assert_eq!(count(rawdoc! { "b": { "$gt": 10, "$lte": 20 } }), 10);
+    // Not exact: a `$lt` alone (NaN sorts at the bracket's start), a second field, a
+    // multikey index.
+    for query in [
+        rawdoc! { "b": { "$lt": 5 } },
+        rawdoc! { "b": 5, "z": 1 },
+        rawdoc! { "a": 1 },
+    ] {
+        if query.get("a").ok().flatten().is_some() {
+            insert(&engine, "c", [rawdoc! { "_id": -1, "a": [1, 2], "b": -1 }]);
+        }
+        let (stage, _) = plan(query.clone());
+        assert_eq!(
+            stage.get_str("stage").ok(),
+            Some("FETCH"),
+            "{query:?}: {stage:?}"
+        );
+    }
+    assert_eq!(count(rawdoc! { "a": 1 }), 1001);
+    // Counting keys there would count [1, 2] twice, and NaN below 5.
+    assert_eq!(count(rawdoc! { "a": { "$gte": 1 } }), 1001);
+    insert(&engine, "c", [rawdoc! { "_id": -2, "b": f64::NAN }]);
+    assert_eq!(count(rawdoc! { "b": { "$lt": 5 } }), 6);
+}
