@@ -77,6 +77,8 @@ pub struct Engine {
     pub(crate) fsync_lock: crate::fsync_lock::FsyncLock,
     /// What the `shutdown` command calls: set by a server ([`Engine::on_shutdown`]).
     shutdown: parking_lot::Mutex<Option<ShutdownHook>>,
+    /// The winners of plan trials, per collection and query shape.
+    pub(crate) plans: crate::plan::PlanCache,
 }
 
 /// See [`Engine::on_shutdown`].
@@ -156,6 +158,7 @@ impl Engine {
             parameters: parking_lot::Mutex::default(),
             fsync_lock: crate::fsync_lock::FsyncLock::default(),
             shutdown: parking_lot::Mutex::new(None),
+            plans: crate::plan::PlanCache::default(),
         }
     }
 

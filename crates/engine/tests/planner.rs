@@ -3,8 +3,9 @@
 //! indexes (ascending, descending, compound, multikey, shared array prefixes, hashed,
 //! sparse, partial, unique-free, wildcard: `$**`, `a.$**`, inclusion and exclusion
 //! projections), random filters (equalities, `$in`, ranges, `$ne`, `$exists`, `$and`,
-//! `$or`, positional paths). Every query through the planner, and through every index by
-//! hint, must return exactly what a collection scan (`hint: {$natural: 1}`) returns:
+//! `$or`, a filter that is one `$or` of conjunctions (a walk per branch), positional
+//! paths). Every query through the planner, and through every index by hint, must
+//! return exactly what a collection scan (`hint: {$natural: 1}`) returns:
 //! find (also batch by batch through getMore), count, distinct, and the documents an
 //! `updateMany` and a `deleteMany` touch. A broken bound (an index that under-approximates)
 //! turns it red. A hinted wildcard index that covers none of the filter's paths is refused
@@ -191,6 +192,15 @@ fn filter() -> impl Strategy<Value = Document> {
         4 => conjunction(),
         // Two fields through one array: the elements that satisfy each may differ.
         1 => (0i32..2, 0i32..2).prop_map(|(x, y)| doc! { "a.x": x, "a.y": y }),
+        // A filter that is one `$or`: an index walk per branch when each has an index.
+        2 => proptest::collection::vec(proptest::collection::vec(predicate(), 1..3), 1..4)
+            .prop_map(|branches| {
+                let list: Vec<Bson> = branches
+                    .into_iter()
+                    .map(|preds| Bson::Document(preds.into_iter().collect()))
+                    .collect();
+                doc! { "$or": list }
+            }),
     ]
 }
 

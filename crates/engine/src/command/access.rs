@@ -6,16 +6,36 @@
 //! - Nothing reaches a caller unchecked: an index walk, the `_id_` lookup and the scan all
 //!   end in [`if_matches_cut`].
 //! - An index walk hands each record on at most once (a multikey index names a record
-//!   once per key; the stream remembers the ids it has handed on).
+//!   once per key, and the walks of an `$or`'s branches may meet a record in several;
+//!   the stream remembers the ids it has handed on).
 
 use super::cursor::{Deadline, corrupt_record};
 use crate::error::Error;
-use crate::plan::{Access, IndexAccess};
+use crate::plan::{self, Access, IndexAccess};
 use crate::store::{CollectionMeta, Namespace, Reader, WalkPosition};
 use bson::{RawDocument, RawDocumentBuf};
 use query::Filter;
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashSet, VecDeque};
+
+/// The plan of `query` over `meta` in `reader`'s snapshot, through the engine's plan cache:
+/// what every read command plans with.
+pub(crate) fn plan<'f>(
+    engine: &crate::engine::Engine,
+    reader: &Reader<'_>,
+    meta: &CollectionMeta,
+    ns: &Namespace,
+    query: &plan::Query<'f, '_>,
+) -> Result<plan::Planned<'f>, Error> {
+    let mut walker = reader;
+    let mut planning = plan::Planning {
+        meta,
+        ns,
+        walker: &mut walker,
+        cache: Some(&engine.plans),
+    };
+    plan::choose(&mut planning, query)
+}
 
 /// Documents an index walk buffers before handing them on.
 const WALK_CHUNK: usize = 64;
@@ -129,9 +149,10 @@ pub(crate) fn candidates<'r>(
                 Box::new(std::iter::empty())
             }
         },
-        Access::Index(index) => Box::new(IndexStream {
+        Access::Index(_) | Access::Or(_) => Box::new(IndexStream {
             reading,
-            access: index.clone(),
+            walks: access.walks().to_vec(),
+            at: 0,
             position: WalkPosition::default(),
             seen: HashSet::new(),
             buffer: VecDeque::new(),
@@ -185,21 +206,30 @@ pub(crate) fn each_match(
             }
             Ok(())
         }
-        Access::Index(index) => {
+        Access::Index(_) | Access::Or(_) => {
             let mut seen = HashSet::new();
-            reading.reader.walk(
-                reading.meta,
-                &index.target,
-                &index.ranges,
-                index.reverse,
-                &mut WalkPosition::default(),
-                |rid, bytes| -> Result<bool, Error> {
-                    if index.multikey && !seen.insert(rid) {
-                        return Ok(true);
-                    }
-                    check(rid, bytes)
-                },
-            )
+            let dedup = access.walks().len() > 1;
+            for index in access.walks() {
+                let mut more = true;
+                reading.reader.walk(
+                    reading.meta,
+                    &index.target,
+                    &index.ranges,
+                    index.reverse,
+                    &mut WalkPosition::default(),
+                    |rid, bytes| -> Result<bool, Error> {
+                        if (dedup || index.multikey) && !seen.insert(rid) {
+                            return Ok(true);
+                        }
+                        more = check(rid, bytes)?;
+                        Ok(more)
+                    },
+                )?;
+                if !more {
+                    break;
+                }
+            }
+            Ok(())
         }
         Access::Collection => {
             for entry in reading.reader.scan(reading.meta, None)? {
@@ -298,10 +328,13 @@ pub(crate) fn each_match_split<S: Send>(
     })
 }
 
-/// An index walk read a chunk at a time, in index order, each record once.
+/// Index walks (one, or one per `$or` branch, in turn) read a chunk at a time, in index
+/// order, each record once.
 struct IndexStream<'r> {
     reading: Reading<'r>,
-    access: IndexAccess,
+    walks: Vec<IndexAccess>,
+    /// The walk being read.
+    at: usize,
     position: WalkPosition,
     seen: HashSet<u64>,
     buffer: VecDeque<RawDocumentBuf>,
@@ -312,26 +345,33 @@ impl IndexStream<'_> {
     fn refill(&mut self) -> Result<(), Error> {
         let mut found = false;
         let reading = &self.reading;
-        let multikey = self.access.multikey;
+        let Some(access) = self.walks.get(self.at) else {
+            self.done = true;
+            return Ok(());
+        };
+        let dedup = access.multikey || self.walks.len() > 1;
         let (seen, buffer) = (&mut self.seen, &mut self.buffer);
         reading.reader.walk(
             reading.meta,
-            &self.access.target,
-            &self.access.ranges,
-            self.access.reverse,
+            &access.target,
+            &access.ranges,
+            access.reverse,
             &mut self.position,
             |rid, bytes| -> Result<bool, Error> {
                 found = true;
-                if multikey && !seen.insert(rid) {
+                if dedup && !seen.insert(rid) {
                     return Ok(true);
                 }
                 buffer.extend(reading.keep(rid, bytes)?);
                 Ok(buffer.len() < WALK_CHUNK)
             },
         )?;
-        // A walk that stopped early names its last entry; one that ran out did not stop.
+        // A walk that stopped early names its last entry; one that ran out did not stop:
+        // the next walk (if any) starts from its beginning.
         if self.buffer.len() < WALK_CHUNK || !found {
-            self.done = true;
+            self.at += 1;
+            self.position = WalkPosition::default();
+            self.done = self.at >= self.walks.len();
         }
         Ok(())
     }

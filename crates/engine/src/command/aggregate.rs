@@ -312,10 +312,11 @@ impl Run<'_> {
             }
             return Ok(());
         }
-        let access = plan::choose(&meta, ns, leading_match(self.stages), &self.hint)?;
         // The leading `$match` also filters at the scan, so documents it drops are never
         // copied out of the store (the stage still runs; matching twice is idempotent).
         let filter = self.pipeline.leading_match();
+        let query = plan::Query::of(leading_match(self.stages), filter, &self.hint);
+        let access = super::access::plan(self.engine, &reader, &meta, ns, &query)?.access;
         if let Some(mut feed) = self.pipeline.group_feed() {
             // A leading `$group` folds each match in where it is stored: no copy.
             let reading = Reading {

@@ -166,7 +166,7 @@ impl<'e, 'w, 's> Sink<'e, 'w, 's> {
                 } else {
                     doc
                 };
-                let found = find_match(self.writer, target, &merge.on, &doc)?;
+                let found = find_match(self.writer, &self.engine.plans, target, &merge.on, &doc)?;
                 let doc = if found.is_none() {
                     insert::prepare(self.engine, &doc, self.now)?.into_owned()
                 } else {
@@ -267,6 +267,7 @@ fn nested<'a>(doc: &'a RawDocument, path: &str) -> Option<RawBsonRef<'a>> {
 /// hence through that unique index.
 fn find_match(
     writer: &mut Writer<'_>,
+    plans: &crate::plan::PlanCache,
     target: &Namespace,
     on: &[String],
     doc: &RawDocument,
@@ -304,11 +305,18 @@ fn find_match(
         filter_doc.append(key, eq);
     }
     let filter = Filter::parse(&filter_doc)?;
-    let found = write::select(writer, target, &filter, &filter_doc, &Hint::None, true).map_err(
-        |failure| match failure {
-            Failure::Statement(error) | Failure::Fatal(error) => error,
-        },
-    )?;
+    let found = write::select(
+        writer,
+        plans,
+        target,
+        &filter,
+        &filter_doc,
+        &Hint::None,
+        true,
+    )
+    .map_err(|failure| match failure {
+        Failure::Statement(error) | Failure::Fatal(error) => error,
+    })?;
     Ok(found.into_iter().next())
 }
 

@@ -8,7 +8,7 @@ use super::read_args::{self, number_i64};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::limits::DISTINCT_BYTES_MAX;
-use crate::plan;
+use crate::plan::{self, Access};
 use bson::raw::{RawArray, RawBsonRef, RawIter};
 use bson::{Bson, Document, RawDocument, doc};
 use query::Filter;
@@ -57,7 +57,28 @@ pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, 
         (None, _) => 0,
         (Some(meta), None) => meta.count,
         (Some(meta), Some(filter)) => {
-            let access = plan::choose(&meta, &ns, spec, &hint)?;
+            let query = plan::Query {
+                want: limit.map(|n| n.saturating_add(skip)),
+                ..plan::Query::of(spec, Some(filter), &hint)
+            };
+            let access = super::access::plan(engine, &reader, &meta, &ns, &query)?.access;
+            let wanted = limit.map_or(u64::MAX, |n| n.saturating_add(skip));
+            let exact = match &access {
+                Access::Index(index) => plan::exact::count_scan(&meta, index, spec),
+                _ => None,
+            };
+            if let Some(scan) = exact {
+                // Every key in the range is a match: counted without reading a record.
+                let mut counted = 0u64;
+                if wanted > 0 {
+                    reader.walk_entries(&meta, &scan.index, &scan.access.ranges, |_| {
+                        deadline.tick()?;
+                        counted += 1;
+                        Ok::<bool, Error>(counted < wanted)
+                    })?;
+                }
+                return Ok(count_reply(counted, skip, limit));
+            }
             let failure = RefCell::new(None);
             let wanted = limit.map_or(u64::MAX, |n| n.saturating_add(skip));
             let reading = Reading {
@@ -89,12 +110,17 @@ pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, 
             counted
         }
     };
+    Ok(count_reply(total, skip, limit))
+}
+
+/// count's reply for `total` matches under `skip` and `limit`.
+fn count_reply(total: u64, skip: u64, limit: Option<u64>) -> Document {
     let n = total.saturating_sub(skip);
     let n = limit.map_or(n, |limit| n.min(limit));
-    Ok(match i32::try_from(n) {
+    match i32::try_from(n) {
         Ok(n) => doc! { "n": n },
         Err(_) => doc! { "n": i64::try_from(n).unwrap_or(i64::MAX) },
-    })
+    }
 }
 
 /// A number option of count, read the way mongod's count parser reads it.
@@ -139,7 +165,8 @@ pub(crate) fn distinct(engine: &Engine, request: &Request<'_>) -> Result<Documen
     let Some(meta) = reader.collection(&ns)? else {
         return Ok(doc! { "values": [] });
     };
-    let access = plan::choose(&meta, &ns, spec, &hint)?;
+    let query = plan::Query::of(spec, filter.as_ref(), &hint);
+    let access = super::access::plan(engine, &reader, &meta, &ns, &query)?.access;
     let failure = RefCell::new(None);
     let reading = Reading {
         reader: &reader,

@@ -70,6 +70,8 @@ pub(crate) struct IndexScan {
     pub(crate) uuid: [u8; 16],
     /// The index and its ranges.
     pub(crate) access: IndexAccess,
+    /// The walks still to run after this one (the later branches of an `$or`).
+    pub(crate) rest: VecDeque<IndexAccess>,
     /// Where the walk stands; the next batch continues after it.
     pub(crate) position: WalkPosition,
     /// Records already examined: a multikey index (or a document whose key moved forward
@@ -301,39 +303,48 @@ impl IndexScan {
         let store = engine.store();
         let reader = store.read()?;
         let meta = same_collection(&reader, ns, self.uuid)?;
-        if let WalkTarget::Index(name) = &self.access.target
-            && meta.index(name).is_none()
-        {
-            let message = format!("index '{name}' dropped");
-            return Err(Error::new(
-                ErrorCode::Other(175, "QueryPlanKilled"),
-                message,
-            ));
-        }
-        let mut pending = None;
-        let (seen, skip, limit) = (&mut self.seen, &mut self.skip, &mut self.limit);
-        reader.walk(
-            &meta,
-            &self.access.target,
-            &self.access.ranges,
-            self.access.reverse,
-            &mut self.position,
-            |rid, bytes| -> Result<bool, Error> {
-                deadline.tick()?;
-                if !seen.insert(rid) {
-                    return Ok(true);
-                }
-                Ok(match take(ns, rid, bytes, shape, skip, limit, batch)? {
-                    Step::Next => true,
-                    Step::Full(shaped) => {
-                        pending = Some(shaped);
-                        false
+        loop {
+            if let WalkTarget::Index(name) = &self.access.target
+                && meta.index(name).is_none()
+            {
+                let message = format!("index '{name}' dropped");
+                return Err(Error::new(
+                    ErrorCode::Other(175, "QueryPlanKilled"),
+                    message,
+                ));
+            }
+            let mut pending = None;
+            let mut stopped = false;
+            let (seen, skip, limit) = (&mut self.seen, &mut self.skip, &mut self.limit);
+            reader.walk(
+                &meta,
+                &self.access.target,
+                &self.access.ranges,
+                self.access.reverse,
+                &mut self.position,
+                |rid, bytes| -> Result<bool, Error> {
+                    deadline.tick()?;
+                    if !seen.insert(rid) {
+                        return Ok(true);
                     }
-                    Step::Done => false,
-                })
-            },
-        )?;
-        Ok(pending)
+                    let step = take(ns, rid, bytes, shape, skip, limit, batch)?;
+                    stopped = !matches!(step, Step::Next);
+                    if let Step::Full(shaped) = step {
+                        pending = Some(shaped);
+                    }
+                    Ok(!stopped)
+                },
+            )?;
+            // The walk ran out: the next branch of an `$or` (if any) from its start.
+            if stopped {
+                return Ok(pending);
+            }
+            let Some(next) = self.rest.pop_front() else {
+                return Ok(pending);
+            };
+            self.access = next;
+            self.position = WalkPosition::default();
+        }
     }
 }
 

@@ -55,7 +55,10 @@ pub(super) fn delete(engine: &Engine, request: &Request<'_>) -> Result<Document,
     for (index, statement) in parsed.iter().enumerate() {
         // killOp / maxTimeMS end the command; its transaction is dropped whole.
         crate::operations::check_current()?;
-        match errors.take(index, run_statement(&mut writer, &ns, statement, &vars))? {
+        match errors.take(
+            index,
+            run_statement(&mut writer, &engine.plans, &ns, statement, &vars),
+        )? {
             Some(n) => deleted += n,
             None if ordered => break,
             None => {}
@@ -100,6 +103,7 @@ fn parse_statement(doc: &RawDocument) -> Result<Statement<'_>, Error> {
 
 fn run_statement(
     writer: &mut Writer<'_>,
+    plans: &crate::plan::PlanCache,
     ns: &Namespace,
     statement: &Statement<'_>,
     vars: &Variables,
@@ -109,6 +113,7 @@ fn run_statement(
     let filter = Filter::parse_with(statement.filter, vars)?;
     let selected = select(
         writer,
+        plans,
         ns,
         &filter,
         statement.filter,

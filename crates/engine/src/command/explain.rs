@@ -81,38 +81,92 @@ pub(crate) fn explain_command(
     let store = engine.store();
     let reader = store.read()?;
     let meta = reader.collection(&explained.ns)?;
+    let mut tried = Tried::default();
     let (access_stage, counts) = match &meta {
         None => (doc! { "stage": "EOF" }, Counts::default()),
         Some(meta) => {
-            let mut access = plan::choose(meta, &explained.ns, explained.filter, &explained.hint)?;
+            let ordered = explained.sort.is_some() || explained.pipeline.is_some();
+            let want = match (ordered, explained.limit) {
+                (false, Some(limit)) => Some(limit.saturating_add(explained.skip)),
+                _ => None,
+            };
+            let query = plan::Query {
+                sort: explained.sort,
+                projection: explained.projection,
+                want,
+                ..plan::Query::of(explained.filter, compiled.as_ref(), &explained.hint)
+            };
+            let mut walker = &reader;
+            let mut planning = plan::Planning {
+                meta,
+                ns: &explained.ns,
+                walker: &mut walker,
+                cache: None,
+            };
+            let planned = plan::choose(&mut planning, &query)?;
+            let mut access = planned.access;
             if let Some(sorted) = explained.sorted_walk(meta, &access)? {
                 access = Access::Index(sorted);
                 explained.sort = None;
             }
-            let stage = plan::explain::access_stage(meta, &access, explained.filter);
-            let counts = if verbosity == "queryPlanner" {
-                Counts::default()
-            } else {
-                count(&reader, meta, &explained.ns, &access, compiled.as_ref())?
+            let key =
+                plan::cache::Key::of(meta, explained.filter, explained.sort, explained.projection);
+            tried.hashes = Some((key.query_hash(), key.plan_cache_key(meta)));
+            if let Some(trial) = &planned.trial {
+                tried.plans = explained.tried(meta, trial, &access);
+            }
+            let exact = match (&access, explained.wrapper) {
+                (Access::Index(index), Some("COUNT")) => {
+                    plan::exact::count_scan(meta, index, explained.filter)
+                }
+                _ => None,
             };
-            (stage, counts)
+            if let Some(scan) = exact {
+                let mut counts = Counts::default();
+                if verbosity != "queryPlanner" {
+                    reader.walk_entries(meta, &scan.index, &scan.access.ranges, |_| {
+                        counts.keys += 1;
+                        Ok::<bool, Error>(true)
+                    })?;
+                    counts.matched = counts.keys;
+                }
+                (plan::exact::stage(meta, &scan), counts)
+            } else {
+                let stage = plan::explain::access_stage(meta, &access, explained.filter);
+                let counts = if verbosity == "queryPlanner" {
+                    Counts::default()
+                } else {
+                    count(&reader, meta, &explained.ns, &access, compiled.as_ref())?
+                };
+                (stage, counts)
+            }
         }
     };
     let returned = explained.returned(counts.matched);
     let winning = explained.wrap(access_stage);
-    let planner = doc! {
+    let mut planner = doc! {
         "namespace": explained.ns.full(),
         "indexFilterSet": false,
         "parsedQuery": explained
             .filter
             .and_then(|f| Document::try_from(f).ok())
             .unwrap_or_default(),
-        "maxIndexedOrSolutionsReached": false,
-        "maxIndexedAndSolutionsReached": false,
-        "maxScansToExplodeReached": false,
-        "winningPlan": winning.clone(),
-        "rejectedPlans": [],
     };
+    if let Some((query_hash, plan_cache_key)) = &tried.hashes {
+        planner.insert("queryHash", query_hash);
+        planner.insert("planCacheKey", plan_cache_key);
+    }
+    planner.insert("maxIndexedOrSolutionsReached", false);
+    planner.insert("maxIndexedAndSolutionsReached", false);
+    planner.insert("maxScansToExplodeReached", false);
+    planner.insert("winningPlan", winning.clone());
+    let rejected: Vec<Bson> = tried
+        .plans
+        .iter()
+        .filter(|p| !p.won)
+        .map(|p| Bson::Document(p.stage.clone()))
+        .collect();
+    planner.insert("rejectedPlans", rejected);
     let mut reply = doc! { "explainVersion": "1" };
     match &explained.pipeline {
         Some(stages) => {
@@ -136,7 +190,12 @@ pub(crate) fn explain_command(
             "executionStages": annotate(winning, &counts, returned),
         };
         if verbosity == "allPlansExecution" {
-            stats.insert("allPlansExecution", Bson::Array(Vec::new()));
+            let all: Vec<Bson> = tried
+                .plans
+                .iter()
+                .map(|p| Bson::Document(p.execution(&explained)))
+                .collect();
+            stats.insert("allPlansExecution", all);
         }
         reply.insert("executionStats", stats);
     }
@@ -299,6 +358,30 @@ impl Explained<'_> {
         )
     }
 
+    /// The plans of `trial`, the one that runs (`chosen`) first, each in its stage tree.
+    fn tried(
+        &self,
+        meta: &CollectionMeta,
+        trial: &plan::Trial,
+        chosen: &Access<'_>,
+    ) -> Vec<TriedPlan> {
+        let won = |p: &plan::IndexAccess| matches!(chosen, Access::Index(c) if c.name == p.name && c.wildcard_path == p.wildcard_path);
+        let mut order: Vec<usize> = (0..trial.plans.len()).collect();
+        order.sort_by_key(|&i| !won(&trial.plans[i]));
+        order
+            .into_iter()
+            .map(|i| {
+                let access = Access::Index(trial.plans[i].clone());
+                let stage = plan::explain::access_stage(meta, &access, self.filter);
+                TriedPlan {
+                    stage: self.wrap(stage),
+                    stats: trial.stats[i].clone(),
+                    won: won(&trial.plans[i]),
+                }
+            })
+            .collect()
+    }
+
     /// The documents the command hands on, of `matched` matches.
     fn returned(&self, matched: u64) -> u64 {
         let n = matched.saturating_sub(self.skip);
@@ -342,12 +425,59 @@ impl Explained<'_> {
     }
 }
 
+/// The plans a trial weighed, as explain shows them.
+#[derive(Default)]
+struct Tried {
+    /// mongod's `queryHash` and `planCacheKey` of the query.
+    hashes: Option<(String, String)>,
+    /// Each plan of the trial, the winner first.
+    plans: Vec<TriedPlan>,
+}
+
+/// One plan of a trial: its stage tree and what it did in the trial.
+struct TriedPlan {
+    stage: Document,
+    stats: plan::trial::TrialStats,
+    /// Whether it is the plan that runs.
+    won: bool,
+}
+
+impl TriedPlan {
+    /// The plan's entry of `allPlansExecution`: its trial's counts.
+    fn execution(&self, explained: &Explained<'_>) -> Document {
+        let counts = Counts {
+            keys: self.stats.keys,
+            docs: self.stats.docs,
+            matched: self.stats.results,
+            branches: Vec::new(),
+        };
+        let returned = explained.returned(counts.matched);
+        doc! {
+            "nReturned": to_i64(returned),
+            "executionTimeMillisEstimate": 0i64,
+            "totalKeysExamined": to_i64(counts.keys),
+            "totalDocsExamined": to_i64(counts.docs),
+            "executionStages": annotate(self.stage.clone(), &counts, returned),
+        }
+    }
+}
+
 /// What a run of the access path examined.
 #[derive(Debug, Default)]
 struct Counts {
     keys: u64,
     docs: u64,
     matched: u64,
+    /// Per walk of an `$or` plan, in branch order.
+    branches: Vec<Branch>,
+}
+
+/// What one walk of an `$or` plan examined.
+#[derive(Debug, Default, Clone, Copy)]
+struct Branch {
+    keys: u64,
+    /// Distinct records among its keys (what its IXSCAN hands the OR).
+    unique: u64,
 }
 
 /// Runs the access path once, counting index keys, fetched documents and matches.
@@ -380,23 +510,32 @@ fn count(
                 test(rid, &bytes, &mut counts)?;
             }
         }
-        Access::Index(index) => {
+        Access::Index(_) | Access::Or(_) => {
             let mut seen = HashSet::new();
-            let mut position = WalkPosition::default();
-            reader.walk(
-                meta,
-                &index.target,
-                &index.ranges,
-                index.reverse,
-                &mut position,
-                |rid, bytes| -> Result<bool, Error> {
-                    counts.keys += 1;
-                    if seen.insert(rid) {
-                        test(rid, bytes, &mut counts)?;
-                    }
-                    Ok(true)
-                },
-            )?;
+            for index in access.walks() {
+                let mut branch = Branch::default();
+                let mut mine = HashSet::new();
+                let mut position = WalkPosition::default();
+                reader.walk(
+                    meta,
+                    &index.target,
+                    &index.ranges,
+                    index.reverse,
+                    &mut position,
+                    |rid, bytes| -> Result<bool, Error> {
+                        counts.keys += 1;
+                        branch.keys += 1;
+                        if mine.insert(rid) {
+                            branch.unique += 1;
+                        }
+                        if seen.insert(rid) {
+                            test(rid, bytes, &mut counts)?;
+                        }
+                        Ok(true)
+                    },
+                )?;
+                counts.branches.push(branch);
+            }
         }
     }
     Ok(counts)
@@ -409,6 +548,14 @@ fn annotate(mut stage: Document, counts: &Counts, returned: u64) -> Document {
         "IXSCAN" => (counts.docs, Some(("keysExamined", counts.keys))),
         "COLLSCAN" | "FETCH" => (counts.matched, Some(("docsExamined", counts.docs))),
         "IDHACK" => (counts.matched, Some(("docsExamined", counts.docs))),
+        "SUBPLAN" => (counts.matched, None),
+        "COUNT_SCAN" => (counts.keys, Some(("keysExamined", counts.keys))),
+        "OR" => {
+            let tested: u64 = counts.branches.iter().map(|b| b.unique).sum();
+            stage.insert("dupsTested", to_i64(tested));
+            stage.insert("dupsDropped", to_i64(tested.saturating_sub(counts.docs)));
+            (counts.docs, None)
+        }
         "SORT" | "SKIP" | "LIMIT" | "PROJECTION_DEFAULT" | "COUNT" | "UPDATE" | "DELETE" => {
             (returned, None)
         }
@@ -425,6 +572,23 @@ fn annotate(mut stage: Document, counts: &Counts, returned: u64) -> Document {
     if let Ok(input) = stage.get_document("inputStage") {
         let input = annotate(input.clone(), counts, returned);
         stage.insert("inputStage", input);
+    }
+    if let Ok(inputs) = stage.get_array("inputStages") {
+        let inputs: Vec<Bson> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, input)| {
+                let branch = counts.branches.get(i).copied().unwrap_or_default();
+                let counts = Counts {
+                    keys: branch.keys,
+                    docs: branch.unique,
+                    ..Counts::default()
+                };
+                let input = input.as_document().cloned().unwrap_or_default();
+                Bson::Document(annotate(input, &counts, returned))
+            })
+            .collect();
+        stage.insert("inputStages", inputs);
     }
     stage
 }

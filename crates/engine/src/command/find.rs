@@ -64,6 +64,8 @@ enum Order {
 /// A parsed find command.
 struct FindQuery<'a> {
     filter_spec: Option<&'a RawDocument>,
+    sort_spec: Option<&'a RawDocument>,
+    projection_spec: Option<&'a RawDocument>,
     filter: Option<Filter>,
     projection: Option<Projection>,
     order: Order,
@@ -89,7 +91,7 @@ pub(crate) fn find(engine: &Engine, request: &Request<'_>) -> Result<Reply, Erro
     let Some(meta) = reader.collection(&ns)? else {
         return Ok(cursor::reply(&ns, 0, &[], bson::raw::cstr!("firstBatch")));
     };
-    let source = plan(&reader, &meta, &ns, &query, &deadline)?;
+    let source = plan(engine, &reader, &meta, &ns, &query, &deadline)?;
     drop(reader);
     let mut cursor = Cursor::new(ns, source);
     cursor.filter = query.filter;
@@ -105,7 +107,8 @@ fn parse_find<'a>(request: &Request<'a>, now_ms: i64) -> Result<FindQuery<'a>, E
     let filter = filter_spec
         .map(|spec| Filter::parse_with(spec, &vars))
         .transpose()?;
-    let projection = read_args::object_or_null(request, "projection")?
+    let projection_spec = read_args::object_or_null(request, "projection")?;
+    let projection = projection_spec
         .map(|spec| Projection::parse_with(spec, &vars))
         .transpose()?;
     let sort = read_args::object_or_null(request, "sort")?;
@@ -123,6 +126,8 @@ fn parse_find<'a>(request: &Request<'a>, now_ms: i64) -> Result<FindQuery<'a>, E
     let id_sort = sort.and_then(id_sort_direction);
     Ok(FindQuery {
         filter_spec,
+        sort_spec: sort,
+        projection_spec,
         filter,
         projection,
         order,
@@ -201,13 +206,24 @@ fn parse_order(sort: Option<&RawDocument>, hint: &Hint) -> Result<Order, Error> 
 /// index) when results come in the order they are read, else the candidates buffered
 /// (and sorted).
 fn plan(
+    engine: &Engine,
     reader: &Reader<'_>,
     meta: &CollectionMeta,
     ns: &Namespace,
     query: &FindQuery<'_>,
     deadline: &Deadline<'_>,
 ) -> Result<Source, Error> {
-    let mut access = plan::choose(meta, ns, query.filter_spec, &query.hint)?;
+    let want = match query.order {
+        Order::Natural(true) => query.limit.map(|n| n.saturating_add(query.skip)),
+        _ => None,
+    };
+    let planning = plan::Query {
+        sort: query.sort_spec,
+        projection: query.projection_spec,
+        want,
+        ..plan::Query::of(query.filter_spec, query.filter.as_ref(), &query.hint)
+    };
+    let mut access = access::plan(engine, reader, meta, ns, &planning)?.access;
     if let Order::Natural(false) = query.order {
         // A reverse natural order is the collection's, read backwards.
         access = Access::Collection;
@@ -221,10 +237,13 @@ fn plan(
                 limit: query.limit,
             }));
         }
-        (Access::Index(index), Order::Natural(true)) => {
+        (Access::Index(_) | Access::Or(_), Order::Natural(true)) => {
+            let mut walks: VecDeque<plan::IndexAccess> = access.walks().iter().cloned().collect();
+            let first = walks.pop_front().expect("an index plan walks an index");
             return Ok(Source::Index(IndexScan {
                 uuid: meta.uuid,
-                access: index.clone(),
+                access: first,
+                rest: walks,
                 position: WalkPosition::default(),
                 seen: HashSet::new(),
                 skip: query.skip,
@@ -247,6 +266,7 @@ fn plan(
         return Ok(Source::Index(IndexScan {
             uuid: meta.uuid,
             access: sorted,
+            rest: VecDeque::new(),
             position: WalkPosition::default(),
             seen: HashSet::new(),
             skip: query.skip,

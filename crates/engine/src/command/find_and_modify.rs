@@ -137,17 +137,32 @@ fn parse<'a>(request: &Request<'a>, now_ms: i64) -> Result<Plan<'a>, Error> {
 /// without a sort).
 fn target(
     writer: &mut Writer<'_>,
+    plans: &crate::plan::PlanCache,
     ns: &Namespace,
     plan: &Plan<'_>,
 ) -> Result<Option<(u64, RawDocumentBuf)>, Failure> {
     match &plan.sort {
-        None => Ok(
-            select(writer, ns, &plan.filter, plan.filter_doc, &plan.hint, true)?
-                .into_iter()
-                .next(),
-        ),
+        None => Ok(select(
+            writer,
+            plans,
+            ns,
+            &plan.filter,
+            plan.filter_doc,
+            &plan.hint,
+            true,
+        )?
+        .into_iter()
+        .next()),
         Some(sort) => {
-            let all = select(writer, ns, &plan.filter, plan.filter_doc, &plan.hint, false)?;
+            let all = select(
+                writer,
+                plans,
+                ns,
+                &plan.filter,
+                plan.filter_doc,
+                &plan.hint,
+                false,
+            )?;
             Ok(sort.sort(all, Some(1), |item| &*item.1).into_iter().next())
         }
     }
@@ -160,7 +175,7 @@ fn run(
     plan: &Plan<'_>,
     now: i64,
 ) -> Result<Document, Failure> {
-    let found = target(writer, ns, plan)?;
+    let found = target(writer, &engine.plans, ns, plan)?;
     let Some(update) = &plan.update else {
         let Some((rid, old)) = found else {
             return Ok(doc! { "lastErrorObject": { "n": 0 }, "value": Bson::Null });

@@ -26,6 +26,7 @@ mod insert;
 mod introspection;
 mod maintenance;
 mod parameters;
+mod plan_cache;
 pub(crate) mod point;
 mod read_args;
 pub(crate) mod registry;
@@ -188,6 +189,12 @@ const COMMANDS: &[Spec] = &[
     spec("getLog", tree!(admin::get_log), true, true),
     spec("currentOp", tree!(admin::current_op), true, true),
     spec("killOp", tree!(admin::kill_op), true, true),
+    spec(
+        "planCacheClear",
+        tree!(plan_cache::plan_cache_clear),
+        true,
+        false,
+    ),
     spec("serverStatus", tree!(status::server_status), true, false),
     spec(
         "replSetGetStatus",

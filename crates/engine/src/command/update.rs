@@ -214,6 +214,7 @@ fn run_statement(
     }
     let selected = select(
         writer,
+        &engine.plans,
         ns,
         &filter,
         statement.filter,

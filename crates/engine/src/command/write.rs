@@ -356,6 +356,7 @@ fn pinned_id(filter: &RawDocument) -> Option<RawBsonRef<'_>> {
 /// type error) fails the statement; a hint naming no index is 2 BadValue.
 pub(super) fn select(
     writer: &mut Writer<'_>,
+    plans: &plan::PlanCache,
     ns: &Namespace,
     filter: &Filter,
     filter_doc: &RawDocument,
@@ -374,7 +375,17 @@ pub(super) fn select(
     let Some(meta) = writer.collection(ns).map_err(Failure::fatal)? else {
         return Ok(Vec::new());
     };
-    let access = plan::choose(&meta, ns, Some(filter_doc), hint)?;
+    let query = plan::Query {
+        want: first_only.then_some(1),
+        ..plan::Query::of(Some(filter_doc), Some(filter), hint)
+    };
+    let mut planning = plan::Planning {
+        meta: &meta,
+        ns,
+        walker: &mut *writer,
+        cache: Some(plans),
+    };
+    let access = plan::choose(&mut planning, &query)?.access;
     let mut failure: Option<query::QueryError> = None;
     let interrupted: std::cell::RefCell<Option<Error>> = std::cell::RefCell::default();
     let mut examined = 0_usize;
@@ -398,33 +409,38 @@ pub(super) fn select(
         })
     };
     let selected = match access {
-        Access::Index(index) => {
+        Access::Index(_) | Access::Or(_) => {
             let mut seen = HashSet::new();
             let mut out = Vec::new();
-            let mut position = WalkPosition::default();
-            writer
-                .walk(
-                    ns,
-                    &index.target,
-                    &index.ranges,
-                    &mut position,
-                    |rid, bytes| -> Result<bool, StoreError> {
-                        if !seen.insert(rid) {
-                            return Ok(true);
-                        }
-                        let doc = RawDocument::from_bytes(bytes).map_err(|_| {
-                            StoreError::Corrupt(format!("record {rid} is not BSON"))
-                        })?;
-                        if test(doc) {
-                            out.push((rid, doc.to_owned()));
-                        }
-                        if interrupted.borrow().is_some() {
-                            return Ok(false);
-                        }
-                        Ok(!first_only || out.is_empty())
-                    },
-                )
-                .map_err(Failure::fatal)?;
+            for index in access.walks() {
+                if (first_only && !out.is_empty()) || interrupted.borrow().is_some() {
+                    break;
+                }
+                let mut position = WalkPosition::default();
+                writer
+                    .walk(
+                        ns,
+                        &index.target,
+                        &index.ranges,
+                        &mut position,
+                        |rid, bytes| -> Result<bool, StoreError> {
+                            if !seen.insert(rid) {
+                                return Ok(true);
+                            }
+                            let doc = RawDocument::from_bytes(bytes).map_err(|_| {
+                                StoreError::Corrupt(format!("record {rid} is not BSON"))
+                            })?;
+                            if test(doc) {
+                                out.push((rid, doc.to_owned()));
+                            }
+                            if interrupted.borrow().is_some() {
+                                return Ok(false);
+                            }
+                            Ok(!first_only || out.is_empty())
+                        },
+                    )
+                    .map_err(Failure::fatal)?;
+            }
             out
         }
         Access::Id(id) => {

@@ -1,13 +1,15 @@
 //! The access path as mongod's `explain` shows it (classic engine, `explainVersion: "1"`):
 //! `COLLSCAN`, `IDHACK`, or `FETCH` over an `IXSCAN` with the index's key pattern, name,
-//! multikey paths, flags, direction and bounds (mongod's interval strings). A wildcard
+//! multikey paths, flags, direction and bounds (mongod's interval strings), or over an
+//! `OR` of one `IXSCAN` per `$or` branch (under `SUBPLAN` when the filter is that `$or`). A wildcard
 //! index shows as mongod expands it: the key pattern `{$_path: 1, <path>: <direction>}`
 //! and the bounds of `$_path` and of the path's value.
 
 use super::bounds::{self, FieldView};
 use super::predicates::Predicates;
-use super::{Access, Candidate, wildcard};
+use super::{Access, Candidate, IndexAccess, wildcard};
 use crate::store::{CollectionMeta, IndexMeta, WalkTarget};
+use bson::raw::RawBsonRef;
 use bson::{Bson, Document, RawDocument, doc};
 
 /// The stage tree that reads the candidates: `filter` is the query (shown where mongod
@@ -31,30 +33,68 @@ pub(crate) fn access_stage(
         }
         Access::Id(_) => doc! { "stage": "IDHACK" },
         Access::Index(index) => {
-            let candidate = match &index.target {
-                WalkTarget::Id => Some(Candidate::id()),
-                WalkTarget::Index(name) => meta.index(name).map(Candidate::secondary),
-            };
-            let wildcard = match (&index.target, &index.wildcard_path) {
-                (WalkTarget::Index(name), Some(path)) => meta.index(name).map(|i| (i, path)),
-                _ => None,
-            };
-            let mut scan = match (wildcard, candidate) {
-                (Some((wildcard, path)), _) => wildcard_scan(wildcard, path, filter),
-                (None, Some(c)) => index_scan(&c, filter),
-                (None, None) => doc! { "stage": "IXSCAN", "indexName": &index.name },
-            };
-            if index.reverse {
-                scan.insert("direction", "backward");
-            }
             let mut stage = doc! { "stage": "FETCH" };
             if let Some(filter) = shown {
                 stage.insert("filter", filter);
             }
-            stage.insert("inputStage", scan);
+            stage.insert("inputStage", scan_stage(meta, index, filter));
+            stage
+        }
+        Access::Or(walks) => {
+            // The walks are the `$or`'s branches, in order: each shows its own bounds.
+            let branches: Vec<Option<&RawDocument>> = match filter.map(|f| f.get("$or")) {
+                Some(Ok(Some(RawBsonRef::Array(list)))) => list
+                    .into_iter()
+                    .map(|b| b.ok().and_then(|b| b.as_document()))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let inputs: Vec<Bson> = walks
+                .iter()
+                .enumerate()
+                .map(|(i, walk)| {
+                    let branch = branches.get(i).copied().flatten();
+                    Bson::Document(scan_stage(meta, walk, branch))
+                })
+                .collect();
+            let mut stage = doc! { "stage": "FETCH" };
+            if let Some(filter) = &shown {
+                stage.insert("filter", filter.clone());
+            }
+            stage.insert("inputStage", doc! { "stage": "OR", "inputStages": inputs });
+            // A filter that is one `$or` is planned branch by branch (mongod's SUBPLAN).
+            let rooted = shown.as_ref().is_some_and(|f| f.len() == 1);
+            if rooted {
+                stage = doc! { "stage": "SUBPLAN", "inputStage": stage };
+            }
             stage
         }
     }
+}
+
+/// The `IXSCAN` of one index walk, its bounds shown as `filter` makes them.
+fn scan_stage(
+    meta: &CollectionMeta,
+    index: &IndexAccess,
+    filter: Option<&RawDocument>,
+) -> Document {
+    let candidate = match &index.target {
+        WalkTarget::Id => Some(Candidate::id()),
+        WalkTarget::Index(name) => meta.index(name).map(Candidate::secondary),
+    };
+    let wildcard = match (&index.target, &index.wildcard_path) {
+        (WalkTarget::Index(name), Some(path)) => meta.index(name).map(|i| (i, path)),
+        _ => None,
+    };
+    let mut scan = match (wildcard, candidate) {
+        (Some((wildcard, path)), _) => wildcard_scan(wildcard, path, filter),
+        (None, Some(c)) => index_scan(&c, filter),
+        (None, None) => doc! { "stage": "IXSCAN", "indexName": &index.name },
+    };
+    if index.reverse {
+        scan.insert("direction", "backward");
+    }
+    scan
 }
 
 fn index_scan(candidate: &Candidate<'_>, filter: Option<&RawDocument>) -> Document {

@@ -1,33 +1,48 @@
-//! The query planner (issue 26; plan choice by trial and `explain` are issue 17): which
-//! access path answers a filter. A collection scan, the `_id_` index's point lookup, or a
-//! walk over ranges of one index (`_id_` or secondary), chosen from the filter's top-level
-//! conjunction ([`predicates`]), turned into tree-key ranges per index ([`bounds`]; a
-//! wildcard index once per queried path it covers, [`wildcard`]).
+//! The query planner (issues 26 and 17): which access path answers a filter. A collection
+//! scan, the `_id_` index's point lookup, or a walk over ranges of one index (`_id_` or
+//! secondary), proposed from the filter's top-level conjunction ([`predicates`]), turned
+//! into tree-key ranges per index ([`bounds`]; a wildcard index once per queried path it
+//! covers, [`wildcard`]); among several, chosen by trial ([`trial`]) and cached per query
+//! shape ([`cache`]). Every command plans through [`choose`].
 //!
 //! Invariants:
 //! - An index only proposes: every document an access path yields is re-checked against
 //!   the whole filter by the caller. So a plan may be wider than the filter (it is an
 //!   over-approximation), never narrower: every document the filter matches lies in the
 //!   ranges of the chosen index ([`bounds`] states the rules that keep it so).
-//! - An index is chosen without a hint only when it is sure to hold every match: never a
+//! - An index is proposed without a hint only when it is sure to hold every match: never a
 //!   hidden index, a sparse index only when a bounded field cannot match a missing field,
 //!   a partial index only when the filter implies its `partialFilterExpression`
 //!   ([`implies`]). A hint is obeyed as mongod obeys it (a sparse or partial index hinted
 //!   answers from its entries); a hint naming no index (or a hidden one) is 2 BadValue.
-//! - Choice without trial: the index whose bounds pin the most leading fields wins (a
-//!   unique index pinned on every field first, then the count of point fields, then a
-//!   range on the next field); ties go to `_id_`, then to the older index, then to a
-//!   wildcard index (older first, then its paths in order). Unbounded indexes are never
-//!   chosen: a collection scan reads less. A wildcard index never provides a sort.
+//!   Unbounded indexes are never proposed: a collection scan reads less.
+//! - `$or` per branch: when the top-level conjunction proposes only a collection scan and
+//!   the filter has a top-level `$or` whose every branch proposes an index walk (its
+//!   best-ranked one, by the rules above applied to the branch alone), the plan is one
+//!   walk per branch ([`Access::Or`]): a document the filter matches matches some branch,
+//!   so it lies in that branch's ranges. One branch without an index: a collection scan.
+//!   Callers hand each record on once across the walks.
+//! - Choice by trial: a hint, the `_id` point lookup, or a single qualifying index needs no
+//!   choice. Several qualifying index walks are ranked statically (the index whose bounds
+//!   pin the most leading fields first: a unique index pinned on every field, then the
+//!   count of point fields, then a range on the next field; ties to `_id_`, then the older
+//!   index, then a wildcard index, older first, then its paths in order), then run in a
+//!   short trial ([`trial`]): the most matches per key and document examined wins, ties
+//!   to the ranking. The winner is cached per collection and query shape ([`cache`]) and
+//!   reused while the proposal still holds it and it answers within 10x the work it won
+//!   with. A wildcard index never provides a sort.
 //! - Planning reads only the catalog entry it is given and allocates per index, not per
-//!   document.
+//!   document; a trial reads at most its work budget of keys and documents per plan.
 
 mod bounds;
+pub(crate) mod cache;
+pub(crate) mod exact;
 pub(crate) mod explain;
 mod implies;
 mod predicates;
 #[cfg(test)]
 mod tests;
+pub(crate) mod trial;
 mod wildcard;
 
 use crate::error::{Error, ErrorCode};
@@ -36,8 +51,10 @@ use crate::store::{CollectionMeta, IndexMeta, KeyRange, Namespace, WalkTarget};
 use bounds::FieldView;
 use bson::raw::RawBsonRef;
 use bson::{RawDocument, RawDocumentBuf};
+pub(crate) use cache::PlanCache;
 use predicates::Predicates;
 use std::collections::BTreeSet;
+pub(crate) use trial::{Trial, Walker};
 
 /// A query's `hint`.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,6 +80,20 @@ pub(crate) enum Access<'f> {
     Id(RawBsonRef<'f>),
     /// Ranges of one index, in index order.
     Index(IndexAccess),
+    /// One index walk per branch of the filter's top-level `$or`, in branch order, each
+    /// record handed on once (mongod's OR stage over IXSCANs).
+    Or(Vec<IndexAccess>),
+}
+
+impl Access<'_> {
+    /// The index walks of an index or `$or` plan, in the order they run.
+    pub(crate) fn walks(&self) -> &[IndexAccess] {
+        match self {
+            Access::Index(index) => std::slice::from_ref(index),
+            Access::Or(branches) => branches,
+            Access::Collection | Access::Id(_) => &[],
+        }
+    }
 }
 
 /// A walk over ranges of one index.
@@ -194,26 +225,73 @@ fn wildcard_access(
     best
 }
 
-/// The access path for `filter` over the collection `meta` of `ns`, obeying `hint`.
-pub(crate) fn choose<'f>(
+/// What the planner proposes for a filter.
+#[derive(Debug)]
+pub(crate) enum Proposal<'f> {
+    /// One access path: a hint, the `_id` point lookup, the one index that qualifies, or
+    /// none (a collection scan).
+    One(Access<'f>),
+    /// Several index walks qualify, best ranked first ([`trial`] chooses among them; the
+    /// ranking breaks its ties).
+    Several(Vec<IndexAccess>),
+}
+
+/// The access paths for `filter` over the collection `meta` of `ns`, obeying `hint`: those
+/// of its top-level conjunction, else, when that leaves a collection scan and the filter
+/// has a top-level `$or` whose every branch is indexed, one walk per branch.
+pub(crate) fn propose<'f>(
     meta: &CollectionMeta,
     ns: &Namespace,
     filter: Option<&'f RawDocument>,
     hint: &Hint,
-) -> Result<Access<'f>, Error> {
+) -> Result<Proposal<'f>, Error> {
+    let proposal = propose_conjunction(meta, ns, filter, hint)?;
+    if *hint != Hint::None || !matches!(proposal, Proposal::One(Access::Collection)) {
+        return Ok(proposal);
+    }
+    let Some(Ok(Some(RawBsonRef::Array(branches)))) = filter.map(|f| f.get("$or")) else {
+        return Ok(proposal);
+    };
+    let mut walks = Vec::new();
+    for branch in branches {
+        let Ok(RawBsonRef::Document(branch)) = branch else {
+            return Ok(proposal);
+        };
+        let walk = match propose_conjunction(meta, ns, Some(branch), hint)? {
+            Proposal::One(Access::Index(walk)) => walk,
+            Proposal::Several(mut ranked) => ranked.remove(0),
+            Proposal::One(Access::Id(_)) => Candidate::id().access(&Predicates::of(Some(branch))).0,
+            Proposal::One(Access::Collection | Access::Or(_)) => return Ok(proposal),
+        };
+        walks.push(walk);
+    }
+    Ok(match walks.len() {
+        0 => proposal,
+        _ => Proposal::One(Access::Or(walks)),
+    })
+}
+
+/// [`propose`] from the top-level conjunction alone.
+fn propose_conjunction<'f>(
+    meta: &CollectionMeta,
+    ns: &Namespace,
+    filter: Option<&'f RawDocument>,
+    hint: &Hint,
+) -> Result<Proposal<'f>, Error> {
     let forced = match hint {
-        Hint::Natural(_) => return Ok(Access::Collection),
+        Hint::Natural(_) => return Ok(Proposal::One(Access::Collection)),
         Hint::None => None,
         forced => Some(hinted(meta, ns, forced)?),
     };
     match forced {
         Some(Hinted::Index(candidate)) => {
-            return Ok(Access::Index(candidate.access(&Predicates::of(filter)).0));
+            let access = candidate.access(&Predicates::of(filter)).0;
+            return Ok(Proposal::One(Access::Index(access)));
         }
         Some(Hinted::Wildcard(index)) => {
             let predicates = Predicates::of(filter);
             return match wildcard_access(index, &predicates) {
-                Some((_, access)) => Ok(Access::Index(access)),
+                Some((_, access)) => Ok(Proposal::One(Access::Index(access))),
                 None => Err(no_solutions(ns)),
             };
         }
@@ -221,10 +299,10 @@ pub(crate) fn choose<'f>(
     }
     // The point lookup first: the hot path of `findOne({_id})` reads nothing else.
     if let Some(id) = filter.and_then(id_equality) {
-        return Ok(Access::Id(id));
+        return Ok(Proposal::One(Access::Id(id)));
     }
     let predicates = Predicates::of(filter);
-    let mut best: Option<((bool, usize, bool, bool), IndexAccess)> = None;
+    let mut ranked: Vec<((bool, usize, bool, bool), IndexAccess)> = Vec::new();
     let candidates = std::iter::once(Candidate::id())
         .chain(ordinary(meta).map(Candidate::secondary))
         .filter(|c| c.index.is_none_or(|index| !index.spec.hidden));
@@ -234,10 +312,10 @@ pub(crate) fn choose<'f>(
             continue;
         }
         let pinned = candidate.unique && bounds.point_fields == candidate.fields.len();
-        let score = (pinned, bounds.point_fields, bounds.range_field, true);
-        if best.as_ref().is_none_or(|(top, _)| score > *top) {
-            best = Some((score, access));
-        }
+        ranked.push((
+            (pinned, bounds.point_fields, bounds.range_field, true),
+            access,
+        ));
     }
     let wildcards = meta
         .indexes
@@ -251,13 +329,156 @@ pub(crate) fn choose<'f>(
         if !implied {
             continue;
         }
-        if let Some((score, access)) = wildcard_access(index, &predicates)
-            && best.as_ref().is_none_or(|(top, _)| score > *top)
-        {
-            best = Some((score, access));
+        if let Some(found) = wildcard_access(index, &predicates) {
+            ranked.push(found);
         }
     }
-    Ok(best.map_or(Access::Collection, |(_, access)| Access::Index(access)))
+    // Stable: among equal scores the earlier stays first (`_id_`, then older indexes,
+    // then wildcard indexes).
+    ranked.sort_by_key(|r| std::cmp::Reverse(r.0));
+    let mut plans: Vec<IndexAccess> = ranked.into_iter().map(|(_, access)| access).collect();
+    Ok(match plans.len() {
+        0 => Proposal::One(Access::Collection),
+        1 => Proposal::One(Access::Index(plans.remove(0))),
+        _ => Proposal::Several(plans),
+    })
+}
+
+/// What a query asks, as far as choosing its plan goes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Query<'f, 'q> {
+    /// The filter as written.
+    pub(crate) filter: Option<&'f RawDocument>,
+    /// The filter compiled (a trial counts its matches).
+    pub(crate) compiled: Option<&'q query::Filter>,
+    pub(crate) hint: &'q Hint,
+    /// The sort and projection as written (part of the query shape).
+    pub(crate) sort: Option<&'q RawDocument>,
+    pub(crate) projection: Option<&'q RawDocument>,
+    /// The most matches the query can use (`skip + limit`; `None`: all).
+    pub(crate) want: Option<u64>,
+}
+
+impl<'f, 'q> Query<'f, 'q> {
+    /// A query of `filter` alone (compiled as `compiled`) under `hint`.
+    pub(crate) fn of(
+        filter: Option<&'f RawDocument>,
+        compiled: Option<&'q query::Filter>,
+        hint: &'q Hint,
+    ) -> Query<'f, 'q> {
+        Query {
+            filter,
+            compiled,
+            hint,
+            sort: None,
+            projection: None,
+            want: None,
+        }
+    }
+}
+
+/// Where a plan is chosen: the collection, the snapshot a trial reads, and the cache (none
+/// for explain, which always runs the trial and leaves the cache alone).
+pub(crate) struct Planning<'a> {
+    pub(crate) meta: &'a CollectionMeta,
+    pub(crate) ns: &'a Namespace,
+    pub(crate) walker: &'a mut dyn Walker,
+    pub(crate) cache: Option<&'a PlanCache>,
+}
+
+/// The plan chosen for a query.
+#[derive(Debug)]
+pub(crate) struct Planned<'f> {
+    pub(crate) access: Access<'f>,
+    /// The trial that chose it, when one ran.
+    pub(crate) trial: Option<Trial>,
+}
+
+/// The one entry every command plans through: the proposal ([`propose`]), and when several
+/// index walks qualify, the cached winner of the query's shape while it stays good, else a
+/// trial ([`trial`]) whose winner is cached.
+pub(crate) fn choose<'f>(
+    planning: &mut Planning<'_>,
+    query: &Query<'f, '_>,
+) -> Result<Planned<'f>, Error> {
+    let (meta, ns) = (planning.meta, planning.ns);
+    let plans = match propose(meta, ns, query.filter, query.hint)? {
+        Proposal::One(access) => {
+            return Ok(Planned {
+                access,
+                trial: None,
+            });
+        }
+        Proposal::Several(plans) => plans,
+    };
+    let key = cache::Key::of(meta, query.filter, query.sort, query.projection);
+    if let Some(cache) = planning.cache
+        && let Some(entry) = cache.lookup(&key, meta)
+    {
+        let same =
+            |p: &IndexAccess| p.name == entry.index && p.wildcard_path == entry.wildcard_path;
+        if let Some(i) = plans.iter().position(same) {
+            let budget = trial::replan_budget(&entry);
+            let one = std::slice::from_ref(&plans[i]);
+            let stats = trial::run(
+                planning.walker,
+                meta,
+                ns,
+                query.compiled,
+                one,
+                budget,
+                query.want,
+            )?;
+            if trial::still_good(&stats[0], query.want) {
+                cache.hit();
+                let mut plans = plans;
+                return Ok(Planned {
+                    access: Access::Index(plans.swap_remove(i)),
+                    trial: None,
+                });
+            }
+        }
+        cache.remove(&key);
+    }
+    let budget = trial::budget(meta);
+    let stats = trial::run(
+        planning.walker,
+        meta,
+        ns,
+        query.compiled,
+        &plans,
+        budget,
+        query.want,
+    )?;
+    let winner = trial::best(&stats);
+    if let Some(cache) = planning.cache {
+        let chosen = &plans[winner];
+        let entry = cache::Cached::new(
+            meta,
+            &chosen.name,
+            chosen.wildcard_path.as_deref(),
+            stats[winner].works(),
+        );
+        cache.insert(key, entry);
+    }
+    Ok(Planned {
+        access: Access::Index(plans[winner].clone()),
+        trial: Some(Trial { plans, stats }),
+    })
+}
+
+/// The plan the static ranking alone picks (the first of a proposal).
+#[cfg(test)]
+pub(crate) fn static_choice<'f>(
+    meta: &CollectionMeta,
+    ns: &Namespace,
+    filter: Option<&'f RawDocument>,
+    hint: &Hint,
+) -> Result<Access<'f>, Error> {
+    Ok(match propose(meta, ns, filter, hint)? {
+        Proposal::One(access) => access,
+        Proposal::Several(mut plans) => Access::Index(plans.remove(0)),
+    })
 }
 
 /// The secondary indexes other than wildcard indexes.

@@ -3,7 +3,7 @@
 
 use super::bounds::{FieldView, bounds};
 use super::predicates::Predicates;
-use super::{Access, Hint, choose};
+use super::{Access, Hint, static_choice as choose};
 use crate::index::spec::{IndexSpec, KeyKind, ParseOptions};
 use crate::store::{CollectionMeta, IndexMeta, KeyRange, Namespace};
 use bson::{Bson, Document, RawDocumentBuf, doc};
@@ -43,6 +43,14 @@ fn chosen(meta: &CollectionMeta, filter: Document) -> Option<String> {
         Access::Collection => None,
         Access::Id(_) => Some("id".to_owned()),
         Access::Index(access) => Some(access.name),
+        Access::Or(walks) => Some(format!(
+            "or({})",
+            walks
+                .iter()
+                .map(|w| w.name.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        )),
     }
 }
 
@@ -104,9 +112,10 @@ fn equality_in_and_ranges_choose_the_index_that_pins_most() {
         chosen(&meta, doc! { "$and": [{ "a": 1 }] }).as_deref(),
         Some("a_1")
     );
+    // An `$or` whose every branch is indexed: a walk per branch.
     assert_eq!(
-        chosen(&meta, doc! { "$or": [{ "a": 1 }, { "a": 2 }] }),
-        None
+        chosen(&meta, doc! { "$or": [{ "a": 1 }, { "a": 2 }] }).as_deref(),
+        Some("or(a_1,a_1)")
     );
     assert_eq!(chosen(&meta, doc! { "a": { "$ne": 1 } }), None);
     assert_eq!(chosen(&meta, doc! { "a": { "$gt": null } }), None);

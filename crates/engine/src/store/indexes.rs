@@ -693,6 +693,42 @@ pub(crate) fn walk<T: PageRead, E: From<StoreError>>(
     Ok(())
 }
 
+/// Hands each entry of the secondary index `name` in `ranges` (sorted and disjoint) to
+/// `visit`, in key order, without reading its record, until `visit` answers `false`:
+/// what a count answered from the index alone (COUNT_SCAN) reads.
+pub(crate) fn walk_entries<T: PageRead, E: From<StoreError>>(
+    txn: &T,
+    meta: &CollectionMeta,
+    name: &str,
+    ranges: &[KeyRange],
+    mut visit: impl FnMut(&[u8]) -> Result<bool, E>,
+) -> Result<(), E> {
+    let Some(index) = meta.index(name) else {
+        return Err(StoreError::Corrupt(format!("no index {name}")).into());
+    };
+    for range in ranges {
+        let lower = Bound::Included(range.lower.as_slice());
+        let upper = range
+            .upper
+            .as_deref()
+            .map_or(Bound::Unbounded, Bound::Excluded);
+        if matches!(upper, Bound::Excluded(u) if range.lower.as_slice() >= u) {
+            continue;
+        }
+        for entry in index
+            .tree
+            .range(txn, lower, upper)
+            .map_err(StoreError::from)?
+        {
+            let (key, _) = entry.map_err(StoreError::from)?;
+            if !visit(&key)? {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The groups of records that share a key in `index` (each group's record ids in order),
 /// in key order: what stands between an index and `unique`.
 pub(crate) fn duplicate_groups<T: PageRead>(

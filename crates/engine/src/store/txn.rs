@@ -210,6 +210,18 @@ impl<'s> Reader<'s> {
         indexes::walk(&self.txn, meta, target, ranges, reverse, position, visit)
     }
 
+    /// Hands each entry (index key and record id) of the secondary index `name` in
+    /// `ranges` to `visit` without reading its record, until `visit` answers `false`.
+    pub fn walk_entries<E: From<StoreError>>(
+        &self,
+        meta: &CollectionMeta,
+        name: &str,
+        ranges: &[KeyRange],
+        visit: impl FnMut(&[u8]) -> Result<bool, E>,
+    ) -> Result<(), E> {
+        indexes::walk_entries(&self.txn, meta, name, ranges, visit)
+    }
+
     /// Compares the secondary index `name` with the entries its documents generate.
     pub fn check_index(&self, meta: &CollectionMeta, name: &str) -> Result<IndexCheck, StoreError> {
         let index = meta
