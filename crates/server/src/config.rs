@@ -72,6 +72,11 @@ pub struct Config {
     /// Close a connection that sends nothing for this many seconds (0: never, as mongod).
     #[arg(long, default_value_t = 0)]
     pub idle_timeout_secs: u64,
+    /// Require authentication (SCRAM-SHA-256 / SCRAM-SHA-1) and check every command's
+    /// privileges, as mongod's `--auth` (`security.authorization: enabled`). While no
+    /// user exists, a loopback client may create the first one on `admin`.
+    #[arg(long, default_value_t = false)]
+    pub auth: bool,
     /// Where commands run (for benchmarking the worker hand-off).
     #[arg(long, value_enum, default_value_t = Dispatch::Auto, hide = true)]
     pub dispatch: Dispatch,
@@ -93,7 +98,7 @@ impl Config {
             LogLevel::Debug => 1,
             _ => 0,
         };
-        doc! {
+        let mut parsed = doc! {
             "net": {
                 "bindIp": bind.join(","),
                 "port": i32::from(self.port),
@@ -106,7 +111,12 @@ impl Config {
                 "frameTimeoutSecs": i64::try_from(self.frame_timeout_secs).unwrap_or(i64::MAX),
                 "idleTimeoutSecs": i64::try_from(self.idle_timeout_secs).unwrap_or(i64::MAX),
             },
+        };
+        if self.auth {
+            // As mongod reports `--auth`.
+            parsed.insert("security", doc! { "authorization": "enabled" });
         }
+        parsed
     }
 
     fn engine_options(&self, argv: Vec<String>) -> EngineOptions {
@@ -125,7 +135,9 @@ impl Config {
     /// The engine for this configuration, on the database file `--db`; `argv` is
     /// reported by getCmdLineOpts.
     pub fn engine(&self, argv: Vec<String>) -> Result<Engine, engine::Error> {
-        Engine::open_with(&self.db, self.engine_options(argv), self.store_options())
+        let engine = Engine::open_with(&self.db, self.engine_options(argv), self.store_options())?;
+        engine.set_auth_required(self.auth);
+        Ok(engine)
     }
 
     /// The storage options: the defaults, with the hidden checkpoint flags applied.
@@ -144,7 +156,9 @@ impl Config {
     /// The engine for this configuration on an in-memory database (benchmarks).
     #[must_use]
     pub fn memory_engine(&self, argv: Vec<String>) -> Engine {
-        Engine::new(self.engine_options(argv))
+        let engine = Engine::new(self.engine_options(argv));
+        engine.set_auth_required(self.auth);
+        engine
     }
 
     /// A configuration with every default, for in-process use (benchmarks).
