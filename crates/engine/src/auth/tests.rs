@@ -206,6 +206,20 @@ mod engine_level {
         pwd: &str,
         skip_empty: bool,
     ) -> Document {
+        login_with_nonce(engine, ctx, mechanism, user, pwd, skip_empty, "")
+    }
+
+    /// [`login`] whose client-final appends `nonce_suffix` to the combined nonce, with a
+    /// proof computed correctly over that changed conversation.
+    fn login_with_nonce(
+        engine: &Engine,
+        ctx: &ConnectionContext,
+        mechanism: Mechanism,
+        user: &str,
+        pwd: &str,
+        skip_empty: bool,
+        nonce_suffix: &str,
+    ) -> Document {
         let client_first_bare = format!("n={user},r=clientnonceclientnonce");
         let start = run(
             engine,
@@ -236,7 +250,7 @@ mod engine_level {
         let salted = mechanism.salted_password(password.as_bytes(), &salt, iterations);
         let client_key = mechanism.hmac(&salted, b"Client Key");
         let stored_key = mechanism.hash(&client_key);
-        let without_proof = format!("c=biws,r={nonce}");
+        let without_proof = format!("c=biws,r={nonce}{nonce_suffix}");
         let auth_message = format!("{client_first_bare},{server_first},{without_proof}");
         let signature = mechanism.hmac(&stored_key, auth_message.as_bytes());
         let proof: Vec<u8> = client_key
@@ -302,6 +316,25 @@ mod engine_level {
             let unknown = login(&engine, &ctx, mechanism, "nobody", "secret", true);
             assert_eq!(code(&unknown), Some(18), "{unknown}");
         }
+    }
+
+    #[test]
+    fn a_nonce_changed_mid_conversation_fails_even_with_a_matching_proof() {
+        let engine = engine();
+        create_user(&engine, "u", "pw", vec![], &["SCRAM-SHA-256"]);
+        engine.set_auth_required(true);
+        let ctx = ctx("10.0.0.1:1");
+        let reply = login_with_nonce(&engine, &ctx, Mechanism::Sha256, "u", "pw", true, "x");
+        assert_eq!(code(&reply), Some(18), "{reply}");
+        assert_eq!(ctx.auth.user(), None);
+        // A replayed client-final, without a conversation, is refused too.
+        let replay = run(
+            &engine,
+            &ctx,
+            "admin",
+            doc! { "saslContinue": 1, "conversationId": 1, "payload": bin(b"c=biws,r=x,p=AAAA") },
+        );
+        assert_eq!(code(&replay), Some(17), "{replay}");
     }
 
     #[test]
@@ -435,6 +468,13 @@ mod engine_level {
             vec![role("readWrite", "test")],
             &["SCRAM-SHA-256"],
         );
+        create_user(
+            &engine,
+            "adminreader",
+            "pw",
+            vec![role("read", "admin")],
+            &["SCRAM-SHA-256"],
+        );
         engine.set_auth_required(true);
         let reader = ctx("10.0.0.1:1");
         reader.auth.login("admin", "reader");
@@ -462,7 +502,17 @@ mod engine_level {
         );
         // Another database, and the users collection, are out of reach.
         assert_eq!(code(&run(&engine, &reader, "other", find)), Some(13));
-        let users = run(&engine, &reader, "admin", doc! { "find": "system.users" });
+        // read on admin reaches admin's collections, not the users collection.
+        let admin_reader = ctx("10.0.0.1:3");
+        admin_reader.auth.login("admin", "adminreader");
+        let admin_find = run(&engine, &admin_reader, "admin", doc! { "find": "c" });
+        assert_eq!(admin_find.get_f64("ok").ok(), Some(1.0), "{admin_find}");
+        let users = run(
+            &engine,
+            &admin_reader,
+            "admin",
+            doc! { "find": "system.users" },
+        );
         assert_eq!(code(&users), Some(13), "{users}");
     }
 
