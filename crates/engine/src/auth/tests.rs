@@ -338,6 +338,37 @@ mod engine_level {
     }
 
     #[test]
+    fn iteration_counts_are_settable_down_to_mongods_floor() {
+        let engine = engine();
+        let set = |count: i32| {
+            run(
+                &engine,
+                &ctx(""),
+                "admin",
+                doc! { "setParameter": 1, "scramSHA256IterationCount": count },
+            )
+        };
+        assert_eq!(code(&set(4999)), Some(2));
+        assert_eq!(set(5000).get_f64("ok").ok(), Some(1.0));
+        create_user(&engine, "u", "pw", vec![], &["SCRAM-SHA-256"]);
+        let reply = run(
+            &engine,
+            &ctx(""),
+            "admin",
+            doc! { "usersInfo": "u", "showCredentials": true },
+        );
+        let count = reply.get_array("users").ok().and_then(|users| {
+            let credentials = users[0].as_document()?.get_document("credentials").ok()?;
+            credentials
+                .get_document("SCRAM-SHA-256")
+                .ok()?
+                .get_i32("iterationCount")
+                .ok()
+        });
+        assert_eq!(count, Some(5000), "{reply}");
+    }
+
+    #[test]
     fn a_user_with_only_sha1_cannot_use_sha256() {
         let engine = engine();
         create_user(&engine, "old", "pw", vec![], &["SCRAM-SHA-1"]);
