@@ -45,6 +45,8 @@ pub struct ConnectionContext {
     pub connection_id: i64,
     /// The client's address as `host:port` (whatsmyuri), empty when embedded.
     pub client_address: String,
+    /// Who authenticated on the connection (shared by the context's clones).
+    pub auth: crate::auth::AuthSession,
 }
 
 /// The database. Shared across threads by reference (`&Engine` is `Sync`).
@@ -79,6 +81,8 @@ pub struct Engine {
     shutdown: parking_lot::Mutex<Option<ShutdownHook>>,
     /// The winners of plan trials, per collection and query shape.
     pub(crate) plans: crate::plan::PlanCache,
+    /// Whether commands need authentication, and the users' generation.
+    pub(crate) auth: crate::auth::Auth,
 }
 
 /// See [`Engine::on_shutdown`].
@@ -159,6 +163,7 @@ impl Engine {
             fsync_lock: crate::fsync_lock::FsyncLock::default(),
             shutdown: parking_lot::Mutex::new(None),
             plans: crate::plan::PlanCache::default(),
+            auth: crate::auth::Auth::default(),
         }
     }
 
@@ -199,6 +204,12 @@ impl Engine {
     /// the engine itself.
     pub fn on_shutdown(&self, hook: ShutdownHook) {
         *self.shutdown.lock() = Some(hook);
+    }
+
+    /// Turns authentication and authorization on or off (`--auth`; off by default). A
+    /// server sets it before it accepts connections; an embedded engine leaves it off.
+    pub fn set_auth_required(&self, required: bool) {
+        self.auth.set_enabled(required);
     }
 
     pub(crate) fn shutdown_hook(&self) -> Option<ShutdownHook> {

@@ -66,6 +66,11 @@ pub trait Host: Send + Sync {
     fn file_system(&self) -> Option<FileSystemFacts> {
         None
     }
+    /// Fills `buf` with cryptographically secure random bytes (SCRAM nonces and salts).
+    /// The default asks the operating system; a test host may answer deterministically.
+    fn fill_random(&self, buf: &mut [u8]) -> Result<(), String> {
+        getrandom::fill(buf).map_err(|error| error.to_string())
+    }
 }
 
 /// A host whose clock and facts never change: for tests and embedding.

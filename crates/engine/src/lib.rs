@@ -16,6 +16,7 @@
 //! process facts) comes in through the [`Host`] trait, so tests can pin it.
 #![forbid(unsafe_code)]
 
+mod auth;
 pub mod client;
 pub mod command;
 mod engine;
@@ -33,6 +34,7 @@ pub mod store;
 mod ttl;
 pub mod version;
 
+pub use auth::AuthSession;
 pub use client::Client;
 pub use engine::{ConnectionContext, Engine, EngineOptions, ShutdownHook, StartupOptions};
 pub use error::{Error, ErrorCode};

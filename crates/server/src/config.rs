@@ -86,6 +86,11 @@ pub struct Config {
     /// LZ4 records decode whole documents (PLAN D53).
     #[arg(long, value_enum, default_value_t = CompressorArg::None)]
     pub compressor: CompressorArg,
+    /// Require authentication (SCRAM-SHA-256 / SCRAM-SHA-1) and check every command's
+    /// privileges, as mongod's `--auth` (`security.authorization: enabled`). While no
+    /// user exists, a loopback client may create the first one on `admin`.
+    #[arg(long, default_value_t = false)]
+    pub auth: bool,
     /// Where commands run (for benchmarking the worker hand-off).
     #[arg(long, value_enum, default_value_t = Dispatch::Auto, hide = true)]
     pub dispatch: Dispatch,
@@ -107,7 +112,7 @@ impl Config {
             LogLevel::Debug => 1,
             _ => 0,
         };
-        doc! {
+        let mut parsed = doc! {
             "net": {
                 "bindIp": bind.join(","),
                 "port": i32::from(self.port),
@@ -124,7 +129,12 @@ impl Config {
                     CompressorArg::Lz4 => "lz4",
                 },
             },
+        };
+        if self.auth {
+            // As mongod reports `--auth`.
+            parsed.insert("security", doc! { "authorization": "enabled" });
         }
+        parsed
     }
 
     fn engine_options(&self, argv: Vec<String>) -> EngineOptions {
@@ -143,7 +153,9 @@ impl Config {
     /// The engine for this configuration, on the database file `--db`; `argv` is
     /// reported by getCmdLineOpts.
     pub fn engine(&self, argv: Vec<String>) -> Result<Engine, engine::Error> {
-        Engine::open_with(&self.db, self.engine_options(argv), self.store_options())
+        let engine = Engine::open_with(&self.db, self.engine_options(argv), self.store_options())?;
+        engine.set_auth_required(self.auth);
+        Ok(engine)
     }
 
     /// The storage options: the defaults, with the hidden checkpoint flags applied.
@@ -166,7 +178,9 @@ impl Config {
     /// The engine for this configuration on an in-memory database (benchmarks).
     #[must_use]
     pub fn memory_engine(&self, argv: Vec<String>) -> Engine {
-        Engine::new(self.engine_options(argv))
+        let engine = Engine::new(self.engine_options(argv));
+        engine.set_auth_required(self.auth);
+        engine
     }
 
     /// A configuration with every default, for in-process use (benchmarks).

@@ -334,6 +334,7 @@ impl LoopState {
         let ctx = ConnectionContext {
             connection_id,
             client_address: peer.to_string(),
+            auth: engine::AuthSession::default(),
         };
         if let Some(entry) = self.connections.get_mut(slot) {
             *entry = Some(Connection::new(stream, ctx));

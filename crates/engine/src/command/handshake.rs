@@ -1,5 +1,5 @@
 //! Commands every driver and mongosh send when a connection opens: hello, ping, buildInfo,
-//! whatsmyuri, connectionStatus, endSessions (and the transaction commands' standalone answer).
+//! whatsmyuri, endSessions (and the transaction commands' standalone answer).
 
 use super::{Request, flag};
 use crate::engine::Engine;
@@ -43,6 +43,12 @@ pub(super) fn hello(engine: &Engine, request: &Request<'_>) -> Result<Document, 
     reply.insert("minWireVersion", version::MIN_WIRE_VERSION);
     reply.insert("maxWireVersion", version::MAX_WIRE_VERSION);
     reply.insert("readOnly", false);
+    if let Some(mechanisms) = super::authentication::supported_mechanisms(engine, request) {
+        reply.insert("saslSupportedMechs", mechanisms);
+    }
+    if let Some(step) = super::authentication::speculative(engine, request) {
+        reply.insert("speculativeAuthenticate", step);
+    }
     Ok(reply)
 }
 
@@ -85,18 +91,6 @@ pub(super) fn build_info(_engine: &Engine, _request: &Request<'_>) -> Result<Doc
 /// whatsmyuri: the client's own address as the server sees it.
 pub(super) fn whats_my_uri(_engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
     Ok(doc! { "you": request.ctx.client_address.as_str() })
-}
-
-/// connectionStatus: nobody is authenticated (authentication is not implemented).
-pub(super) fn connection_status(
-    _engine: &Engine,
-    request: &Request<'_>,
-) -> Result<Document, Error> {
-    let mut auth_info = doc! { "authenticatedUsers": [], "authenticatedUserRoles": [] };
-    if flag(request.body, "showPrivileges") {
-        auth_info.insert("authenticatedUserPrivileges", Bson::Array(Vec::new()));
-    }
-    Ok(doc! { "authInfo": auth_info })
 }
 
 /// commitTransaction / abortTransaction on a standalone: no transaction can be open (a

@@ -1,5 +1,5 @@
 //! mongosh's admin helpers: fsync / fsyncLock / fsyncUnlock, shutdown, logRotate, top,
-//! dbHash, compact, and the standalone's answers to replSetGetStatus and usersInfo.
+//! dbHash, compact, and the standalone's answer to replSetGetStatus.
 
 use super::{Request, flag};
 use crate::engine::Engine;
@@ -15,11 +15,6 @@ pub(super) fn repl_set_get_status(_: &Engine, _: &Request<'_>) -> Result<Documen
         ErrorCode::Other(76, "NoReplicationEnabled"),
         "not running with --replSet",
     ))
-}
-
-/// usersInfo: there are no users (authentication is not implemented).
-pub(super) fn users_info(_: &Engine, _: &Request<'_>) -> Result<Document, Error> {
-    Ok(doc! { "users": [] })
 }
 
 /// fsync: a checkpoint (the data file holds every committed write); with `lock: true`,

@@ -12,6 +12,7 @@ mod admin;
 mod aggregate;
 mod aggregate_output;
 pub(crate) mod args;
+mod authentication;
 mod catalog_reads;
 mod count;
 pub(crate) mod cursor;
@@ -33,6 +34,7 @@ pub(crate) mod registry;
 mod stats;
 mod status;
 mod update;
+mod user_admin;
 mod write;
 mod write_concern;
 
@@ -154,10 +156,24 @@ const COMMANDS: &[Spec] = &[
     spec("whatsmyuri", tree!(handshake::whats_my_uri), true, false),
     spec(
         "connectionStatus",
-        tree!(handshake::connection_status),
+        tree!(authentication::connection_status),
+        false,
+        false,
+    ),
+    spec("saslStart", tree!(authentication::sasl_start), false, false),
+    spec(
+        "saslContinue",
+        tree!(authentication::sasl_continue),
+        false,
+        false,
+    ),
+    spec(
+        "authenticate",
+        tree!(authentication::authenticate),
         true,
         false,
     ),
+    spec("logout", tree!(authentication::logout), true, false),
     spec("endSessions", tree!(handshake::end_sessions), true, false),
     spec(
         "commitTransaction",
@@ -208,7 +224,73 @@ const COMMANDS: &[Spec] = &[
         true,
         false,
     ),
-    spec("usersInfo", tree!(maintenance::users_info), true, false),
+    spec("usersInfo", tree!(user_admin::users_info), false, false),
+    spec("createUser", tree!(user_admin::create_user), false, false),
+    spec("updateUser", tree!(user_admin::update_user), false, false),
+    spec("dropUser", tree!(user_admin::drop_user), false, false),
+    spec(
+        "dropAllUsersFromDatabase",
+        tree!(user_admin::drop_all_users),
+        false,
+        false,
+    ),
+    spec(
+        "grantRolesToUser",
+        tree!(user_admin::change_user_roles),
+        false,
+        false,
+    ),
+    spec(
+        "revokeRolesFromUser",
+        tree!(user_admin::change_user_roles),
+        false,
+        false,
+    ),
+    spec("createRole", tree!(user_admin::create_role), false, false),
+    spec("dropRole", tree!(user_admin::drop_role), false, false),
+    spec("rolesInfo", tree!(user_admin::roles_info), false, false),
+    spec(
+        "grantPrivilegesToRole",
+        tree!(user_admin::grant_privileges),
+        false,
+        false,
+    ),
+    spec(
+        "invalidateUserCache",
+        tree!(user_admin::invalidate_user_cache),
+        true,
+        true,
+    ),
+    spec(
+        "updateRole",
+        tree!(user_admin::not_implemented),
+        true,
+        false,
+    ),
+    spec(
+        "grantRolesToRole",
+        tree!(user_admin::not_implemented),
+        true,
+        false,
+    ),
+    spec(
+        "revokeRolesFromRole",
+        tree!(user_admin::not_implemented),
+        true,
+        false,
+    ),
+    spec(
+        "revokePrivilegesFromRole",
+        tree!(user_admin::not_implemented),
+        true,
+        false,
+    ),
+    spec(
+        "dropAllRolesFromDatabase",
+        tree!(user_admin::not_implemented),
+        true,
+        false,
+    ),
     spec("fsync", tree!(maintenance::fsync), false, true),
     spec("fsyncUnlock", tree!(maintenance::fsync_unlock), true, true),
     spec("shutdown", tree!(maintenance::shutdown), false, true),
@@ -270,6 +352,12 @@ const COMMANDS: &[Spec] = &[
     spec("validate", tree!(stats::validate), false, false),
 ];
 
+/// Every registered command name (the authorization table's test walks them).
+#[cfg(test)]
+pub(crate) fn names() -> impl Iterator<Item = &'static str> {
+    COMMANDS.iter().map(|spec| spec.name)
+}
+
 /// The row for `name`, if the engine knows it.
 pub(crate) fn find(name: &str) -> Option<&'static Spec> {
     COMMANDS.iter().find(|spec| spec.name == name)
@@ -301,6 +389,8 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
         let message = format!("{} may only be run against the admin database.", spec.name);
         return Err(Error::new(ErrorCode::Unauthorized, message));
     }
+    // Authorization before anything else looks at the request (see `auth::authorize`).
+    crate::auth::authorize::check(engine, request)?;
     crate::sessions::check_operation_session_info(
         request.name,
         request.field("lsid")?.is_some(),

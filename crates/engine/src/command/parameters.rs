@@ -5,7 +5,7 @@
 //! 72 InvalidOptions, and a value of the wrong type with 2 BadValue.
 //!
 //! A settable parameter is either consumed (`cursorTimeoutMillis`: the cursor registry's
-//! idle timeout) or recorded and reported (`logLevel`, `quiet`,
+//! idle timeout; `scramIterationCount`/`scramSHA256IterationCount`: new credentials') or recorded and reported (`logLevel`, `quiet`,
 //! `transactionLifetimeLimitSeconds`: the server's log verbosity is its own flag, and
 //! transactions are refused on a standalone).
 
@@ -76,7 +76,9 @@ fn log_level(engine: &Engine) -> Bson {
 
 /// Every parameter, in name order (as mongod lists them).
 const PARAMETERS: &[Parameter] = &[
-    startup("authenticationMechanisms", |_| Bson::Array(Vec::new())),
+    startup("authenticationMechanisms", |_| {
+        Bson::from(vec!["SCRAM-SHA-1", "SCRAM-SHA-256"])
+    }),
     runtime("cursorTimeoutMillis", Kind::Long, |engine| {
         Bson::Int64(engine.cursors.idle_timeout_ms())
     }),
@@ -93,6 +95,13 @@ const PARAMETERS: &[Parameter] = &[
     }),
     runtime("quiet", Kind::Bool, |engine| {
         recorded(engine, "quiet", Bson::Boolean(false))
+    }),
+    // The iteration counts of new SCRAM credentials (`auth::users::iteration_count`).
+    runtime("scramIterationCount", Kind::Int, |engine| {
+        recorded(engine, "scramIterationCount", Bson::Int32(10_000))
+    }),
+    runtime("scramSHA256IterationCount", Kind::Int, |engine| {
+        recorded(engine, "scramSHA256IterationCount", Bson::Int32(15_000))
     }),
     runtime("transactionLifetimeLimitSeconds", Kind::Int, |engine| {
         recorded(engine, "transactionLifetimeLimitSeconds", Bson::Int32(60))
@@ -176,12 +185,25 @@ fn checked(name: &str, kind: Kind, raw: RawBsonRef<'_>) -> Result<Bson, Error> {
         (Kind::Long, _, Some(n)) => Some(Bson::Int64(n)),
         _ => None,
     };
-    value.ok_or_else(|| {
+    let value = value.ok_or_else(|| {
         Error::new(
             ErrorCode::BadValue,
             format!("Invalid value for {name}: {raw:?}"),
         )
-    })
+    })?;
+    // mongod's floor for SCRAM iteration counts.
+    let scram = matches!(name, "scramIterationCount" | "scramSHA256IterationCount");
+    if let (true, Bson::Int32(count)) = (scram, &value)
+        && *count < 5000
+    {
+        return Err(Error::new(
+            ErrorCode::BadValue,
+            format!(
+                "Invalid value for parameter {name}: {count} is not greater than or equal to 5000"
+            ),
+        ));
+    }
+    Ok(value)
 }
 
 /// setParameter: `{setParameter: 1, name: value, ...}`, every name checked before any is

@@ -85,7 +85,18 @@ pub(super) fn list_databases(engine: &Engine, request: &Request<'_>) -> Result<D
         .map(Filter::parse)
         .transpose()?;
     let name_only = args::opt_bool(request, "nameOnly")?.unwrap_or(false);
-    args::opt_bool(request, "authorizedDatabases")?;
+    // mongod's `authorizedDatabases`: a user without the cluster's listDatabases action
+    // sees the databases it holds privileges on, and may not ask for all of them.
+    let authorized_only = match args::opt_bool(request, "authorizedDatabases")? {
+        Some(false) if !crate::auth::authorize::may_list_all(engine, request)? => {
+            return Err(Error::new(
+                ErrorCode::Unauthorized,
+                "not authorized on admin to execute command { listDatabases: 1, authorizedDatabases: false }",
+            ));
+        }
+        Some(false) => false,
+        _ => !crate::auth::authorize::may_list_all(engine, request)?,
+    };
     let store = engine.store();
     let reader = store.read()?;
     let mut databases: BTreeMap<String, u64> = BTreeMap::new();
@@ -96,6 +107,9 @@ pub(super) fn list_databases(engine: &Engine, request: &Request<'_>) -> Result<D
     let mut listed = Vec::new();
     let mut total = 0u64;
     for (name, size) in databases {
+        if authorized_only && !crate::auth::authorize::holds_any_on(engine, request, &name)? {
+            continue;
+        }
         let entry = doc! {
             "name": name.as_str(),
             "sizeOnDisk": i64::try_from(size).unwrap_or(i64::MAX),

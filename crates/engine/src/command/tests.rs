@@ -30,6 +30,7 @@ fn ctx() -> ConnectionContext {
     ConnectionContext {
         connection_id: 7,
         client_address: "127.0.0.1:5000".into(),
+        ..ConnectionContext::default()
     }
 }
 

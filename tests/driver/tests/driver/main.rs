@@ -1,6 +1,7 @@
 //! Integration tests: the server binary on a free port, driven by the official `mongodb`
 //! crate, by raw sockets speaking the wire protocol, and by hostile clients.
 
+mod auth;
 mod bad_input;
 mod client_parity;
 mod crash;

@@ -1,0 +1,177 @@
+//! Authentication and authorization (issue 20): SCRAM conversations, the users and roles
+//! stored in `admin.system.users` / `admin.system.roles`, and the one table that says
+//! which action on which resource each command needs.
+//!
+//! What it owns: each connection's [`AuthSession`] (who is authenticated, the SASL
+//! conversation in progress, the privileges computed for the user) and the engine-wide
+//! [`Auth`] state (whether `--auth` is on, and a generation counter that every committed
+//! user or role change bumps).
+//!
+//! Invariants:
+//! - With authentication off nothing here refuses anything; with it on, every command
+//!   passes [`authorize::check`] before its handler, and a command without a row in
+//!   [`authorize::RULES`] is refused (a test checks that every registered command has one).
+//! - Users are stored as mongod stores them, with salted, iterated keys only
+//!   ([`scram::Credential`]); no password is ever stored or logged.
+//! - Cached privileges are used only while their generation equals [`Auth::generation`]:
+//!   a user or role command that commits makes every session recompute them.
+//! - A failed authentication tells the client only 18 AuthenticationFailed; the reason goes
+//!   to the server's log.
+//!
+//! Lock order: a session's mutex is taken after no other lock and released before the
+//! store is read (privileges are computed outside it, then stored).
+
+pub(crate) mod authorize;
+pub(crate) mod roles;
+pub(crate) mod sasl;
+pub(crate) mod scram;
+pub(crate) mod users;
+
+#[cfg(test)]
+mod tests;
+
+use roles::{Privilege, RoleName};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// The engine-wide authentication state.
+#[derive(Debug, Default)]
+pub(crate) struct Auth {
+    enabled: AtomicBool,
+    generation: AtomicU64,
+}
+
+impl Auth {
+    /// Whether commands need an authenticated, authorized user (`--auth`).
+    pub(crate) fn enabled(&self) -> bool {
+        self.enabled.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn set_enabled(&self, enabled: bool) {
+        self.enabled.store(enabled, Ordering::Release);
+    }
+
+    /// Bumped after every committed change to users or roles.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Makes every session's cached privileges stale.
+    pub(crate) fn invalidate(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// One connection's authentication state. Clones share it (the server hands a clone of
+/// the connection's context to the worker that runs a command).
+#[derive(Debug, Clone, Default)]
+pub struct AuthSession(Arc<parking_lot::Mutex<SessionState>>);
+
+impl PartialEq for AuthSession {
+    fn eq(&self, other: &AuthSession) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for AuthSession {}
+
+#[derive(Debug, Default)]
+struct SessionState {
+    user: Option<Authenticated>,
+    pending: Option<sasl::Pending>,
+}
+
+/// The user a connection authenticated as.
+#[derive(Debug, Clone)]
+pub(crate) struct Authenticated {
+    pub(crate) db: String,
+    pub(crate) user: String,
+    /// The privileges and roles computed at `generation` (`None`: not yet computed).
+    cache: Option<(u64, Arc<Grants>)>,
+}
+
+/// What a user holds: its roles (direct and inherited) and their privileges.
+#[derive(Debug, Default)]
+pub(crate) struct Grants {
+    pub(crate) roles: Vec<RoleName>,
+    pub(crate) privileges: Vec<Privilege>,
+}
+
+impl AuthSession {
+    /// The authenticated user, as `(user, db)`.
+    pub(crate) fn user(&self) -> Option<(String, String)> {
+        let state = self.0.lock();
+        state
+            .user
+            .as_ref()
+            .map(|user| (user.user.clone(), user.db.clone()))
+    }
+
+    /// Replaces the authenticated user (a connection authenticates as one user at a time).
+    pub(crate) fn login(&self, db: &str, user: &str) {
+        let mut state = self.0.lock();
+        state.pending = None;
+        state.user = Some(Authenticated {
+            db: db.to_owned(),
+            user: user.to_owned(),
+            cache: None,
+        });
+    }
+
+    /// Forgets the user authenticated on `db` (logout).
+    pub(crate) fn logout(&self, db: &str) {
+        let mut state = self.0.lock();
+        if state.user.as_ref().is_some_and(|user| user.db == db) {
+            state.user = None;
+        }
+        state.pending = None;
+    }
+
+    pub(crate) fn take_pending(&self) -> Option<sasl::Pending> {
+        self.0.lock().pending.take()
+    }
+
+    pub(crate) fn set_pending(&self, pending: sasl::Pending) {
+        self.0.lock().pending = Some(pending);
+    }
+
+    /// The cached grants if they are from `generation`.
+    fn cached(&self, generation: u64) -> Option<Arc<Grants>> {
+        let state = self.0.lock();
+        let (at, grants) = state.user.as_ref()?.cache.as_ref()?;
+        (*at == generation).then(|| Arc::clone(grants))
+    }
+
+    fn store_cache(&self, user: &(String, String), generation: u64, grants: Arc<Grants>) {
+        let mut state = self.0.lock();
+        if let Some(current) = state.user.as_mut()
+            && current.user == user.0
+            && current.db == user.1
+        {
+            current.cache = Some((generation, grants));
+        }
+    }
+}
+
+/// The grants of the session's user (`None` when nobody is authenticated), recomputed
+/// from the stored users and roles when a user or role command committed since.
+pub(crate) fn grants(
+    engine: &crate::Engine,
+    session: &AuthSession,
+) -> Result<Option<Arc<Grants>>, crate::Error> {
+    let Some(user) = session.user() else {
+        return Ok(None);
+    };
+    let generation = engine.auth.generation();
+    if let Some(grants) = session.cached(generation) {
+        return Ok(Some(grants));
+    }
+    let store = engine.store();
+    let grants = match users::find(&store, &user.1, &user.0)? {
+        Some(found) => Arc::new(roles::resolve(&store, &found.roles)?),
+        // A dropped user keeps its connection but holds nothing.
+        None => Arc::new(Grants::default()),
+    };
+    session.store_cache(&user, generation, Arc::clone(&grants));
+    Ok(Some(grants))
+}

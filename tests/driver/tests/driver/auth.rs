@@ -1,0 +1,208 @@
+//! `--auth` through the real Rust driver: the localhost exception, SCRAM-SHA-256 with
+//! speculative authentication, SCRAM-SHA-1 for a user that has only it, wrong passwords,
+//! unauthenticated and unauthorized commands, and users surviving a restart.
+
+use crate::harness::TestServer;
+use bson::{Document, doc};
+use mongodb::error::ErrorKind;
+use mongodb::sync::Client;
+
+fn code_of(error: &mongodb::error::Error) -> Option<i32> {
+    match *error.kind {
+        ErrorKind::Command(ref failure) => Some(failure.code),
+        ErrorKind::Write(mongodb::error::WriteFailure::WriteError(ref failure)) => {
+            Some(failure.code)
+        }
+        _ => None,
+    }
+}
+
+/// A client logged in as `user` with `password` (`extra` URI options appended).
+fn login(server: &TestServer, user: &str, password: &str, extra: &str) -> Client {
+    let uri = format!(
+        "mongodb://{user}:{password}@{}/?directConnection=true&serverSelectionTimeoutMS=5000&authSource=admin{extra}",
+        server.address
+    );
+    Client::with_uri_str(uri).expect("client")
+}
+
+fn admin_command(client: &Client, command: Document) -> Result<Document, mongodb::error::Error> {
+    client.database("admin").run_command(command).run()
+}
+
+/// Starts `--auth` on `db` and creates the root user `admin` through the localhost
+/// exception.
+fn with_root(db: &std::path::Path) -> TestServer {
+    let server = TestServer::start_at(db, &["--auth"]);
+    let anonymous = server.client();
+    admin_command(
+        &anonymous,
+        doc! { "createUser": "admin", "pwd": "adminpw", "roles": [{ "role": "root", "db": "admin" }] },
+    )
+    .expect("the localhost exception allows the first user");
+    let second = admin_command(
+        &anonymous,
+        doc! { "createUser": "late", "pwd": "x", "roles": [] },
+    )
+    .expect_err("the exception ends with the first user");
+    assert_eq!(code_of(&second), Some(13), "{second:?}");
+    server
+}
+
+#[test]
+fn scram_sha256_login_then_roles_decide_what_runs() {
+    let db = TestServer::temp_db();
+    let server = with_root(&db);
+    let root = login(&server, "admin", "adminpw", "");
+    let users = [
+        ("reader", doc! { "role": "read", "db": "app" }),
+        ("writer", doc! { "role": "readWrite", "db": "app" }),
+    ];
+    for (name, role) in users {
+        admin_command(
+            &root,
+            doc! { "createUser": name, "pwd": "pw", "roles": [role] },
+        )
+        .expect("createUser");
+    }
+    let writer = login(&server, "writer", "pw", "");
+    let coll = writer.database("app").collection::<Document>("c");
+    coll.insert_one(doc! { "_id": 1 })
+        .run()
+        .expect("readWrite inserts");
+
+    let reader = login(&server, "reader", "pw", "");
+    let coll = reader.database("app").collection::<Document>("c");
+    assert_eq!(coll.count_documents(doc! {}).run().expect("read counts"), 1);
+    let refused = coll
+        .insert_one(doc! { "_id": 2 })
+        .run()
+        .expect_err("read cannot insert");
+    assert_eq!(code_of(&refused), Some(13), "{refused:?}");
+
+    let status = reader
+        .database("admin")
+        .run_command(doc! { "connectionStatus": 1 })
+        .run()
+        .expect("connectionStatus");
+    let auth_info = status.get_document("authInfo").expect("authInfo");
+    assert_eq!(
+        auth_info.get_array("authenticatedUsers").ok(),
+        Some(&vec![bson::Bson::Document(
+            doc! { "user": "reader", "db": "admin" }
+        )])
+    );
+
+    let anonymous = server.client();
+    let unauthenticated = anonymous
+        .database("app")
+        .collection::<Document>("c")
+        .find_one(doc! {})
+        .run()
+        .expect_err("no user, no find");
+    assert_eq!(code_of(&unauthenticated), Some(13), "{unauthenticated:?}");
+    // The handshake commands still run.
+    admin_command(&anonymous, doc! { "ping": 1 }).expect("ping needs no user");
+}
+
+#[test]
+fn a_wrong_password_or_unknown_user_is_authentication_failed() {
+    let server = with_root(&TestServer::temp_db());
+    for (user, password) in [("admin", "wrong"), ("nobody", "adminpw")] {
+        let client = login(&server, user, password, "");
+        let error = admin_command(&client, doc! { "ping": 1 }).expect_err("refused");
+        let text = format!("{error:?}");
+        assert!(
+            matches!(*error.kind, ErrorKind::Authentication { .. }),
+            "{text}"
+        );
+        assert!(text.contains("Authentication failed"), "{text}");
+    }
+    assert!(server.log_contains("authentication failed for admin@admin"));
+    // The server keeps serving the others.
+    admin_command(&login(&server, "admin", "adminpw", ""), doc! { "ping": 1 }).expect("ping");
+}
+
+#[test]
+fn a_user_with_only_scram_sha1_logs_in_by_negotiation_and_by_uri() {
+    let server = with_root(&TestServer::temp_db());
+    let root = login(&server, "admin", "adminpw", "");
+    admin_command(
+        &root,
+        doc! {
+            "createUser": "legacy", "pwd": "pw", "mechanisms": ["SCRAM-SHA-1"],
+            "roles": [{ "role": "read", "db": "app" }],
+        },
+    )
+    .expect("createUser");
+    for extra in ["", "&authMechanism=SCRAM-SHA-1"] {
+        let client = login(&server, "legacy", "pw", extra);
+        let names = client
+            .database("app")
+            .list_collection_names()
+            .run()
+            .expect("SCRAM-SHA-1 login");
+        assert!(names.is_empty(), "{names:?}");
+    }
+    let wrong = login(&server, "legacy", "pw", "&authMechanism=SCRAM-SHA-256");
+    admin_command(&wrong, doc! { "ping": 1 }).expect_err("no SCRAM-SHA-256 credentials");
+}
+
+#[test]
+fn users_and_roles_round_trip_and_survive_a_restart() {
+    let db = TestServer::temp_db();
+    let mut server = with_root(&db);
+    let root = login(&server, "admin", "adminpw", "");
+    admin_command(
+        &root,
+        doc! {
+            "createRole": "finder",
+            "privileges": [{ "resource": { "db": "app", "collection": "c" }, "actions": ["find"] }],
+            "roles": [],
+        },
+    )
+    .expect("createRole");
+    admin_command(
+        &root,
+        doc! { "createUser": "u", "pwd": "pw", "roles": ["finder"], "customData": { "team": 7 } },
+    )
+    .expect("createUser");
+    let info = admin_command(&root, doc! { "usersInfo": "u" }).expect("usersInfo");
+    let user = info.get_array("users").expect("users")[0]
+        .as_document()
+        .expect("user")
+        .clone();
+    assert_eq!(user.get_str("_id").ok(), Some("admin.u"));
+    assert!(user.get("credentials").is_none(), "{user}");
+    let roles = admin_command(
+        &root,
+        doc! { "rolesInfo": "finder", "showPrivileges": true },
+    )
+    .expect("rolesInfo");
+    assert_eq!(
+        roles.get_array("roles").map(Vec::len).ok(),
+        Some(1),
+        "{roles}"
+    );
+    server.terminate();
+
+    let server = TestServer::start_at(&db, &["--auth"]);
+    let user = login(&server, "u", "pw", "");
+    let coll = user.database("app").collection::<Document>("c");
+    assert_eq!(
+        coll.count_documents(doc! {}).run().expect("finder finds"),
+        0
+    );
+    let other = user
+        .database("app")
+        .collection::<Document>("d")
+        .find_one(doc! {})
+        .run()
+        .expect_err("only app.c");
+    assert_eq!(code_of(&other), Some(13), "{other:?}");
+    let root = login(&server, "admin", "adminpw", "");
+    admin_command(&root, doc! { "dropUser": "u" }).expect("dropUser");
+    let again = admin_command(&root, doc! { "dropUser": "u" }).expect_err("gone");
+    assert_eq!(code_of(&again), Some(11), "{again:?}");
+    let _ = std::fs::remove_file(&db);
+}
