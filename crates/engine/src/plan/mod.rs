@@ -3,7 +3,8 @@
 //! secondary), proposed from the filter's top-level conjunction ([`predicates`]), turned
 //! into tree-key ranges per index ([`bounds`]; a wildcard index once per queried path it
 //! covers, [`wildcard`]); among several, chosen by trial ([`trial`]) and cached per query
-//! shape ([`cache`]). Every command plans through [`choose`].
+//! shape ([`cache`]). Every command plans through [`choose`]; [`exact`] says when a
+//! count or a distinct is answered from index keys.
 //!
 //! Invariants:
 //! - An index only proposes: every document an access path yields is re-checked against
@@ -49,6 +50,7 @@ use crate::error::{Error, ErrorCode};
 use crate::index::spec::KeyKind;
 use crate::store::{CollectionMeta, IndexMeta, KeyRange, Namespace, WalkTarget};
 use bounds::FieldView;
+pub(crate) use bounds::successor;
 use bson::raw::RawBsonRef;
 use bson::{RawDocument, RawDocumentBuf};
 pub(crate) use cache::PlanCache;
