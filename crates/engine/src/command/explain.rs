@@ -104,6 +104,7 @@ pub(crate) fn explain_command(
                 ns: &explained.ns,
                 walker: &mut walker,
                 cache: None,
+                now_ms: started,
             };
             let planned = plan::choose(&mut planning, &query)?;
             let mut access = planned.access;

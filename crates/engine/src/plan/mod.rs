@@ -386,6 +386,8 @@ pub(crate) struct Planning<'a> {
     pub(crate) ns: &'a Namespace,
     pub(crate) walker: &'a mut dyn Walker,
     pub(crate) cache: Option<&'a PlanCache>,
+    /// The host's time, for the cache entry's `timeOfCreation`.
+    pub(crate) now_ms: i64,
 }
 
 /// The plan chosen for a query.
@@ -455,11 +457,21 @@ pub(crate) fn choose<'f>(
     let winner = trial::best(&stats);
     if let Some(cache) = planning.cache {
         let chosen = &plans[winner];
+        let shown = |d: Option<&RawDocument>| {
+            d.and_then(|d| bson::Document::try_from(d).ok())
+                .unwrap_or_default()
+        };
         let entry = cache::Cached::new(
             meta,
             &chosen.name,
             chosen.wildcard_path.as_deref(),
             stats[winner].works(),
+            planning.now_ms,
+            bson::doc! {
+                "query": shown(query.filter),
+                "sort": shown(query.sort),
+                "projection": shown(query.projection),
+            },
         );
         cache.insert(key, entry);
     }

@@ -153,9 +153,36 @@ fn a_query_shape_reuses_its_cached_winner() {
     assert_eq!(engine.plans.hits(), 2);
     assert_eq!(cached(&engine), ["b_1"]);
 
+    // $planCacheStats shows the entry in mongod's fields.
+    let stats = |engine: &Engine| {
+        let reply = ok(
+            engine,
+            rawdoc! { "aggregate": "c", "pipeline": [
+                { "$planCacheStats": {} }, { "$match": { "isActive": true } },
+            ], "cursor": {} },
+        );
+        super::batch(&reply).0
+    };
+    let entries = stats(&engine);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let entry = &entries[0];
+    assert_eq!(i64_of(entry, "works"), 20);
+    assert!(entry.get_str("queryHash").is_ok_and(|h| h.len() == 8));
+    let from = entry
+        .get_document("createdFromQuery")
+        .expect("createdFromQuery");
+    let query = from.get_document("query").expect("query");
+    assert_eq!(
+        query.get_document("b").ok(),
+        Some(&bson::doc! { "$gte": 990 })
+    );
+    let plan = entry.get_document("cachedPlan").expect("cachedPlan");
+    assert_eq!(index_of(plan), "b_1");
+
     // planCacheClear empties the collection's entries.
     ok(&engine, rawdoc! { "planCacheClear": "c" });
     assert!(cached(&engine).is_empty());
+    assert!(stats(&engine).is_empty());
 }
 
 #[test]
