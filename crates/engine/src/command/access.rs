@@ -33,6 +33,7 @@ pub(crate) fn plan<'f>(
         ns,
         walker: &mut walker,
         cache: Some(&engine.plans),
+        now_ms: engine.host.now_millis(),
     };
     plan::choose(&mut planning, query)
 }

@@ -305,6 +305,26 @@ impl Run<'_> {
             return fail_on(&failure);
         };
         plan::check_hint(&meta, ns, &self.hint)?;
+        if self.pipeline.plan_cache_stats() {
+            let host = &self.engine.host.facts().hostname;
+            let entries: Vec<RawDocumentBuf> = self
+                .engine
+                .plans
+                .entries(&meta)
+                .iter()
+                .filter_map(|(key, entry)| {
+                    let shown = plan::cache::stats_document(&meta, key, entry, host);
+                    RawDocumentBuf::try_from(&shown).ok()
+                })
+                .collect();
+            for doc in self
+                .pipeline
+                .stream_with(entries.into_iter().map(Ok), &foreign)
+            {
+                sink(finish(doc, &failure)?)?;
+            }
+            return fail_on(&failure);
+        }
         if let Some(counted) = count_from_catalog(self.stages, meta.count) {
             // Every driver's countDocuments({}): answered from the catalog's count.
             if let Some(doc) = counted? {

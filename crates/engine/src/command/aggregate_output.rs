@@ -166,7 +166,7 @@ impl<'e, 'w, 's> Sink<'e, 'w, 's> {
                 } else {
                     doc
                 };
-                let found = find_match(self.writer, &self.engine.plans, target, &merge.on, &doc)?;
+                let found = find_match(self.writer, self.engine, target, &merge.on, &doc)?;
                 let doc = if found.is_none() {
                     insert::prepare(self.engine, &doc, self.now)?.into_owned()
                 } else {
@@ -267,7 +267,7 @@ fn nested<'a>(doc: &'a RawDocument, path: &str) -> Option<RawBsonRef<'a>> {
 /// hence through that unique index.
 fn find_match(
     writer: &mut Writer<'_>,
-    plans: &crate::plan::PlanCache,
+    engine: &Engine,
     target: &Namespace,
     on: &[String],
     doc: &RawDocument,
@@ -307,7 +307,7 @@ fn find_match(
     let filter = Filter::parse(&filter_doc)?;
     let found = write::select(
         writer,
-        plans,
+        engine,
         target,
         &filter,
         &filter_doc,

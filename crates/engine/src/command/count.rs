@@ -9,6 +9,7 @@ use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::limits::DISTINCT_BYTES_MAX;
 use crate::plan::{self, Access};
+use crate::store::{CollectionMeta, KeyRange, Namespace, Reader};
 use bson::raw::{RawArray, RawBsonRef, RawIter};
 use bson::{Bson, Document, RawDocument, doc};
 use query::Filter;
@@ -165,6 +166,15 @@ pub(crate) fn distinct(engine: &Engine, request: &Request<'_>) -> Result<Documen
     let Some(meta) = reader.collection(&ns)? else {
         return Ok(doc! { "values": [] });
     };
+    if let Some(index) = plan::exact::distinct_scan(&meta, key, spec, &hint) {
+        let mut set = DistinctSet::default();
+        distinct_scan(&reader, &meta, &ns, index.name(), &deadline, |doc| {
+            let mut reached = Vec::new();
+            extract(Container::Document(doc), key, &mut reached);
+            reached.into_iter().try_for_each(|value| set.insert(value))
+        })?;
+        return Ok(doc! { "values": set.into_values() });
+    }
     let query = plan::Query::of(spec, filter.as_ref(), &hint);
     let access = super::access::plan(engine, &reader, &meta, &ns, &query)?.access;
     let failure = RefCell::new(None);
@@ -189,6 +199,83 @@ pub(crate) fn distinct(engine: &Engine, request: &Request<'_>) -> Result<Documen
     })?;
     fail_on(&failure)?;
     Ok(doc! { "values": set.into_values() })
+}
+
+/// Walks the single-field index `name` of `meta` distinct key by distinct key (mongod's
+/// DISTINCT_SCAN, see `plan::exact::distinct_scan`), handing `visit` the first document
+/// under each key, and every document under the keys of null, undefined and a missing
+/// field (which documents with and without a value share). Returns the keys and
+/// documents examined.
+pub(super) fn distinct_scan(
+    reader: &Reader<'_>,
+    meta: &CollectionMeta,
+    ns: &Namespace,
+    name: &str,
+    deadline: &Deadline<'_>,
+    mut visit: impl FnMut(&RawDocument) -> Result<(), Error>,
+) -> Result<(u64, u64), Error> {
+    let mut missing = Vec::new();
+    bson_canonical::key::encode_missing_into(&mut missing);
+    let shared = [
+        bson_canonical::key::encode(RawBsonRef::Null),
+        bson_canonical::key::encode(RawBsonRef::Undefined),
+        missing,
+    ];
+    let (mut keys, mut docs) = (0u64, 0u64);
+    let mut fetch = |rid: u64, docs: &mut u64| -> Result<(), Error> {
+        deadline.tick()?;
+        *docs += 1;
+        let bytes = reader
+            .get(meta, rid)?
+            .ok_or_else(|| corrupt_record(ns, rid))?;
+        let doc = RawDocument::from_bytes(&bytes).map_err(|_| corrupt_record(ns, rid))?;
+        visit(doc)
+    };
+    let mut lower = Vec::new();
+    loop {
+        let mut first = None;
+        let from = [KeyRange {
+            lower: lower.clone(),
+            upper: None,
+        }];
+        reader.walk_entries(meta, name, &from, |entry| {
+            first = Some(entry_parts(ns, entry)?);
+            Ok::<bool, Error>(false)
+        })?;
+        let Some((key, rid)) = first else {
+            return Ok((keys, docs));
+        };
+        let next = plan::successor(&key);
+        if shared.contains(&key) {
+            let under = [KeyRange {
+                lower: key.clone(),
+                upper: next.clone(),
+            }];
+            reader.walk_entries(meta, name, &under, |entry| {
+                keys += 1;
+                fetch(entry_parts(ns, entry)?.1, &mut docs)?;
+                Ok::<bool, Error>(true)
+            })?;
+        } else {
+            keys += 1;
+            fetch(rid, &mut docs)?;
+        }
+        match next {
+            Some(next) => lower = next,
+            None => return Ok((keys, docs)),
+        }
+    }
+}
+
+/// An index entry's key and record id (its last eight bytes, big-endian).
+fn entry_parts(ns: &Namespace, entry: &[u8]) -> Result<(Vec<u8>, u64), Error> {
+    let at = entry.len().checked_sub(8).ok_or_else(|| {
+        let message = format!("{ns}: an index entry is shorter than a record id");
+        Error::new(ErrorCode::DataCorruptionDetected, message)
+    })?;
+    let (key, rid) = entry.split_at(at);
+    let rid: [u8; 8] = rid.try_into().expect("eight bytes");
+    Ok((key.to_vec(), u64::from_be_bytes(rid)))
 }
 
 /// Distinct values keyed by their canonical encoding: equal values (1, 1.0, 1L) are one,

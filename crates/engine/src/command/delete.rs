@@ -57,7 +57,7 @@ pub(super) fn delete(engine: &Engine, request: &Request<'_>) -> Result<Document,
         crate::operations::check_current()?;
         match errors.take(
             index,
-            run_statement(&mut writer, &engine.plans, &ns, statement, &vars),
+            run_statement(&mut writer, engine, &ns, statement, &vars),
         )? {
             Some(n) => deleted += n,
             None if ordered => break,
@@ -103,7 +103,7 @@ fn parse_statement(doc: &RawDocument) -> Result<Statement<'_>, Error> {
 
 fn run_statement(
     writer: &mut Writer<'_>,
-    plans: &crate::plan::PlanCache,
+    engine: &Engine,
     ns: &Namespace,
     statement: &Statement<'_>,
     vars: &Variables,
@@ -113,7 +113,7 @@ fn run_statement(
     let filter = Filter::parse_with(statement.filter, vars)?;
     let selected = select(
         writer,
-        plans,
+        engine,
         ns,
         &filter,
         statement.filter,

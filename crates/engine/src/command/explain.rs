@@ -36,6 +36,8 @@ struct Explained<'a> {
     wrapper: Option<&'static str>,
     /// The stages after a leading `$match` (aggregate only).
     pipeline: Option<Vec<Bson>>,
+    /// distinct's `key`.
+    distinct_key: Option<&'a str>,
 }
 
 /// `explain: {<command>}, verbosity`.
@@ -102,6 +104,7 @@ pub(crate) fn explain_command(
                 ns: &explained.ns,
                 walker: &mut walker,
                 cache: None,
+                now_ms: started,
             };
             let planned = plan::choose(&mut planning, &query)?;
             let mut access = planned.access;
@@ -115,13 +118,37 @@ pub(crate) fn explain_command(
             if let Some(trial) = &planned.trial {
                 tried.plans = explained.tried(meta, trial, &access);
             }
+            let by_keys = explained.distinct_key.and_then(|key| {
+                plan::exact::distinct_scan(meta, key, explained.filter, &explained.hint)
+            });
             let exact = match (&access, explained.wrapper) {
                 (Access::Index(index), Some("COUNT")) => {
                     plan::exact::count_scan(meta, index, explained.filter)
                 }
                 _ => None,
             };
-            if let Some(scan) = exact {
+            if let Some(index) = by_keys {
+                let mut counts = Counts::default();
+                if verbosity != "queryPlanner" {
+                    let deadline = super::cursor::Deadline::start(engine.host.as_ref(), None);
+                    let ns = &explained.ns;
+                    let (keys, docs) = super::count::distinct_scan(
+                        &reader,
+                        meta,
+                        ns,
+                        index.name(),
+                        &deadline,
+                        |_| Ok(()),
+                    )?;
+                    counts = Counts {
+                        keys,
+                        docs,
+                        matched: docs,
+                        branches: Vec::new(),
+                    };
+                }
+                (plan::exact::distinct_stage(index), counts)
+            } else if let Some(scan) = exact {
                 let mut counts = Counts::default();
                 if verbosity != "queryPlanner" {
                     reader.walk_entries(meta, &scan.index, &scan.access.ranges, |_| {
@@ -232,6 +259,7 @@ fn parse<'a>(request: &Request<'a>) -> Result<Explained<'a>, Error> {
         limit: None,
         wrapper: None,
         pipeline: None,
+        distinct_key: None,
     };
     match request.name {
         "find" => {
@@ -250,7 +278,7 @@ fn parse<'a>(request: &Request<'a>) -> Result<Explained<'a>, Error> {
             explained.wrapper = Some("COUNT");
         }
         "distinct" => {
-            read_args::required_str(request, "key")?;
+            explained.distinct_key = Some(read_args::required_str(request, "key")?);
             explained.filter = read_args::object_or_null(request, "query")?;
             explained.hint = read_args::hint(request)?;
         }
@@ -550,6 +578,7 @@ fn annotate(mut stage: Document, counts: &Counts, returned: u64) -> Document {
         "IDHACK" => (counts.matched, Some(("docsExamined", counts.docs))),
         "SUBPLAN" => (counts.matched, None),
         "COUNT_SCAN" => (counts.keys, Some(("keysExamined", counts.keys))),
+        "DISTINCT_SCAN" => (counts.docs, Some(("keysExamined", counts.keys))),
         "OR" => {
             let tested: u64 = counts.branches.iter().map(|b| b.unique).sum();
             stage.insert("dupsTested", to_i64(tested));

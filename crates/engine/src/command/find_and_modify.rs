@@ -137,14 +137,14 @@ fn parse<'a>(request: &Request<'a>, now_ms: i64) -> Result<Plan<'a>, Error> {
 /// without a sort).
 fn target(
     writer: &mut Writer<'_>,
-    plans: &crate::plan::PlanCache,
+    engine: &Engine,
     ns: &Namespace,
     plan: &Plan<'_>,
 ) -> Result<Option<(u64, RawDocumentBuf)>, Failure> {
     match &plan.sort {
         None => Ok(select(
             writer,
-            plans,
+            engine,
             ns,
             &plan.filter,
             plan.filter_doc,
@@ -156,7 +156,7 @@ fn target(
         Some(sort) => {
             let all = select(
                 writer,
-                plans,
+                engine,
                 ns,
                 &plan.filter,
                 plan.filter_doc,
@@ -175,7 +175,7 @@ fn run(
     plan: &Plan<'_>,
     now: i64,
 ) -> Result<Document, Failure> {
-    let found = target(writer, &engine.plans, ns, plan)?;
+    let found = target(writer, engine, ns, plan)?;
     let Some(update) = &plan.update else {
         let Some((rid, old)) = found else {
             return Ok(doc! { "lastErrorObject": { "n": 0 }, "value": Bson::Null });

@@ -214,7 +214,7 @@ fn run_statement(
     }
     let selected = select(
         writer,
-        &engine.plans,
+        engine,
         ns,
         &filter,
         statement.filter,

@@ -356,7 +356,7 @@ fn pinned_id(filter: &RawDocument) -> Option<RawBsonRef<'_>> {
 /// type error) fails the statement; a hint naming no index is 2 BadValue.
 pub(super) fn select(
     writer: &mut Writer<'_>,
-    plans: &plan::PlanCache,
+    engine: &crate::engine::Engine,
     ns: &Namespace,
     filter: &Filter,
     filter_doc: &RawDocument,
@@ -383,7 +383,8 @@ pub(super) fn select(
         meta: &meta,
         ns,
         walker: &mut *writer,
-        cache: Some(plans),
+        cache: Some(&engine.plans),
+        now_ms: engine.host.now_millis(),
     };
     let access = plan::choose(&mut planning, &query)?.access;
     let mut failure: Option<query::QueryError> = None;

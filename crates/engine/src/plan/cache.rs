@@ -16,8 +16,8 @@
 //!   Lookups take the lock only to copy an entry out: trials run without it.
 
 use crate::store::CollectionMeta;
-use bson::RawDocument;
 use bson::raw::RawBsonRef;
+use bson::{Bson, Document, RawDocument, doc};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
@@ -129,6 +129,10 @@ pub(crate) struct Cached {
     pub(crate) wildcard_path: Option<String>,
     /// The winner's works (keys plus documents examined) in the trial it won.
     pub(crate) works: u64,
+    /// When it was made (host milliseconds).
+    pub(crate) created_ms: i64,
+    /// The query it was made from: `{query, sort, projection}`.
+    pub(crate) query: Document,
     indexes: u64,
     count: u64,
     used: u64,
@@ -141,11 +145,15 @@ impl Cached {
         index: &str,
         wildcard_path: Option<&str>,
         works: u64,
+        created_ms: i64,
+        query: Document,
     ) -> Cached {
         Cached {
             index: index.to_owned(),
             wildcard_path: wildcard_path.map(str::to_owned),
             works,
+            created_ms,
+            query,
             indexes: fingerprint(meta),
             count: meta.count,
             used: 0,
@@ -229,7 +237,6 @@ impl PlanCache {
     }
 
     /// The entries of the collection `meta`, least recently used first.
-    #[cfg(test)]
     pub(crate) fn entries(&self, meta: &CollectionMeta) -> Vec<(Key, Cached)> {
         let inner = self.inner.lock();
         let mut out: Vec<(Key, Cached)> = inner
@@ -240,5 +247,31 @@ impl PlanCache {
             .collect();
         out.sort_by_key(|(_, e)| e.used);
         out
+    }
+}
+
+/// An entry as `$planCacheStats` shows it (mongod's classic fields).
+pub(crate) fn stats_document(
+    meta: &CollectionMeta,
+    key: &Key,
+    entry: &Cached,
+    host: &str,
+) -> Document {
+    let mut scan = doc! { "stage": "IXSCAN", "indexName": &entry.index };
+    if let Some(path) = &entry.wildcard_path {
+        scan.insert("wildcardPath", path);
+    }
+    doc! {
+        "version": "1",
+        "queryHash": key.query_hash(),
+        "planCacheKey": key.plan_cache_key(meta),
+        "isActive": true,
+        "works": i64::try_from(entry.works).unwrap_or(i64::MAX),
+        "timeOfCreation": Bson::DateTime(bson::DateTime::from_millis(entry.created_ms)),
+        "createdFromQuery": entry.query.clone(),
+        "cachedPlan": { "stage": "FETCH", "inputStage": scan },
+        "indexFilterSet": false,
+        "isPinned": false,
+        "host": host,
     }
 }

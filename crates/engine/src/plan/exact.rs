@@ -1,6 +1,9 @@
-//! Counts answered from index keys alone (issue 17; mongod's COUNT_SCAN): when a walk's
-//! one range holds exactly the documents a filter matches, a count counts its entries
-//! without reading a record.
+//! Answers from index keys (issue 17): a count whose filter a walk's one range answers
+//! exactly counts its entries without reading a record (mongod's COUNT_SCAN); a distinct
+//! without a filter walks an index on its key distinct key by distinct key, reading one
+//! document per key (DISTINCT_SCAN under a FETCH: the key encoding does not keep a
+//! number's type, so the value is read from a document, as it is for covered queries,
+//! which therefore are not done).
 //!
 //! Invariants:
 //! - Exact only when every document in the range matches and every match is in it: the
@@ -164,5 +167,55 @@ pub(crate) fn stage(meta: &CollectionMeta, scan: &CountScan) -> Document {
         "isPartial": false,
         "indexVersion": index.spec.version,
         "indexBounds": scan.bounds.clone(),
+    }
+}
+
+/// The index a `distinct` on `key` walks distinct key by distinct key (mongod's
+/// DISTINCT_SCAN), if any: without a filter or hint, an ordinary ascending single-field
+/// index on `key`, not multikey (so each document has one key, its value at `key`, and
+/// the documents under one key have values equal to it), not partial (a sparse index
+/// leaves out only documents without the field, which give no value).
+pub(crate) fn distinct_scan<'m>(
+    meta: &'m CollectionMeta,
+    key: &str,
+    filter: Option<&RawDocument>,
+    hint: &super::Hint,
+) -> Option<&'m crate::store::IndexMeta> {
+    if filter.is_some_and(|f| !f.is_empty()) || *hint != super::Hint::None {
+        return None;
+    }
+    meta.indexes.iter().find(|index| {
+        let spec = &index.spec;
+        matches!(spec.fields.as_slice(), [field] if field.path == key && field.kind == KeyKind::Ascending)
+            && spec.wildcard.is_none()
+            && spec.partial.is_none()
+            && !spec.hidden
+            && !index.multikey
+    })
+}
+
+/// The `DISTINCT_SCAN` stage of `index` (under the FETCH that reads one document per key).
+pub(crate) fn distinct_stage(index: &crate::store::IndexMeta) -> Document {
+    let mut paths = Document::new();
+    let mut bounds = Document::new();
+    for field in &index.spec.fields {
+        paths.insert(field.path.as_str(), Bson::Array(Vec::new()));
+        bounds.insert(field.path.as_str(), vec![super::bounds::ALL_VALUES]);
+    }
+    doc! {
+        "stage": "FETCH",
+        "inputStage": {
+            "stage": "DISTINCT_SCAN",
+            "keyPattern": index.spec.key_pattern.clone(),
+            "indexName": index.name(),
+            "isMultiKey": false,
+            "multiKeyPaths": paths,
+            "isUnique": index.spec.unique,
+            "isSparse": index.spec.sparse,
+            "isPartial": false,
+            "indexVersion": index.spec.version,
+            "direction": "forward",
+            "indexBounds": bounds,
+        },
     }
 }

@@ -3,7 +3,8 @@
 //! secondary), proposed from the filter's top-level conjunction ([`predicates`]), turned
 //! into tree-key ranges per index ([`bounds`]; a wildcard index once per queried path it
 //! covers, [`wildcard`]); among several, chosen by trial ([`trial`]) and cached per query
-//! shape ([`cache`]). Every command plans through [`choose`].
+//! shape ([`cache`]). Every command plans through [`choose`]; [`exact`] says when a
+//! count or a distinct is answered from index keys.
 //!
 //! Invariants:
 //! - An index only proposes: every document an access path yields is re-checked against
@@ -49,6 +50,7 @@ use crate::error::{Error, ErrorCode};
 use crate::index::spec::KeyKind;
 use crate::store::{CollectionMeta, IndexMeta, KeyRange, Namespace, WalkTarget};
 use bounds::FieldView;
+pub(crate) use bounds::successor;
 use bson::raw::RawBsonRef;
 use bson::{RawDocument, RawDocumentBuf};
 pub(crate) use cache::PlanCache;
@@ -384,6 +386,8 @@ pub(crate) struct Planning<'a> {
     pub(crate) ns: &'a Namespace,
     pub(crate) walker: &'a mut dyn Walker,
     pub(crate) cache: Option<&'a PlanCache>,
+    /// The host's time, for the cache entry's `timeOfCreation`.
+    pub(crate) now_ms: i64,
 }
 
 /// The plan chosen for a query.
@@ -453,11 +457,21 @@ pub(crate) fn choose<'f>(
     let winner = trial::best(&stats);
     if let Some(cache) = planning.cache {
         let chosen = &plans[winner];
+        let shown = |d: Option<&RawDocument>| {
+            d.and_then(|d| bson::Document::try_from(d).ok())
+                .unwrap_or_default()
+        };
         let entry = cache::Cached::new(
             meta,
             &chosen.name,
             chosen.wildcard_path.as_deref(),
             stats[winner].works(),
+            planning.now_ms,
+            bson::doc! {
+                "query": shown(query.filter),
+                "sort": shown(query.sort),
+                "projection": shown(query.projection),
+            },
         );
         cache.insert(key, entry);
     }

@@ -78,6 +78,8 @@ pub struct Pipeline {
     local_sessions: Option<LocalSessions>,
     /// A leading `$currentOp`, whose documents (the operations running) the engine supplies.
     current_op: Option<CurrentOp>,
+    /// A leading `$planCacheStats`.
+    plan_cache_stats: bool,
     /// A final `$out` or `$merge`, which the engine carries out.
     output: Option<Output>,
 }
@@ -147,6 +149,7 @@ impl Pipeline {
             first: None,
             local_sessions: None,
             current_op: None,
+            plan_cache_stats: false,
             output: None,
         };
         let count = stages.into_iter().count();
@@ -176,9 +179,9 @@ impl Pipeline {
             if index == 0 {
                 pipeline.first.clone_from(&name);
             }
-            let special = name
-                .as_deref()
-                .filter(|n| SOURCE_STAGES.contains(n) || matches!(*n, "$out" | "$merge"));
+            let special = name.as_deref().filter(|n| {
+                SOURCE_STAGES.contains(n) || matches!(*n, "$out" | "$merge" | "$planCacheStats")
+            });
             let Some(name) = special else {
                 parsed.extend(stages::parse_stage(stage, facet.is_some(), vars)?);
                 continue;
@@ -221,6 +224,13 @@ impl Pipeline {
                     }
                     if name == "$documents" {
                         parsed.extend(stages::parse_documents(spec, vars)?);
+                    } else if name == "$planCacheStats" {
+                        if !matches!(spec, RawBsonRef::Document(_)) {
+                            return Err(QueryError::TypeMismatch(
+                                "$planCacheStats value must be an object".to_owned(),
+                            ));
+                        }
+                        pipeline.plan_cache_stats = true;
                     } else if name == "$currentOp" {
                         pipeline.current_op = Some(output::parse_current_op(spec)?);
                     } else {
@@ -245,6 +255,12 @@ impl Pipeline {
     /// The name of the pipeline's first stage, as written.
     pub fn first_stage(&self) -> Option<&str> {
         self.first.as_deref()
+    }
+
+    /// Whether the pipeline starts with `$planCacheStats`: the engine passes the plan
+    /// cache's entries of the collection to [`Pipeline::run`] as the input.
+    pub fn plan_cache_stats(&self) -> bool {
+        self.plan_cache_stats
     }
 
     /// The leading `$currentOp`, when there is one: the engine passes the operations

@@ -153,9 +153,36 @@ fn a_query_shape_reuses_its_cached_winner() {
     assert_eq!(engine.plans.hits(), 2);
     assert_eq!(cached(&engine), ["b_1"]);
 
+    // $planCacheStats shows the entry in mongod's fields.
+    let stats = |engine: &Engine| {
+        let reply = ok(
+            engine,
+            rawdoc! { "aggregate": "c", "pipeline": [
+                { "$planCacheStats": {} }, { "$match": { "isActive": true } },
+            ], "cursor": {} },
+        );
+        super::batch(&reply).0
+    };
+    let entries = stats(&engine);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let entry = &entries[0];
+    assert_eq!(i64_of(entry, "works"), 20);
+    assert!(entry.get_str("queryHash").is_ok_and(|h| h.len() == 8));
+    let from = entry
+        .get_document("createdFromQuery")
+        .expect("createdFromQuery");
+    let query = from.get_document("query").expect("query");
+    assert_eq!(
+        query.get_document("b").ok(),
+        Some(&bson::doc! { "$gte": 990 })
+    );
+    let plan = entry.get_document("cachedPlan").expect("cachedPlan");
+    assert_eq!(index_of(plan), "b_1");
+
     // planCacheClear empties the collection's entries.
     ok(&engine, rawdoc! { "planCacheClear": "c" });
     assert!(cached(&engine).is_empty());
+    assert!(stats(&engine).is_empty());
 }
 
 #[test]
@@ -328,4 +355,58 @@ fn a_count_exact_on_an_index_counts_keys_only() {
     assert_eq!(count(rawdoc! { "a": { "$gte": 1 } }), 1001);
     insert(&engine, "c", [rawdoc! { "_id": -2, "b": f64::NAN }]);
     assert_eq!(count(rawdoc! { "b": { "$lt": 5 } }), 6);
+}
+
+#[test]
+fn a_distinct_on_an_indexed_field_reads_a_document_per_key() {
+    let (engine, _clock) = engine();
+    // 300 documents over three values of `k` (1 and 1.0 are one value: the first kept),
+    // one with `k: null`, one without `k`.
+    let mut docs: Vec<RawDocumentBuf> = (0..300)
+        .map(|i| match i % 3 {
+            0 => rawdoc! { "_id": i, "k": 1 },
+            1 => rawdoc! { "_id": i, "k": 1.0 },
+            _ => rawdoc! { "_id": i, "k": format!("s{}", i % 2) },
+        })
+        .collect();
+    // The document without `k` first under the null key: the null is in the second.
+    docs.push(rawdoc! { "_id": 300 });
+    docs.push(rawdoc! { "_id": 301, "k": bson::raw::RawBson::Null });
+    insert(&engine, "c", docs);
+    let distinct = |engine: &Engine| {
+        let reply = ok(engine, rawdoc! { "distinct": "c", "key": "k" });
+        reply.get_array("values").expect("values").clone()
+    };
+    let scanned = distinct(&engine);
+    ok(
+        &engine,
+        rawdoc! { "createIndexes": "c", "indexes": [{ "key": { "k": 1 }, "name": "k_1" }] },
+    );
+    assert_eq!(distinct(&engine), scanned);
+    assert_eq!(
+        scanned,
+        vec![
+            Bson::Null,
+            Bson::Int32(1),
+            Bson::String("s0".into()),
+            Bson::String("s1".into())
+        ]
+    );
+    let reply = ok(
+        &engine,
+        rawdoc! { "explain": { "distinct": "c", "key": "k" }, "verbosity": "executionStats" },
+    );
+    let stats = reply.get_document("executionStats").expect("stats");
+    let scan = stats
+        .get_document("executionStages")
+        .and_then(|s| s.get_document("inputStage"))
+        .expect("DISTINCT_SCAN");
+    assert_eq!(
+        scan.get_str("stage").ok(),
+        Some("DISTINCT_SCAN"),
+        "{stats:?}"
+    );
+    // Keys: null's two entries (null and missing share it), then 1, "s0", "s1".
+    assert_eq!(i64_of(stats, "totalKeysExamined"), 5);
+    assert_eq!(i64_of(stats, "totalDocsExamined"), 5);
 }
