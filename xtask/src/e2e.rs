@@ -80,8 +80,34 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
         ),
     ];
     let stopped = stop(&mut server);
+    // Issue 20: the same clients logging in to a server started with --auth.
+    let mut secured = start_with(root, "e2e-auth", &["--log-level", "debug", "--auth"])?;
+    let secured_uri = format!("mongodb://{}/?directConnection=true", secured.address);
+    let auth_results = [
+        (
+            "pymongo --auth",
+            check(
+                Command::new(&python)
+                    .arg(e2e.join("auth.py"))
+                    .arg(&secured_uri),
+            ),
+        ),
+        (
+            "node --auth",
+            check(
+                Command::new("node")
+                    .arg(e2e.join("auth.mjs"))
+                    .arg(&secured_uri),
+            ),
+        ),
+        (
+            "mongosh --auth",
+            run_mongosh_login(&mongosh, &secured.address),
+        ),
+    ];
+    let secured_stopped = stop(&mut secured);
     let mut failed = false;
-    for (name, result) in &results {
+    for (name, result) in results.iter().chain(&auth_results) {
         match result {
             Ok(output) => println!("e2e {name}: ok\n{}", indent(output)),
             Err(error) => {
@@ -90,14 +116,20 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
             }
         }
     }
-    if let Err(error) = &stopped {
-        failed = true;
-        println!("e2e shutdown: FAILED: {error:#}");
+    for stopped in [&stopped, &secured_stopped] {
+        if let Err(error) = stopped {
+            failed = true;
+            println!("e2e shutdown: FAILED: {error:#}");
+        }
     }
     if failed {
         println!(
             "server log:\n{}",
             indent(&server.log.lock().expect("log").join("\n"))
+        );
+        println!(
+            "--auth server log:\n{}",
+            indent(&secured.log.lock().expect("log").join("\n"))
         );
         bail!("e2e failed");
     }
@@ -124,12 +156,33 @@ pub(crate) fn indent(text: &str) -> String {
 /// Starts the dev build on a free port with its database file in the temp folder
 /// (`mfdb-<label>-<pid>.mfdb`) and waits for its "listening on" line.
 pub(crate) fn start(root: &Path, label: &str) -> Result<RunningServer> {
+    start_with(root, label, &["--log-level", "debug"])
+}
+
+/// As [`start`], with the server flags `args`.
+fn start_with(root: &Path, label: &str, args: &[&str]) -> Result<RunningServer> {
     let db = std::env::temp_dir().join(format!("mfdb-{label}-{}.mfdb", std::process::id()));
     start_server(
         &crate::target_dir(root).join("debug/multiforadb"),
         &db,
-        &["--log-level", "debug"],
+        args,
         &[],
+    )
+}
+
+/// mongosh logging in as the root user `auth.py` created (SCRAM-SHA-256), then its user
+/// helpers.
+fn run_mongosh_login(mongosh: &Path, address: &str) -> Result<String> {
+    let eval = "const s = db.runCommand({connectionStatus: 1}); \
+                const u = db.getSiblingDB('app').getUsers().users.map(x => x.user).sort().join(','); \
+                print('login ' + s.authInfo.authenticatedUsers[0].user + ' users=' + u);";
+    check(
+        Command::new(mongosh)
+            .arg(format!(
+                "mongodb://root:rootpw@{address}/admin?directConnection=true"
+            ))
+            .args(["--quiet", "--eval", eval])
+            .env("MONGOSH_NO_UPDATE_CHECK", "1"),
     )
 }
 
