@@ -4,6 +4,7 @@ mod admin;
 mod aggregate_output;
 mod bulk_write;
 mod command_walk;
+mod compressed_scans;
 mod ddl;
 mod disk_failures;
 mod embedded;

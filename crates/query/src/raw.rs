@@ -153,6 +153,16 @@ pub(crate) fn element_at(bytes: &[u8], at: usize) -> Element<'_> {
     }
 }
 
+/// The key of the element that starts at offset `at` of a document's bytes, and the offset
+/// where the element ends; `None` when the bytes end before the element does (or it is
+/// malformed, or of an unknown type). For readers of a document's leading part.
+pub fn element_span(bytes: &[u8], at: usize) -> Option<(&[u8], usize)> {
+    match element_at(bytes, at) {
+        Element::Known(_, key, value_start, size) => Some((key, value_start.checked_add(size)?)),
+        Element::Unknown | Element::Malformed => None,
+    }
+}
+
 /// Whether `bytes` can be one BSON document as far as its first bytes tell: at least five
 /// bytes, and a length prefix equal to their length. (Its last byte is not read.)
 pub fn is_framed(bytes: &[u8]) -> bool {

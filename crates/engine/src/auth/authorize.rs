@@ -124,6 +124,7 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     row("collMod", Collection(&["collMod"])),
     row("collStats", Collection(&["collStats"])),
     row("validate", Collection(&["validate"])),
+    row("planCacheClear", Collection(&["planCacheWrite"])),
     row("createUser", Database(&["createUser", "grantRole"])),
     row("updateUser", Custom(update_user)),
     row("dropUser", Database(&["dropUser"])),

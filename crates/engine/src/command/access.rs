@@ -114,8 +114,19 @@ pub(crate) struct Reading<'r> {
     pub(crate) deadline: &'r Deadline<'r>,
     /// Where a failure (storage, deadline, filter evaluation) is left; it ends the stream.
     pub(crate) failure: &'r RefCell<Option<Error>>,
-    /// Top-level fields to copy out (`None`: the whole document).
+    /// Top-level fields to copy out (`None`: the whole document); for [`each_match`] and
+    /// [`each_match_split`], the top-level fields their `visit` reads.
     pub(crate) fields: Option<&'r BTreeSet<String>>,
+}
+
+/// The top-level fields a collection scan for `reading` must decode (D53): those its visit
+/// reads and those its filter reads; `None` (whole documents) when either may read more.
+fn scan_fields(reading: &Reading<'_>) -> Option<BTreeSet<String>> {
+    let mut fields = reading.fields?.clone();
+    if let Some(filter) = reading.filter {
+        fields.extend(filter.top_level_fields()?);
+    }
+    Some(fields)
 }
 
 impl<'r> Reading<'r> {
@@ -187,7 +198,8 @@ pub(crate) fn candidates<'r>(
 /// Hands the stored bytes of each document of `reading.meta` that matches its filter to
 /// `visit`, in the order [`candidates`] yields them, until `visit` answers `false`: the
 /// same access path without a copy or an allocation per document (count, `$group`).
-/// `reading.fields` is not used (nothing is copied).
+/// `reading.fields` names what `visit` reads: a collection scan of compressed records
+/// decodes only the leading part of each document that holds those and the filter's.
 pub(crate) fn each_match(
     reading: &Reading<'_>,
     access: &Access<'_>,
@@ -233,7 +245,11 @@ pub(crate) fn each_match(
             Ok(())
         }
         Access::Collection => {
-            for entry in reading.reader.scan(reading.meta, None)? {
+            let fields = scan_fields(reading);
+            for entry in reading
+                .reader
+                .scan_leading(reading.meta, None, None, fields.as_ref())?
+            {
                 let (rid, bytes) = entry?;
                 if !check(rid, &bytes)? {
                     break;
@@ -295,8 +311,10 @@ pub(crate) fn each_match_split<S: Send>(
 ) -> Result<Vec<S>, Error> {
     assert_eq!(parts.len(), states.len(), "one state per part");
     let (reader, meta, ns, filter) = (reading.reader, reading.meta, reading.ns, reading.filter);
+    let fields = scan_fields(reading);
+    let fields = fields.as_ref();
     let scan = |(after, through): ScanPart, deadline: Deadline<'_>, mut state: S| {
-        for entry in reader.scan_between(meta, after, through)? {
+        for entry in reader.scan_leading(meta, after, through, fields)? {
             let (rid, bytes) = entry?;
             deadline.tick()?;
             if matches(ns, filter, rid, &bytes)? && !visit(&mut state, rid, &bytes)? {

@@ -338,7 +338,9 @@ impl Run<'_> {
         let query = plan::Query::of(leading_match(self.stages), filter, &self.hint);
         let access = super::access::plan(self.engine, &reader, &meta, ns, &query)?.access;
         if let Some(mut feed) = self.pipeline.group_feed() {
-            // A leading `$group` folds each match in where it is stored: no copy.
+            // A leading `$group` folds each match in where it is stored: no copy; it reads
+            // only its input fields, so compressed records are decoded only that far.
+            let input = self.pipeline.input_fields();
             let reading = Reading {
                 reader: &reader,
                 meta: &meta,
@@ -346,7 +348,7 @@ impl Run<'_> {
                 filter,
                 deadline: self.deadline,
                 failure: &failure,
-                fields: None,
+                fields: input.as_ref(),
             };
             let parts = scan_parts(&reading, &access, self.engine.host.facts().cores);
             let forks = (parts.len() > 1)

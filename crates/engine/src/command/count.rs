@@ -82,6 +82,7 @@ pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, 
             }
             let failure = RefCell::new(None);
             let wanted = limit.map_or(u64::MAX, |n| n.saturating_add(skip));
+            let nothing = std::collections::BTreeSet::new();
             let reading = Reading {
                 reader: &reader,
                 meta: &meta,
@@ -89,7 +90,8 @@ pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, 
                 filter: Some(filter),
                 deadline: &deadline,
                 failure: &failure,
-                fields: None,
+                // Counting reads no field of its own (only the filter's).
+                fields: Some(&nothing),
             };
             // Counting copies nothing: each match is looked at where it is stored.
             let parts = scan_parts(&reading, &access, engine.host.facts().cores);

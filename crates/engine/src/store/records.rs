@@ -133,6 +133,149 @@ impl Compressor {
     }
 }
 
+/// An LZ4 block decoded only as far as asked: the sequences are decoded in order, so the
+/// output so far is always a prefix of the whole (a match copies only earlier output).
+struct Lz4Prefix<'i> {
+    input: &'i [u8],
+    at: usize,
+    out: Vec<u8>,
+    /// The decoded length the value's header states: the output never passes it.
+    len: usize,
+}
+
+impl Lz4Prefix<'_> {
+    fn bad(what: &str) -> StoreError {
+        StoreError::Corrupt(format!("compressed record: {what}"))
+    }
+
+    fn byte(&mut self) -> Result<u8, StoreError> {
+        let byte = *self
+            .input
+            .get(self.at)
+            .ok_or_else(|| Self::bad("LZ4 block cut off"))?;
+        self.at += 1;
+        Ok(byte)
+    }
+
+    fn length(&mut self, nibble: u8) -> Result<usize, StoreError> {
+        let mut length = usize::from(nibble);
+        if nibble == 15 {
+            loop {
+                let more = self.byte()?;
+                length += usize::from(more);
+                if more != 255 {
+                    break;
+                }
+            }
+        }
+        Ok(length)
+    }
+
+    /// Decodes until the output holds at least `target` bytes or the block ends; the
+    /// block may end only at the stated length.
+    fn fill(&mut self, target: usize) -> Result<(), StoreError> {
+        let target = target.min(self.len);
+        while self.out.len() < target {
+            let token = self.byte()?;
+            let literals = self.length(token >> 4)?;
+            let end = self
+                .at
+                .checked_add(literals)
+                .filter(|&end| end <= self.input.len())
+                .ok_or_else(|| Self::bad("LZ4 literals cut off"))?;
+            if self.out.len() + literals > self.len {
+                return Err(Self::bad("LZ4 block decodes past its length"));
+            }
+            self.out.extend_from_slice(&self.input[self.at..end]);
+            self.at = end;
+            if self.at == self.input.len() {
+                break;
+            }
+            let offset = usize::from(u16::from_le_bytes([self.byte()?, self.byte()?]));
+            let length = self.length(token & 15)? + 4;
+            if offset == 0 || offset > self.out.len() {
+                return Err(Self::bad("LZ4 match before the start"));
+            }
+            if self.out.len() + length > self.len {
+                return Err(Self::bad("LZ4 block decodes past its length"));
+            }
+            let from = self.out.len() - offset;
+            for i in 0..length {
+                let byte = self.out[from + i];
+                self.out.push(byte);
+            }
+        }
+        if self.at == self.input.len() && self.out.len() != self.len {
+            return Err(Self::bad("LZ4 block decodes to the wrong length"));
+        }
+        Ok(())
+    }
+}
+
+/// Bytes decoded at a time while looking for the end of an element.
+const LEADING_STEP: usize = 512;
+
+impl Compressor {
+    /// The document of the stored value `stored` cut down to its leading elements up to
+    /// the first occurrence of each of the top-level `fields` (a well-formed document);
+    /// the whole document when one is missing or the value is stored raw. A filter or
+    /// projection reading only `fields` sees the same values in both.
+    pub fn decode_leading<'t>(
+        self,
+        stored: Cow<'t, [u8]>,
+        fields: &std::collections::BTreeSet<String>,
+    ) -> Result<Cow<'t, [u8]>, StoreError> {
+        if self == Compressor::None || stored.first() != Some(&TAG_LZ4) {
+            return self.decode(stored);
+        }
+        let header: [u8; 4] = stored
+            .get(1..5)
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| Lz4Prefix::bad("header cut off"))?;
+        let len = u32::from_le_bytes(header) as usize;
+        if !(5..=crate::limits::STORED_RECORD_MAX).contains(&len) {
+            return Err(Lz4Prefix::bad("length out of range"));
+        }
+        let mut block = Lz4Prefix {
+            input: &stored[5..],
+            at: 0,
+            out: Vec::with_capacity(len.min(4096)),
+            len,
+        };
+        let mut missing: Vec<&str> = fields.iter().map(String::as_str).collect();
+        let mut at = 4;
+        block.fill(at)?;
+        while !missing.is_empty() {
+            block.fill(at + 1)?;
+            if at + 1 >= len || block.out.get(at) == Some(&0) {
+                // The document's end: a field is missing, so the whole one is the answer.
+                break;
+            }
+            let end = loop {
+                match query::element_span(&block.out, at) {
+                    Some((_, end)) if end <= block.out.len() => break end,
+                    Some((_, end)) if end < len => block.fill(end)?,
+                    _ if block.out.len() < len => block.fill(block.out.len() + LEADING_STEP)?,
+                    _ => return Err(Lz4Prefix::bad("malformed document")),
+                }
+            };
+            let (key, _) = query::element_span(&block.out, at).expect("spanned above");
+            missing.retain(|field| field.as_bytes() != key);
+            at = end;
+        }
+        if !missing.is_empty() {
+            block.fill(len)?;
+            return Ok(Cow::Owned(block.out));
+        }
+        let mut out = block.out;
+        out.truncate(at);
+        out.push(0);
+        let total = i32::try_from(out.len()).map_err(|_| Lz4Prefix::bad("length"))?;
+        out[..4].copy_from_slice(&total.to_le_bytes());
+        Ok(Cow::Owned(out))
+    }
+}
+
 /// The compressor a collection's create options ask for (`None`: the store's default).
 ///
 /// `storageEngine: {multiforadb: {compressor: "none" | "lz4"}}` names ours; mongod's
@@ -292,6 +435,30 @@ impl Records {
         }))
     }
 
+    /// As [`Records::range`], each document cut down to its leading part holding `fields`
+    /// ([`Compressor::decode_leading`]); whole documents when `fields` is `None`.
+    pub fn range_leading<'t, 'f, T: PageRead>(
+        &self,
+        txn: &'t T,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        fields: Option<&'f std::collections::BTreeSet<String>>,
+    ) -> Result<
+        impl DoubleEndedIterator<Item = Result<RecordEntry<'t>, StoreError>> + use<'t, 'f, T>,
+        StoreError,
+    > {
+        let compressor = self.compressor;
+        let range = self.tree.range(txn, lower, upper)?;
+        Ok(range.map(move |entry| {
+            let (key, value) = entry?;
+            let doc = match fields {
+                Some(fields) => compressor.decode_leading(value, fields)?,
+                None => compressor.decode(value)?,
+            };
+            Ok((key, doc))
+        }))
+    }
+
     /// Every record, decoded, in key order.
     pub fn iter<'t, T: PageRead>(
         &self,
@@ -412,7 +579,84 @@ mod tests {
         );
     }
 
+    fn sample(pad: usize) -> bson::RawDocumentBuf {
+        bson::rawdoc! {
+            "_id": 7, "k": "key", "n": 1.5, "sub": { "x": [1, 2, 3] },
+            "pad": "p".repeat(pad), "last": true,
+        }
+    }
+
+    fn leading(doc: &bson::RawDocumentBuf, fields: &[&str]) -> Vec<u8> {
+        let stored = Compressor::Lz4.encode(doc.as_bytes()).into_owned();
+        let fields = fields.iter().map(|f| (*f).to_owned()).collect();
+        Compressor::Lz4
+            .decode_leading(Cow::Owned(stored), &fields)
+            .expect("decodes")
+            .into_owned()
+    }
+
+    #[test]
+    fn a_leading_decode_stops_after_the_fields_asked_for() {
+        let doc = sample(20_000);
+        let cut = leading(&doc, &["k", "_id"]);
+        let cut = bson::RawDocument::from_bytes(&cut).expect("well-formed");
+        let keys: Vec<_> = cut
+            .iter()
+            .map(|e| e.unwrap().0.as_str().to_owned())
+            .collect();
+        assert_eq!(keys, ["_id", "k"]);
+        assert_eq!(cut.get_str("k").unwrap(), "key");
+        // Through the nested document, not past the padding.
+        let cut = leading(&doc, &["sub"]);
+        assert!(cut.len() < 100, "{}", cut.len());
+        // A missing field, or the last one: the whole document.
+        assert_eq!(leading(&doc, &["nope"]), doc.as_bytes());
+        assert_eq!(leading(&doc, &["last"]), doc.as_bytes());
+        // No fields: the empty document.
+        assert_eq!(leading(&doc, &[]), bson::rawdoc! {}.as_bytes());
+        // A small (raw) value comes back whole and borrowed.
+        let small = bson::rawdoc! { "_id": 1, "k": 2 };
+        let stored = Compressor::Lz4.encode(small.as_bytes()).into_owned();
+        let out = Compressor::Lz4
+            .decode_leading(Cow::Borrowed(&stored), &["k".to_owned()].into())
+            .unwrap();
+        assert!(matches!(out, Cow::Borrowed(_)));
+    }
+
     proptest! {
+        #[test]
+        fn a_leading_decode_agrees_with_the_whole_document(
+            pad in 0usize..5000,
+            noise in prop::collection::vec(any::<u8>(), 0..400),
+            pick in prop::collection::vec(0usize..7, 0..4),
+        ) {
+            let mut doc = sample(pad);
+            doc.append(bson::cstr!("bin"), bson::Binary {
+                subtype: bson::spec::BinarySubtype::Generic,
+                bytes: noise,
+            });
+            let names = ["_id", "k", "n", "sub", "pad", "last", "bin"];
+            let fields: Vec<&str> = pick.iter().map(|&i| names[i]).collect();
+            let cut = leading(&doc, &fields);
+            let cut = bson::RawDocument::from_bytes(&cut).expect("well-formed");
+            for field in &fields {
+                prop_assert_eq!(cut.get(field).unwrap(), doc.get(field).unwrap());
+            }
+        }
+
+        #[test]
+        fn a_damaged_leading_decode_never_panics(
+            at in any::<prop::sample::Index>(),
+            bit in 0u8..8,
+        ) {
+            let doc = sample(3000);
+            let mut stored = Compressor::Lz4.encode(doc.as_bytes()).into_owned();
+            let i = at.index(stored.len());
+            stored[i] ^= 1 << bit;
+            let fields = ["pad".to_owned(), "bin".to_owned()].into();
+            let _ = Compressor::Lz4.decode_leading(Cow::Owned(stored), &fields);
+        }
+
         #[test]
         fn every_value_round_trips(doc in prop::collection::vec(0u8..4, 0..3000)) {
             prop_assert_eq!(roundtrip(Compressor::Lz4, &doc), doc.clone());

@@ -262,6 +262,35 @@ impl<'s> Reader<'s> {
     }
 }
 
+impl<'s> Reader<'s> {
+    /// As [`Reader::scan_between`], each document cut down to its leading part holding the
+    /// top-level `fields` (where it is stored compressed, only that part is decompressed;
+    /// see [`super::Compressor::decode_leading`]); whole documents when `fields` is `None`.
+    pub fn scan_leading<'f>(
+        &self,
+        meta: &CollectionMeta,
+        after: Option<u64>,
+        through: Option<u64>,
+        fields: Option<&'f std::collections::BTreeSet<String>>,
+    ) -> Result<impl Iterator<Item = Result<Record<'_>, StoreError>> + use<'_, 'f, 's>, StoreError>
+    {
+        let (lower, upper) = (after.map(rid_key), through.map(rid_key));
+        let lower = lower
+            .as_ref()
+            .map_or(Bound::Unbounded, |k| Bound::Excluded(&k[..]));
+        let upper = upper
+            .as_ref()
+            .map_or(Bound::Unbounded, |k| Bound::Included(&k[..]));
+        let range = meta
+            .records
+            .range_leading(&self.txn, lower, upper, fields)?;
+        Ok(range.map(|entry| {
+            let (key, value) = entry?;
+            Ok((rid_of(&key)?, value))
+        }))
+    }
+}
+
 fn scan_records<'t, T: PageRead>(
     txn: &'t T,
     meta: &CollectionMeta,

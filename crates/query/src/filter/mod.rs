@@ -149,11 +149,34 @@ impl Filter {
         out
     }
 
+    /// The top-level field names the filter reads (the first component of each path it
+    /// names, anywhere in it); `None` when it may read the whole document (`$expr`,
+    /// `$jsonSchema`). A document cut down to its first occurrences of these fields
+    /// matches exactly when the whole one does.
+    pub fn top_level_fields(&self) -> Option<std::collections::BTreeSet<String>> {
+        let mut out = std::collections::BTreeSet::new();
+        collect_fields(&self.root, &mut out).then_some(out)
+    }
+
     /// The array position the positional projection operator `$` resolves to
     /// for `array_path` (the first array element that satisfies the filter's
     /// predicates on paths below `array_path`).
     pub fn positional_index(&self, doc: &RawDocument, array_path: &str) -> Option<usize> {
         eval::positional_index(&self.root, doc, array_path)
+    }
+}
+
+fn collect_fields(node: &Node, out: &mut std::collections::BTreeSet<String>) -> bool {
+    match node {
+        Node::And(children) | Node::Or(children) | Node::Nor(children) => {
+            children.iter().all(|c| collect_fields(c, out))
+        }
+        Node::Path(path, _) => {
+            let first = path.split('.').next().unwrap_or(path);
+            out.insert(first.to_owned());
+            true
+        }
+        Node::Expr(_) | Node::Schema(_) => false,
     }
 }
 
