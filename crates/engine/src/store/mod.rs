@@ -822,11 +822,7 @@ impl Store {
             }
             if meta.records.compressor() != Compressor::None {
                 // Every stored value decodes, and the stored sizes add up.
-                let stored = meta.records.stored_bytes(reader.txn())?;
-                let mut size = 0;
-                for entry in meta.records.iter(reader.txn())? {
-                    size += entry?.1.len() as u64;
-                }
+                let (stored, size) = meta.records.sizes(reader.txn())?;
                 if stored != meta.stored || size != meta.size {
                     return Err(StoreError::Corrupt(format!(
                         "{ns}: catalog sizes {} stored / {} logical but the records take {} \

@@ -348,6 +348,9 @@ pub struct Records {
     compressor: Compressor,
 }
 
+/// A decoded document and the bytes it takes as stored.
+pub type SizedDoc<'t> = (Cow<'t, [u8]>, u64);
+
 /// One record as a tree range yields it: key and decoded document.
 pub type RecordEntry<'t> = (Cow<'t, [u8]>, Cow<'t, [u8]>);
 
@@ -390,9 +393,19 @@ impl Records {
         }
     }
 
-    /// The stored (possibly compressed) size of the value under `key`.
-    pub fn stored_len<T: PageRead>(&self, txn: &T, key: &[u8]) -> Result<u64, StoreError> {
-        Ok(self.tree.get(txn, key)?.map_or(0, |v| v.len() as u64))
+    /// The document stored under `key` and the bytes it takes as stored.
+    pub fn get_sized<'t, T: PageRead>(
+        &self,
+        txn: &'t T,
+        key: &[u8],
+    ) -> Result<Option<SizedDoc<'t>>, StoreError> {
+        match self.tree.get(txn, key)? {
+            Some(stored) => {
+                let len = stored.len() as u64;
+                Ok(Some((self.compressor.decode(stored)?, len)))
+            }
+            None => Ok(None),
+        }
     }
 
     /// Stores `doc` under `key`; returns the bytes it takes as stored.
@@ -427,12 +440,7 @@ impl Records {
         impl DoubleEndedIterator<Item = Result<RecordEntry<'t>, StoreError>> + use<'t, T>,
         StoreError,
     > {
-        let compressor = self.compressor;
-        let range = self.tree.range(txn, lower, upper)?;
-        Ok(range.map(move |entry| {
-            let (key, value) = entry?;
-            Ok((key, compressor.decode(value)?))
-        }))
+        self.range_leading(txn, lower, upper, None)
     }
 
     /// As [`Records::range`], each document cut down to its leading part holding `fields`
@@ -475,14 +483,15 @@ impl Records {
         Ok(self.tree.verify(txn)?)
     }
 
-    /// Stored bytes of every value, and whether each decodes (for `validate`).
-    pub fn stored_bytes<T: PageRead>(&self, txn: &T) -> Result<u64, StoreError> {
-        let mut total = 0;
+    /// The bytes every value takes as stored and decoded, decoding each (for `validate`).
+    pub fn sizes<T: PageRead>(&self, txn: &T) -> Result<(u64, u64), StoreError> {
+        let (mut stored, mut decoded) = (0, 0);
         for entry in self.tree.iter(txn)? {
             let (_, value) = entry?;
-            total += value.len() as u64;
+            stored += value.len() as u64;
+            decoded += self.compressor.decode(value)?.len() as u64;
         }
-        Ok(total)
+        Ok((stored, decoded))
     }
 }
 

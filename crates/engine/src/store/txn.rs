@@ -240,32 +240,10 @@ impl<'s> Reader<'s> {
     }
 
     /// Records with ids after `after` (from the start when `None`) and up to `through`
-    /// (to the end when `None`), in id order: one part of a scan split by record id.
-    pub fn scan_between(
-        &self,
-        meta: &CollectionMeta,
-        after: Option<u64>,
-        through: Option<u64>,
-    ) -> Result<impl Iterator<Item = Result<Record<'_>, StoreError>> + '_, StoreError> {
-        let (lower, upper) = (after.map(rid_key), through.map(rid_key));
-        let lower = lower
-            .as_ref()
-            .map_or(Bound::Unbounded, |k| Bound::Excluded(&k[..]));
-        let upper = upper
-            .as_ref()
-            .map_or(Bound::Unbounded, |k| Bound::Included(&k[..]));
-        let range = meta.records.range(&self.txn, lower, upper)?;
-        Ok(range.map(|entry| {
-            let (key, value) = entry?;
-            Ok((rid_of(&key)?, value))
-        }))
-    }
-}
-
-impl<'s> Reader<'s> {
-    /// As [`Reader::scan_between`], each document cut down to its leading part holding the
-    /// top-level `fields` (where it is stored compressed, only that part is decompressed;
-    /// see [`super::Compressor::decode_leading`]); whole documents when `fields` is `None`.
+    /// (to the end when `None`), in id order (one part of a scan split by record id), each
+    /// document cut down to its leading part holding the top-level `fields` (where it is
+    /// stored compressed, only that part is decompressed; see
+    /// [`super::Compressor::decode_leading`]); whole documents when `fields` is `None`.
     pub fn scan_leading<'f>(
         &self,
         meta: &CollectionMeta,
@@ -876,14 +854,10 @@ fn stored_record(
     meta: &CollectionMeta,
     rid: u64,
 ) -> Result<Stored, StoreError> {
-    let bytes = meta.records.get(txn, &rid_key(rid))?;
-    let bytes = bytes.ok_or_else(|| StoreError::Corrupt(format!("no record {rid}")))?;
+    let record = meta.records.get_sized(txn, &rid_key(rid))?;
+    let (bytes, stored) = record.ok_or_else(|| StoreError::Corrupt(format!("no record {rid}")))?;
     let doc = RawDocument::from_bytes(&bytes)
         .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
-    let stored = match meta.records.compressor() {
-        super::Compressor::None => bytes.len() as u64,
-        _ => meta.records.stored_len(txn, &rid_key(rid))?,
-    };
     Ok(Stored {
         id_key: id_key(doc),
         len: bytes.len() as u64,
