@@ -11,7 +11,9 @@
 use crate::error::{Error, Result};
 use crate::limits::{BULK_FILL_BYTES, NODE_HEADER_SIZE};
 use crate::node;
-use crate::tree::{Btree, KIND_BRANCH, KIND_LEAF, encode_branch_key, encode_leaf_cell, separator};
+use crate::tree::{
+    Btree, KIND_BRANCH, KIND_LEAF, encode_branch_key, encode_leaf_cell_into, separator,
+};
 use pager::{PageId, WriteTxn};
 
 /// A finished node of the level being built: its page and the key range below it.
@@ -21,9 +23,11 @@ struct Built {
     last: Vec<u8>,
 }
 
-/// Accumulates cells for one node at a time.
+/// Accumulates cells for one node at a time, in one flat buffer (no allocation per cell;
+/// the buffers are reused from node to node).
 struct Pending {
-    cells: Vec<Vec<u8>>,
+    flat: Vec<u8>,
+    ends: Vec<usize>,
     bytes: usize,
     first: Vec<u8>,
     last: Vec<u8>,
@@ -33,7 +37,8 @@ struct Pending {
 impl Pending {
     fn new() -> Pending {
         Pending {
-            cells: Vec::new(),
+            flat: Vec::new(),
+            ends: Vec::new(),
             bytes: NODE_HEADER_SIZE,
             first: Vec::new(),
             last: Vec::new(),
@@ -41,20 +46,47 @@ impl Pending {
         }
     }
 
+    fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    fn count(&self) -> usize {
+        self.ends.len()
+    }
+
     fn fits(&self, cell: &[u8]) -> bool {
         self.bytes + cell.len() + 2 <= BULK_FILL_BYTES
+    }
+
+    fn push(&mut self, cell: &[u8]) {
+        self.flat.extend_from_slice(cell);
+        self.ends.push(self.flat.len());
+        self.bytes += cell.len() + 2;
     }
 
     fn flush(&mut self, txn: &mut WriteTxn<'_>, level: u8, out: &mut Vec<Built>) -> Result<()> {
         let kind = if level == 0 { KIND_LEAF } else { KIND_BRANCH };
         let id = txn.allocate(kind, 1)?;
-        node::rebuild(txn.page_mut(id)?, level, self.child0, &self.cells);
+        let mut start = 0;
+        let cells: Vec<&[u8]> = self
+            .ends
+            .iter()
+            .map(|&end| {
+                let cell = &self.flat[start..end];
+                start = end;
+                cell
+            })
+            .collect();
+        node::rebuild(txn.page_mut(id)?, level, self.child0, &cells);
         out.push(Built {
             id,
             first: std::mem::take(&mut self.first),
             last: std::mem::take(&mut self.last),
         });
-        *self = Pending::new();
+        self.flat.clear();
+        self.ends.clear();
+        self.bytes = NODE_HEADER_SIZE;
+        self.child0 = PageId(0);
         Ok(())
     }
 }
@@ -93,25 +125,27 @@ where
         let mut level_nodes = Vec::new();
         let mut pending = Pending::new();
         let mut count = 0u64;
+        let mut cell = Vec::new();
         for (key, value) in entries {
             let (key, value) = (key.as_ref(), value.as_ref());
             crate::tree::check_entry_lengths(key, value)?;
-            let previous = pending.cells.last().map(|_| pending.last.as_slice());
+            let previous = (!pending.is_empty()).then_some(pending.last.as_slice());
             let previous = previous.or(level_nodes.last().map(|b: &Built| b.last.as_slice()));
             if previous.is_some_and(|p| p >= key) {
                 return Err(Error::Unsorted { index: count });
             }
-            let cell = encode_leaf_cell(txn, key, value)?;
-            if !pending.cells.is_empty() && !pending.fits(&cell) {
+            cell.clear();
+            encode_leaf_cell_into(txn, key, value, &mut cell)?;
+            if !pending.is_empty() && !pending.fits(&cell) {
                 pending.flush(txn, 0, &mut level_nodes)?;
             }
-            if pending.cells.is_empty() {
-                pending.first = key.to_vec();
+            if pending.is_empty() {
+                pending.first.clear();
+                pending.first.extend_from_slice(key);
             }
             pending.last.clear();
             pending.last.extend_from_slice(key);
-            pending.bytes += cell.len() + 2;
-            pending.cells.push(cell);
+            pending.push(&cell);
             count += 1;
         }
         if count == 0 {
@@ -145,7 +179,7 @@ fn build_level(txn: &mut WriteTxn<'_>, level: u8, children: Vec<Built>) -> Resul
         let left = previous_last.take().expect("a previous child");
         let sep = encode_branch_key(txn, &separator(&left, &child.first))?;
         let cell = node::branch_cell_bytes(&sep, child.id);
-        if !pending.fits(&cell) && pending.cells.len() >= 2 {
+        if !pending.fits(&cell) && pending.count() >= 2 {
             if sep.overflow {
                 // The separator is not used: its child starts the next node instead.
                 let page = PageId(u32::from_le_bytes([
@@ -163,8 +197,7 @@ fn build_level(txn: &mut WriteTxn<'_>, level: u8, children: Vec<Built>) -> Resul
             pending.child0 = child.id;
             pending.first = child.first;
         } else {
-            pending.bytes += cell.len() + 2;
-            pending.cells.push(cell);
+            pending.push(&cell);
         }
         pending.last = child.last.clone();
         previous_last = Some(child.last);

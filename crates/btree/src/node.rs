@@ -519,6 +519,19 @@ pub(crate) fn leaf_cell_bytes(key: &Encoded, value: &Encoded) -> Vec<u8> {
     cell
 }
 
+/// Appends the leaf cell of an inline `key` and `value` (the bytes [`leaf_cell_bytes`] gives
+/// for two inline parts), without allocating.
+pub(crate) fn put_inline_leaf_cell(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
+    out.push(FLAG_COMPACT);
+    put_varint(out, u32::try_from(key.len()).expect("key length fits u32"));
+    put_varint(
+        out,
+        u32::try_from(value.len()).expect("value length fits u32"),
+    );
+    out.extend_from_slice(key);
+    out.extend_from_slice(value);
+}
+
 /// Encodes a branch cell from a key part and a child.
 pub(crate) fn branch_cell_bytes(key: &Encoded, child: PageId) -> Vec<u8> {
     let mut cell = Vec::with_capacity(9 + key.body.len());
@@ -583,6 +596,19 @@ mod tests {
             None,
             "six bytes"
         );
+    }
+
+    #[test]
+    fn an_appended_inline_cell_is_the_encoded_one() {
+        for (key, value) in [(0, 0), (1, 0), (17, 0), (200, 3), (127, 129)] {
+            let (key, value) = (vec![5u8; key], vec![6u8; value]);
+            let mut out = vec![9u8];
+            put_inline_leaf_cell(&mut out, &key, &value);
+            assert_eq!(
+                out[1..],
+                leaf_cell_bytes(&inline(&key), &inline(&value))[..]
+            );
+        }
     }
 
     #[test]

@@ -192,6 +192,21 @@ pub(crate) fn encode_branch_key(txn: &mut WriteTxn<'_>, key: &[u8]) -> Result<En
 }
 
 /// Builds a leaf cell, moving long keys and values to overflow extents.
+/// [`encode_leaf_cell`] appended to `out`, without an allocation when the cell is inline.
+pub(crate) fn encode_leaf_cell_into(
+    txn: &mut WriteTxn<'_>,
+    key: &[u8],
+    value: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    if 9 + key.len() + value.len() <= LEAF_CELL_MAX {
+        node::put_inline_leaf_cell(out, key, value);
+    } else {
+        out.extend_from_slice(&encode_leaf_cell(txn, key, value)?);
+    }
+    Ok(())
+}
+
 pub(crate) fn encode_leaf_cell(
     txn: &mut WriteTxn<'_>,
     key: &[u8],

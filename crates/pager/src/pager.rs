@@ -277,7 +277,7 @@ impl Pager {
 
     fn checkpoint_locked(&self, w: &mut Writer, lsn: u64) -> Result<()> {
         crashpoint::hit("checkpoint.before_pages");
-        self.flush_write_back()?;
+        self.flush_write_back(w.view.as_deref())?;
         let roots = self.published.lock().snapshot.roots;
         let (extent, persisted) = allocate_free_list(w)?;
         self.ensure_file(w, u64::from(w.page_count))?;
@@ -319,7 +319,8 @@ impl Pager {
         Ok(())
     }
 
-    /// Writes one sealed image and forgets any verified bit for it.
+    /// Writes one sealed image: its verified bit is cleared before the write and set once
+    /// the write succeeded (the image was checksummed as it was sealed).
     pub(crate) fn write_image(&self, w: &Writer, image: &[u8], id: PageId) -> Result<()> {
         debug_assert!(page::check(image, id).is_ok(), "image at {id:?} verifies");
         if let Some(view) = &w.view {
@@ -328,13 +329,17 @@ impl Pager {
         let pages = u32::try_from(image.len() / PAGE_SIZE).expect("extent pages fit u32");
         self.write_back.forget(id, pages);
         self.write_at(image, id.offset())?;
+        if let Some(view) = &w.view {
+            view.set_verified(id);
+        }
         Ok(())
     }
 
     /// Writes every page waiting in the write-back buffer, in page order with contiguous
     /// pages in one write, then drops them from the buffer. Called with the writer lock
     /// held (no commit can add pages meanwhile); readers find the same bytes either way.
-    pub(crate) fn flush_write_back(&self) -> Result<()> {
+    /// The written pages are marked verified in `view` (their images were sealed here).
+    pub(crate) fn flush_write_back(&self, view: Option<&View>) -> Result<()> {
         let entries = self.write_back.sorted();
         let pages = entries.iter().map(|(id, image)| (*id, &image[..]));
         // The entries stay until every write is done: they hold these very bytes.
@@ -343,6 +348,11 @@ impl Pager {
             self.write_at(batch, PageId(start).offset())?;
             Ok(())
         })?;
+        if let Some(view) = view {
+            for (id, _) in &entries {
+                view.set_verified(PageId(*id));
+            }
+        }
         self.write_back.clear();
         Ok(())
     }

@@ -332,6 +332,14 @@ impl<'p> WriteTxn<'p> {
             _ => None,
         });
         write_coalesced(direct, |batch, start| write_batch(self.pager, batch, start))?;
+        // Written as sealed above: the first reader need not hash them again (`view`).
+        if let Some(view) = &self.writer.view {
+            for (&id, dirty) in &self.dirty {
+                if matches!(dirty, Dirty::Memory(_)) {
+                    view.set_verified(PageId(id));
+                }
+            }
+        }
         let seq = self.writer.seq + 1;
         for extent in std::mem::take(&mut self.freed) {
             let durable = !self.writer.fresh.remove(&extent.start.0);
@@ -353,7 +361,7 @@ impl<'p> WriteTxn<'p> {
         self.pager.published.lock().snapshot = snapshot;
         self.pager.release_pending(&mut self.writer);
         if self.pager.write_back.bytes() > self.pager.options.write_back_max {
-            self.pager.flush_write_back()?;
+            self.pager.flush_write_back(self.writer.view.as_deref())?;
         }
         Ok(())
     }

@@ -4,8 +4,11 @@
 //! - A snapshot only names pages below its `page_count`, and its view (when mapped) covers
 //!   at least `page_count` pages, so a read through it never leaves the mapping.
 //! - A page is handed out only after its checksum verified, either now or earlier through a
-//!   view whose bit was set by a successful check; the writer clears the bit before it
-//!   rewrites a page.
+//!   view whose bit was set by a successful check, or after this process wrote it: the
+//!   writer clears the bit before it rewrites a page and sets it once the write of the
+//!   sealed image it checksummed itself has succeeded (its bytes were just checksummed, so
+//!   the first reader need not hash them again; a new process verifies them on first read,
+//!   and `verify` re-checks every page).
 
 use crate::error::{Result, corrupt};
 use crate::limits::{HEADER_PAGES, PAGE_HEADER_SIZE, PAGE_SIZE, ROOT_SLOTS};
@@ -48,7 +51,7 @@ impl View {
         word.load(Ordering::Acquire) & (1 << (id.0 % 64)) != 0
     }
 
-    fn set_verified(&self, id: PageId) {
+    pub(crate) fn set_verified(&self, id: PageId) {
         let word = &self.verified[id.0 as usize / 64];
         word.fetch_or(1 << (id.0 % 64), Ordering::Release);
     }

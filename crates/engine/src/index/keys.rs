@@ -118,6 +118,46 @@ fn generate_with(
 /// spend most of their time here). `None` when a path meets an array: the walk expands it.
 fn simple_keys(spec: &IndexSpec, doc: &RawDocument) -> Option<Keys> {
     let mut key = Vec::new();
+    let keys = if simple_key_into(spec, doc, &mut key)? {
+        vec![key]
+    } else {
+        Vec::new()
+    };
+    Some(Keys {
+        keys,
+        multikey_paths: vec![BTreeSet::new(); spec.fields.len()],
+        wildcard_multikey: BTreeSet::new(),
+    })
+}
+
+/// For an index build's scan: appends the one key of `doc` to `out` when the index is a
+/// plain one (no partial filter, hashed field or wildcard) and no key path meets an array,
+/// returning whether there was a key (a sparse index skips a document missing every
+/// field); `None`, with `out` as it was, when [`index_keys`] must decide. The key is the
+/// one [`index_keys`] gives such a document, and such a document is not multikey.
+pub(crate) fn append_simple_key(
+    spec: &IndexSpec,
+    doc: &RawDocument,
+    out: &mut Vec<u8>,
+) -> Option<bool> {
+    if spec.partial.is_some()
+        || spec.wildcard.is_some()
+        || spec.fields.iter().any(|f| f.kind == KeyKind::Hashed)
+    {
+        return None;
+    }
+    let start = out.len();
+    let found = simple_key_into(spec, doc, out);
+    if found != Some(true) {
+        out.truncate(start);
+    }
+    found
+}
+
+/// Encodes the key of `doc` onto `out` (see [`simple_keys`]): `Some(true)` with the key
+/// appended, `Some(false)` when a sparse index has none, `None` when a path meets an array
+/// (`out` then holds a partial key the caller drops).
+fn simple_key_into(spec: &IndexSpec, doc: &RawDocument, out: &mut Vec<u8>) -> Option<bool> {
     let mut missing = 0;
     for field in &spec.fields {
         let value = match extract(doc, &field.path).0 {
@@ -133,18 +173,9 @@ fn simple_keys(spec: &IndexSpec, doc: &RawDocument) -> Option<Keys> {
         } else {
             Direction::Ascending
         };
-        encode_field_into(Some(value), direction, &mut key);
+        encode_field_into(Some(value), direction, out);
     }
-    let keys = if spec.sparse && missing == spec.fields.len() {
-        Vec::new()
-    } else {
-        vec![key]
-    };
-    Some(Keys {
-        keys,
-        multikey_paths: vec![BTreeSet::new(); spec.fields.len()],
-        wildcard_multikey: BTreeSet::new(),
-    })
+    Some(!(spec.sparse && missing == spec.fields.len()))
 }
 
 /// mongod's `BtreeKeyGenerator` walk (`_getKeysWithArray`), and the values of `wanted`.

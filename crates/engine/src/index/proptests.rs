@@ -222,7 +222,25 @@ proptest! {
         if let Some(simple) = crate::index::keys::simple_keys_for_tests(&spec, &raw) {
             let walked = walked.expect("the walk accepts what the fast path accepts");
             prop_assert!(!walked.is_multikey());
-            prop_assert_eq!(simple.keys, walked.keys);
+            prop_assert_eq!(&simple.keys, &walked.keys);
+        }
+        // The build's appending form: the same key after whatever the buffer held, or the
+        // buffer untouched.
+        let mut out = vec![7u8; 3];
+        match crate::index::keys::append_simple_key(&spec, &raw, &mut out) {
+            Some(true) => {
+                let simple = crate::index::keys::simple_keys_for_tests(&spec, &raw);
+                prop_assert_eq!(simple.map(|s| s.keys), Some(vec![out[3..].to_vec()]));
+            }
+            Some(false) => {
+                prop_assert_eq!(&out, &vec![7u8; 3]);
+                let keys = crate::index::keys::simple_keys_for_tests(&spec, &raw).map(|s| s.keys);
+                prop_assert_eq!(keys, Some(Vec::<Vec<u8>>::new()));
+            }
+            None => {
+                prop_assert_eq!(&out, &vec![7u8; 3]);
+                prop_assert!(crate::index::keys::simple_keys_for_tests(&spec, &raw).is_none());
+            }
         }
     }
 

@@ -18,10 +18,12 @@
 //!   at replay reads the same records the live build read.
 //! - A build's entries do not depend on how its scan was split: a split scan reads one
 //!   snapshot whose records are the building transaction's (checked by the caller), each
-//!   record id in exactly one part, and the merged entries are sorted once (D47).
+//!   record id in exactly one part; each part sorts its own run and the build merges the
+//!   runs (`runs`), which gives the one sorted order whatever the split (D47).
 //! - A build's observer only hears progress; it never changes what is built.
 
 use super::catalog::{CollectionMeta, IndexMeta, Namespace, rid_key, rid_of};
+use super::runs::{self, Run};
 use super::{DuplicateKey, StoreError};
 use crate::index::display;
 use crate::index::keys::{self, Keys};
@@ -274,7 +276,7 @@ pub(crate) struct ParallelScan {
 
 /// The entries one part of a build's scan generated, and the multikey paths it saw.
 struct Scanned {
-    entries: Vec<Vec<u8>>,
+    entries: Run,
     paths: Vec<BTreeSet<usize>>,
     /// The wildcard index paths at which an array was expanded.
     wildcard_paths: BTreeSet<String>,
@@ -300,7 +302,7 @@ fn scan_part<T: PageRead>(
         .as_ref()
         .map_or(Bound::Unbounded, |k| Bound::Excluded(&k[..]));
     let mut out = Scanned {
-        entries: Vec::new(),
+        entries: Run::default(),
         paths: vec![BTreeSet::new(); spec.fields.len()],
         wildcard_paths: BTreeSet::new(),
     };
@@ -315,17 +317,30 @@ fn scan_part<T: PageRead>(
         let rid = rid_of(&key)?;
         let doc = RawDocument::from_bytes(&bytes)
             .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
+        // The common case appends its one entry in place (`entry_key`'s layout: key ++
+        // record id); arrays, partial filters, hashed and wildcard fields take the walk.
+        let start = out.entries.buffer().len();
+        match keys::append_simple_key(spec, doc, out.entries.buffer()) {
+            Some(true) => {
+                out.entries.buffer().extend_from_slice(&rid_key(rid));
+                out.entries.seal(start);
+                continue;
+            }
+            Some(false) => continue,
+            None => {}
+        }
         let keys = keys_of(spec, doc)?;
         for (mine, theirs) in out.paths.iter_mut().zip(&keys.multikey_paths) {
             mine.extend(theirs.iter().copied());
         }
         out.wildcard_paths.extend(keys.wildcard_multikey);
-        // Each key becomes its entry in place (`entry_key`'s layout: key ++ record id).
-        out.entries.extend(keys.keys.into_iter().map(|mut key| {
-            key.extend_from_slice(&rid_key(rid));
-            key
-        }));
+        for key in &keys.keys {
+            out.entries.push(&entry_key(key, rid));
+        }
     }
+    // Sorted here, on the scanning thread: the parts of a split scan sort in parallel and
+    // the build merges them.
+    out.entries.sort();
     Ok(out)
 }
 
@@ -407,22 +422,22 @@ pub(crate) fn build(
     };
     let mut paths = vec![BTreeSet::new(); spec.fields.len()];
     let mut wildcard_paths = BTreeSet::new();
-    let mut entries: Vec<Vec<u8>> = Vec::with_capacity(parts.iter().map(|p| p.entries.len()).sum());
+    let mut runs = Vec::with_capacity(parts.len());
     for part in parts {
         for (mine, theirs) in paths.iter_mut().zip(&part.paths) {
             mine.extend(theirs.iter().copied());
         }
         wildcard_paths.extend(part.wildcard_paths);
-        entries.extend(part.entries);
+        runs.push(part.entries);
     }
     report(BuildPhase::Scanning, total, total)?;
-    let keys = entries.len() as u64;
+    let keys = runs.iter().map(|r| r.len() as u64).sum::<u64>();
     report(BuildPhase::Loading, 0, keys)?;
-    entries.sort_unstable();
+    let entries = runs::merged(&runs);
     if spec.unique {
         for pair in entries.windows(2) {
-            let (a, _) = split_entry(&pair[0])?;
-            let (b, rid) = split_entry(&pair[1])?;
+            let (a, _) = split_entry(pair[0])?;
+            let (b, rid) = split_entry(pair[1])?;
             if a == b {
                 let bytes = meta
                     .records
@@ -437,7 +452,7 @@ pub(crate) fn build(
     crashpoint::hit("ddl.create_index.before_load");
     index.entries = index
         .tree
-        .bulk_load(txn, entries.iter().map(|e| (e.as_slice(), &[][..])))?;
+        .bulk_load(txn, entries.iter().map(|e| (*e, &[][..])))?;
     index.key_bytes = entries.iter().map(|e| e.len() as u64).sum();
     merge_multikey(&mut index, &paths, wildcard_paths);
     report(BuildPhase::Loading, keys, keys)?;

@@ -27,6 +27,7 @@ mod indexes;
 mod log;
 mod meta_cache;
 mod records;
+mod runs;
 mod txn;
 
 pub use catalog::{CollectionMeta, IndexMeta, Namespace};
