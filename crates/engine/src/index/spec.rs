@@ -177,6 +177,26 @@ fn in_context(context: &str, inner: Error) -> Error {
 }
 
 impl IndexSpec {
+    /// The top-level fields the keys of a document (and the partial filter) are read
+    /// from: the first component of each key path. `None` when they may be anywhere (a
+    /// wildcard index, a partial filter that reads the whole document). A document cut
+    /// down to its first occurrences of these fields gives the same keys as the whole one
+    /// (the key walk, as the matcher, takes a field's first occurrence).
+    pub(crate) fn read_fields(&self) -> Option<std::collections::BTreeSet<String>> {
+        if self.wildcard.is_some() {
+            return None;
+        }
+        let mut out = match &self.partial {
+            Some(partial) => partial.filter.top_level_fields()?,
+            None => std::collections::BTreeSet::new(),
+        };
+        for field in &self.fields {
+            let head = field.path.split('.').next().unwrap_or_default();
+            out.insert(head.to_owned());
+        }
+        Some(out)
+    }
+
     /// Parses and validates one element of createIndexes' `indexes`.
     pub(crate) fn parse(raw: &RawDocument, options: ParseOptions) -> Result<IndexSpec, Error> {
         let mut given = Document::try_from(raw).map_err(|e| {
