@@ -195,7 +195,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         "compressor".into(),
         plan.compressor
             .clone()
-            .unwrap_or_else(|| "default (lz4)".into()),
+            .unwrap_or_else(|| "default (none)".into()),
     ));
     machine.push(("docs".into(), plan.docs.to_string()));
     machine.push(("doc_size_bytes".into(), plan.doc_size.to_string()));
