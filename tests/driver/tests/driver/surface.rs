@@ -209,3 +209,25 @@ fn an_oversized_document_in_a_document_sequence_is_a_write_error_for_itself() {
     assert_eq!(error.get_i32("index").ok(), Some(1));
     assert_eq!(error.get_i32("code").ok(), Some(2));
 }
+
+/// A standalone has no oplog: `watch()` fails as on mongod's standalone, with 40573 (not
+/// 238), on a collection and on a database.
+#[test]
+fn watch_on_a_standalone_fails_with_40573() {
+    let server = TestServer::start(&[]);
+    let db = server.client().database("app");
+    let check = |error: mongodb::error::Error| match *error.kind {
+        mongodb::error::ErrorKind::Command(ref command) => {
+            assert_eq!(command.code, 40573, "{command:?}");
+            assert_eq!(command.code_name, "Location40573");
+            assert_eq!(
+                command.message,
+                "The $changeStream stage is only supported on replica sets"
+            );
+        }
+        ref other => panic!("not a command error: {other:?}"),
+    };
+    let coll = db.collection::<Document>("c");
+    check(coll.watch().run().err().expect("no change streams"));
+    check(db.watch().run().err().expect("no change streams"));
+}
