@@ -83,6 +83,8 @@ pub struct Engine {
     pub(crate) plans: crate::plan::PlanCache,
     /// Whether commands need authentication, and the users' generation.
     pub(crate) auth: crate::auth::Auth,
+    /// hello's `topologyVersion.processId`: fixed for the life of the engine.
+    pub(crate) process_id: bson::oid::ObjectId,
 }
 
 /// See [`Engine::on_shutdown`].
@@ -146,9 +148,11 @@ impl Engine {
             Arc::clone(&options.host),
             Arc::downgrade(&store),
         );
+        let ids = IdSource::new(options.host.as_ref());
         Engine {
             cursors: Registry::new(options.host.now_millis()),
-            ids: IdSource::new(options.host.as_ref()),
+            process_id: ids.object_id(options.host.now_millis()),
+            ids,
             host: options.host,
             startup: options.startup,
             connections_max: options.connections_max,

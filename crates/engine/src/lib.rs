@@ -31,6 +31,7 @@ mod plan;
 mod sessions;
 mod stats;
 pub mod store;
+mod streaming;
 mod ttl;
 pub mod version;
 
