@@ -202,3 +202,119 @@ fn the_rust_driver_streams_its_monitor_and_keeps_working() {
         .expect("totalCreated");
     assert!(total <= 4, "the monitor reconnected: {connections:?}");
 }
+
+/// The open cursors serverStatus counts.
+fn open_cursors(server: &TestServer) -> i64 {
+    let status = server
+        .client()
+        .database("admin")
+        .run_command(bson::doc! { "serverStatus": 1 })
+        .run()
+        .expect("serverStatus");
+    let open = status
+        .get_document("metrics")
+        .and_then(|m| m.get_document("cursor"))
+        .and_then(|c| c.get_document("open"))
+        .expect("metrics.cursor.open");
+    open.get_i64("total").expect("total")
+}
+
+/// A collection `app.c` of `count` small documents, and a cursor over it with a first batch
+/// of 2: its id.
+fn cursor_over(server: &TestServer, stream: &mut TcpStream, count: i32) -> i64 {
+    let coll = server.client().database("app").collection::<Document>("c");
+    let docs: Vec<Document> = (0..count).map(|i| bson::doc! { "_id": i }).collect();
+    coll.insert_many(docs).run().expect("insert");
+    send(
+        stream,
+        1,
+        0,
+        rawdoc! { "find": "c", "batchSize": 2, "$db": "app" },
+    );
+    let (_, _, reply) = receive(stream);
+    let cursor = reply.get_document("cursor").expect("cursor");
+    assert_eq!(cursor.get_array("firstBatch").map(Vec::len).ok(), Some(2));
+    cursor.get_i64("id").expect("id")
+}
+
+#[test]
+fn an_exhaust_get_more_streams_every_batch_until_the_cursor_is_exhausted() {
+    let mut server = TestServer::start(&[]);
+    let mut stream = server.raw();
+    let id = cursor_over(&server, &mut stream, 1000);
+    assert_ne!(id, 0);
+    let body = rawdoc! { "getMore": id, "collection": "c", "batchSize": 7, "$db": "app" };
+    send(&mut stream, 2, MsgFlags::EXHAUST_ALLOWED, body);
+    let (mut answering, mut seen, mut replies) = (2, 2, 0_u32);
+    loop {
+        let (header, flags, reply) = receive(&mut stream);
+        assert_eq!(header.response_to, answering, "{reply:?}");
+        answering = header.request_id;
+        replies += 1;
+        let cursor = reply.get_document("cursor").expect("cursor");
+        let batch = cursor.get_array("nextBatch").expect("nextBatch");
+        for doc in batch {
+            let doc = doc.as_document().expect("document");
+            assert_eq!(
+                doc.get_i32("_id").ok(),
+                Some(seen),
+                "in order, none skipped"
+            );
+            seen += 1;
+        }
+        let more = cursor.get_i64("id").expect("id") != 0;
+        assert_eq!(
+            flags.more_to_come(),
+            more,
+            "moreToCome until the cursor is exhausted"
+        );
+        if !more {
+            break;
+        }
+    }
+    assert_eq!(seen, 1000);
+    assert_eq!(replies, 998_u32.div_ceil(7));
+    // The connection is an ordinary one again.
+    send(&mut stream, 50, 0, rawdoc! { "ping": 1, "$db": "admin" });
+    let (header, flags, _) = receive(&mut stream);
+    assert_eq!((header.response_to, flags.more_to_come()), (50, false));
+    assert_eq!(open_cursors(&server), 0);
+    server.assert_healthy();
+}
+
+#[test]
+fn a_client_that_leaves_an_exhaust_stream_leaves_no_cursor_behind() {
+    let mut server = TestServer::start(&[]);
+    let mut stream = server.raw();
+    let id = cursor_over(&server, &mut stream, 5000);
+    assert_eq!(open_cursors(&server), 1);
+    let body = rawdoc! { "getMore": id, "collection": "c", "batchSize": 2, "$db": "app" };
+    send(&mut stream, 2, MsgFlags::EXHAUST_ALLOWED, body);
+    let (_, flags, _) = receive(&mut stream);
+    assert!(flags.more_to_come());
+    drop(stream);
+    // The server notices the close when it next reads or writes: wait for it (up to 10 s).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while open_cursors(&server) != 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stream's cursor is still open"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    server.assert_healthy();
+}
+
+/// An error ends a stream: a getMore of an unknown cursor is answered once, without
+/// moreToCome, with mongod's 43 CursorNotFound.
+#[test]
+fn an_exhaust_get_more_that_fails_is_answered_once() {
+    let server = TestServer::start(&[]);
+    let mut stream = server.raw();
+    let body = rawdoc! { "getMore": 12345i64, "collection": "c", "$db": "app" };
+    send(&mut stream, 4, MsgFlags::EXHAUST_ALLOWED, body);
+    let (header, flags, reply) = receive(&mut stream);
+    assert_eq!(header.response_to, 4);
+    assert!(!flags.more_to_come());
+    assert_eq!(reply.get_i32("code").ok(), Some(43), "{reply:?}");
+}
