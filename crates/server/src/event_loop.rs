@@ -115,6 +115,7 @@ impl Server {
     /// Listens on every `--bind` address at `--port`.
     pub fn bind(config: &Config, engine: Arc<Engine>) -> Result<Server, Error> {
         crate::log::set_level(config.log_level);
+        crate::log::record_into(engine.recent_log());
         let poll = Poll::new().map_err(Error::Poll)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(Error::Poll)?);
         let mut listeners = Vec::new();

@@ -231,3 +231,57 @@ fn watch_on_a_standalone_fails_with_40573() {
     check(coll.watch().run().err().expect("no change streams"));
     check(db.watch().run().err().expect("no change streams"));
 }
+
+/// `getLog: 'global'` holds the server's recent lines in mongod's JSON shape, as strings;
+/// `getLog: '*'` names the logs there are.
+#[test]
+fn get_log_global_returns_recent_lines_as_mongod_shapes_them() {
+    let server = TestServer::start(&[]);
+    let names = admin(&server, doc! { "getLog": "*" });
+    let names: Vec<&str> = names
+        .get_array("names")
+        .expect("names")
+        .iter()
+        .filter_map(|name| name.as_str())
+        .collect();
+    assert_eq!(names, ["global", "startupWarnings"]);
+    server
+        .client()
+        .database("app")
+        .run_command(doc! { "find": "c" })
+        .run()
+        .expect("find");
+    let log = admin(&server, doc! { "getLog": "global" });
+    let lines: Vec<&str> = log
+        .get_array("log")
+        .expect("log")
+        .iter()
+        .map(|line| line.as_str().expect("a line is a string"))
+        .collect();
+    let total = log.get_i32("totalLinesWritten").expect("totalLinesWritten");
+    assert!(usize::try_from(total).expect("positive") >= lines.len());
+    for line in &lines {
+        assert!(line.starts_with("{\"t\":{\"$date\":\""), "{line}");
+        for field in [
+            "\"s\":\"",
+            "\"c\":\"",
+            "\"id\":",
+            "\"ctx\":\"",
+            "\"msg\":\"",
+        ] {
+            assert!(line.contains(field), "{field} missing: {line}");
+        }
+    }
+    let accepted = lines
+        .iter()
+        .find(|line| line.contains("accepted from"))
+        .unwrap_or_else(|| panic!("no connection line: {lines:#?}"));
+    assert!(accepted.contains("\"s\":\"I\",\"c\":\"NETWORK\",\"id\":22943,\"ctx\":\"conn"));
+    // The harness runs the server at debug level: each command is a COMMAND line.
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.contains("\"c\":\"COMMAND\"") && line.contains("command find")),
+        "{lines:#?}"
+    );
+}
