@@ -116,7 +116,14 @@ pub(super) fn list_databases(engine: &Engine, request: &Request<'_>) -> Result<D
             "empty": size == 0,
         };
         if let Some(filter) = &filter {
-            let raw = RawDocumentBuf::try_from(&entry)
+            // With nameOnly, mongod matches the filter against `{name}` alone (sizes are
+            // not computed), so a filter on a size matches nothing.
+            let matched = if name_only {
+                doc! { "name": name.as_str() }
+            } else {
+                entry.clone()
+            };
+            let raw = RawDocumentBuf::try_from(&matched)
                 .map_err(|e| Error::new(ErrorCode::InternalError, e.to_string()))?;
             if !filter.try_matches(&raw)? {
                 continue;

@@ -285,3 +285,67 @@ fn get_log_global_returns_recent_lines_as_mongod_shapes_them() {
         "{lines:#?}"
     );
 }
+
+/// `admin`, `config` and `local` are listed as any database once they hold something, and
+/// `filter`, `nameOnly` and `authorizedDatabases` shape the list as on mongod (with
+/// `nameOnly` the filter sees only the name).
+#[test]
+fn list_databases_shows_the_system_databases_and_honours_its_options() {
+    let server = TestServer::start(&[]);
+    let client = server.client();
+    assert!(client.list_database_names().run().expect("list").is_empty());
+    for name in ["admin", "config", "local", "app"] {
+        client
+            .database(name)
+            .collection::<Document>("t")
+            .insert_one(doc! { "a": 1 })
+            .run()
+            .expect("insert");
+    }
+    let all = admin(&server, doc! { "listDatabases": 1 });
+    let databases = all.get_array("databases").expect("databases");
+    let names: Vec<&str> = databases
+        .iter()
+        .filter_map(|d| d.as_document()?.get_str("name").ok())
+        .collect();
+    assert_eq!(names, ["admin", "app", "config", "local"]);
+    for database in databases {
+        let database = database.as_document().expect("document");
+        assert!(
+            database.get_i64("sizeOnDisk").is_ok_and(|n| n > 0),
+            "{database:?}"
+        );
+        assert_eq!(database.get_bool("empty").ok(), Some(false));
+    }
+    assert!(all.get_i64("totalSize").is_ok_and(|n| n > 0), "{all:?}");
+    assert!(all.get_i64("totalSizeMb").is_ok(), "{all:?}");
+    let filtered = admin(
+        &server,
+        doc! { "listDatabases": 1, "filter": { "name": { "$regex": "^(admin|local)$" } } },
+    );
+    assert_eq!(filtered.get_array("databases").map(Vec::len).ok(), Some(2));
+    let names_only = admin(&server, doc! { "listDatabases": 1, "nameOnly": true });
+    let first = names_only.get_array("databases").expect("databases")[0]
+        .as_document()
+        .expect("document")
+        .clone();
+    assert_eq!(first, doc! { "name": "admin" });
+    assert!(names_only.get("totalSize").is_none(), "{names_only:?}");
+    let by_size = admin(
+        &server,
+        doc! { "listDatabases": 1, "nameOnly": true, "filter": { "sizeOnDisk": { "$gt": 0 } } },
+    );
+    assert_eq!(
+        by_size.get_array("databases").map(Vec::len).ok(),
+        Some(0),
+        "{by_size:?}"
+    );
+    let authorized = admin(
+        &server,
+        doc! { "listDatabases": 1, "authorizedDatabases": true, "nameOnly": true },
+    );
+    assert_eq!(
+        authorized.get_array("databases").map(Vec::len).ok(),
+        Some(4)
+    );
+}
