@@ -68,7 +68,6 @@ pub(crate) struct Unwind {
 const REFUSED_STAGES: &[&str] = &[
     "$graphLookup",
     "$geoNear",
-    "$collStats",
     "$indexStats",
     "$changeStreamSplitLargeEvent",
     "$search",

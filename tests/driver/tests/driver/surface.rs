@@ -349,3 +349,105 @@ fn list_databases_shows_the_system_databases_and_honours_its_options() {
         Some(4)
     );
 }
+
+/// The `$collStats` stage (what mongosh's `db.coll.stats()` runs) as mongod shapes it.
+#[test]
+fn coll_stats_stage_reports_the_sections_asked_for() {
+    let server = TestServer::start(&[]);
+    let db = server.client().database("app");
+    let coll = db.collection::<Document>("c");
+    let docs: Vec<Document> = (0..50).map(|i| doc! { "_id": i, "k": i % 5 }).collect();
+    coll.insert_many(docs).run().expect("insert");
+    coll.create_index(mongodb::IndexModel::builder().keys(doc! { "k": 1 }).build())
+        .run()
+        .expect("index");
+    assert_eq!(coll.find(doc! {}).run().expect("find").count(), 50);
+    let stage = doc! { "$collStats": {
+        "latencyStats": { "histograms": true },
+        "storageStats": { "scale": 1 },
+        "count": {},
+        "queryExecStats": {},
+    } };
+    let out: Vec<Document> = coll
+        .aggregate(vec![stage])
+        .run()
+        .expect("aggregate")
+        .collect::<Result<_, _>>()
+        .expect("documents");
+    assert_eq!(out.len(), 1, "{out:?}");
+    let stats = &out[0];
+    let keys: Vec<&str> = stats.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "ns",
+            "host",
+            "localTime",
+            "latencyStats",
+            "storageStats",
+            "count",
+            "queryExecStats"
+        ]
+    );
+    assert_eq!(stats.get_str("ns").ok(), Some("app.c"));
+    assert!(stats.get_datetime("localTime").is_ok());
+    let latency = stats.get_document("latencyStats").expect("latencyStats");
+    let reads = latency.get_document("reads").expect("reads");
+    assert!(reads.get_i64("ops").is_ok_and(|n| n >= 1), "{latency:?}");
+    assert!(reads.get_i64("latency").is_ok(), "{latency:?}");
+    assert!(reads.get_array("histogram").is_ok(), "{latency:?}");
+    for section in ["writes", "commands", "transactions"] {
+        assert!(latency.get_document(section).is_ok(), "{latency:?}");
+    }
+    let writes = latency.get_document("writes").expect("writes");
+    assert!(writes.get_i64("ops").is_ok_and(|n| n >= 1), "{latency:?}");
+    let storage = stats.get_document("storageStats").expect("storageStats");
+    assert_eq!(storage.get_i32("count").ok(), Some(50), "{storage:?}");
+    assert_eq!(storage.get_i32("nindexes").ok(), Some(2), "{storage:?}");
+    let index_sizes = storage.get_document("indexSizes").expect("indexSizes");
+    assert!(index_sizes.contains_key("_id_") && index_sizes.contains_key("k_1"));
+    for key in [
+        "size",
+        "storageSize",
+        "totalIndexSize",
+        "totalSize",
+        "avgObjSize",
+    ] {
+        assert!(storage.contains_key(key), "{key}: {storage:?}");
+    }
+    assert_eq!(stats.get_i64("count").ok(), Some(50));
+    let scans = stats
+        .get_document("queryExecStats")
+        .and_then(|q| q.get_document("collectionScans"))
+        .expect("collectionScans");
+    assert!(scans.get_i64("total").is_ok() && scans.get_i64("nonTailable").is_ok());
+    // Only what was asked for; a stage after it runs on its document.
+    let only: Vec<Document> = coll
+        .aggregate(vec![
+            doc! { "$collStats": { "count": {} } },
+            doc! { "$project": { "_id": 0, "count": 1 } },
+        ])
+        .run()
+        .expect("aggregate")
+        .collect::<Result<_, _>>()
+        .expect("documents");
+    assert_eq!(only, [doc! { "count": 50_i64 }]);
+    let code = |pipeline: Vec<Document>, coll: &str| {
+        let error = db
+            .collection::<Document>(coll)
+            .aggregate(pipeline)
+            .run()
+            .expect_err("fails");
+        match *error.kind {
+            mongodb::error::ErrorKind::Command(ref command) => command.code,
+            ref other => panic!("{other:?}"),
+        }
+    };
+    let storage_stage = doc! { "$collStats": { "storageStats": {} } };
+    assert_eq!(code(vec![storage_stage.clone()], "missing"), 26);
+    assert_eq!(
+        code(vec![doc! { "$collStats": { "bogus": {} } }], "c"),
+        40415
+    );
+    assert_eq!(code(vec![doc! { "$match": {} }, storage_stage], "c"), 40602);
+}
