@@ -4,9 +4,10 @@ Usage: python smoke.py mongodb://127.0.0.1:PORT/
 """
 
 import sys
+import time
 
 import gridfs
-from pymongo import ASCENDING, DESCENDING, MongoClient, ReturnDocument
+from pymongo import ASCENDING, DESCENDING, CursorType, MongoClient, ReturnDocument
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
 
@@ -113,6 +114,31 @@ def gridfs_round(client: MongoClient) -> None:
     client.drop_database("smoke_gridfs")
 
 
+def exhaust_round(client: MongoClient) -> None:
+    """An exhaust cursor (the server streams every batch after the first with moreToCome)
+    over 10,000 documents in batches of 2, all in order; one left early leaves no cursor."""
+    db = client["smoke_exhaust"]
+    db.drop_collection("c")
+    db.c.insert_many([{"_id": i, "v": i % 7} for i in range(10_000)])
+    bytes_in = client.admin.command("serverStatus")["network"]["bytesIn"]
+    cursor = db.c.find({}, batch_size=2, cursor_type=CursorType.EXHAUST).sort("_id", 1)
+    seen = [doc["_id"] for doc in cursor]
+    assert seen == list(range(10_000)), (len(seen), seen[:5])
+    # The client sent one getMore, not 5,000 (each some 100 bytes): the server streamed.
+    sent = client.admin.command("serverStatus")["network"]["bytesIn"] - bytes_in
+    assert sent < 20_000, sent
+    early = db.c.find({}, batch_size=2, cursor_type=CursorType.EXHAUST)
+    assert next(early)["_id"] == 0
+    early.close()
+    for _ in range(500):
+        status = client.admin.command("serverStatus")
+        if status["metrics"]["cursor"]["open"]["total"] == 0:
+            break
+        time.sleep(0.01)
+    assert status["metrics"]["cursor"]["open"]["total"] == 0, status["metrics"]["cursor"]
+    client.drop_database("smoke_exhaust")
+
+
 def main(uri: str) -> None:
     client = MongoClient(uri, serverSelectionTimeoutMS=5000, directConnection=True)
     assert client.admin.command("ping")["ok"] == 1.0
@@ -132,6 +158,7 @@ def main(uri: str) -> None:
     crud_round(client)
     index_round(client)
     gridfs_round(client)
+    exhaust_round(client)
     client.close()
     print(f"pymongo {sys.modules['pymongo'].version}: ok (server {info['version']})")
 

@@ -83,6 +83,10 @@ pub struct Engine {
     pub(crate) plans: crate::plan::PlanCache,
     /// Whether commands need authentication, and the users' generation.
     pub(crate) auth: crate::auth::Auth,
+    /// hello's `topologyVersion.processId`: fixed for the life of the engine.
+    pub(crate) process_id: bson::oid::ObjectId,
+    /// The server's recent log lines (`getLog: 'global'`).
+    pub(crate) recent_log: Arc<crate::recent_log::RecentLog>,
 }
 
 /// See [`Engine::on_shutdown`].
@@ -146,9 +150,12 @@ impl Engine {
             Arc::clone(&options.host),
             Arc::downgrade(&store),
         );
+        let ids = IdSource::new(options.host.as_ref());
         Engine {
             cursors: Registry::new(options.host.now_millis()),
-            ids: IdSource::new(options.host.as_ref()),
+            process_id: ids.object_id(options.host.now_millis()),
+            recent_log: Arc::default(),
+            ids,
             host: options.host,
             startup: options.startup,
             connections_max: options.connections_max,
@@ -244,6 +251,12 @@ impl Engine {
     #[must_use]
     pub fn stats(&self) -> &Stats {
         &self.stats
+    }
+
+    /// Where a server records its log lines for `getLog: 'global'`.
+    #[must_use]
+    pub fn recent_log(&self) -> Arc<crate::recent_log::RecentLog> {
+        Arc::clone(&self.recent_log)
     }
 
     /// Runs one command against database `db` and returns the reply document:

@@ -28,9 +28,11 @@ pub mod limits;
 mod object_id;
 mod operations;
 mod plan;
+mod recent_log;
 mod sessions;
 mod stats;
 pub mod store;
+mod streaming;
 mod ttl;
 pub mod version;
 
@@ -39,6 +41,7 @@ pub use client::Client;
 pub use engine::{ConnectionContext, Engine, EngineOptions, ShutdownHook, StartupOptions};
 pub use error::{Error, ErrorCode};
 pub use host::{FileSystemFacts, FixedHost, Host, HostFacts, MemoryFacts};
+pub use recent_log::{LogLine, RECENT_LOG_LINES, RecentLog};
 pub use stats::Stats;
 pub use ttl::TtlPass;
 /// Named crash points (the `crash-points` feature; see `cargo xtask crash`).

@@ -252,6 +252,29 @@ impl Operations {
         out
     }
 
+    /// `$collStats`'s `latencyStats` of `ns` from the `top` counts: (microseconds,
+    /// operations) of its reads (queries and getMores), writes and commands.
+    pub(crate) fn latency(&self, ns: &str) -> [(u64, u64); 3] {
+        let top = self.top.lock();
+        let Some(usage) = top.get(ns) else {
+            return [(0, 0); 3];
+        };
+        let sum = |kinds: &[&str]| {
+            TOP_KINDS
+                .iter()
+                .zip(usage)
+                .filter(|(name, _)| kinds.contains(name))
+                .fold((0, 0), |(time, count), (_, usage)| {
+                    (time + usage.time, count + usage.count)
+                })
+        };
+        [
+            sum(&["queries", "getmore"]),
+            sum(&["insert", "update", "remove"]),
+            sum(&["commands"]),
+        ]
+    }
+
     fn operations_top(&self) -> Vec<(String, [Usage; TOP_KINDS.len()])> {
         self.top
             .lock()

@@ -41,8 +41,8 @@ pub use error::QueryError;
 pub use expr::{Expression, Value};
 pub use filter::Filter;
 pub use pipeline::{
-    CurrentOp, DocumentStream, Foreign, GroupFeed, LocalSessions, Merge, Output, Pipeline, Target,
-    WhenMatched, WhenNotMatched,
+    CollStats, CurrentOp, DocumentStream, Foreign, GroupFeed, LocalSessions, Merge, Output,
+    Pipeline, Target, WhenMatched, WhenNotMatched,
 };
 pub use projection::Projection;
 pub use raw::{element_span, is_framed};

@@ -6,6 +6,11 @@
 //! reply is queued with [`Connection::queue`] and drained by
 //! [`Connection::flush`] → back to `Reading`. A read of zero bytes marks the peer
 //! closed; the connection is dropped once nothing is in flight.
+//!
+//! Two more states take no frame either: `parked` (an awaitable hello the event loop
+//! runs when its wait is over) and a pending `continuation` (the next request of an
+//! exhaust stream, run once the replies before it have drained below
+//! `WRITE_QUEUE_MAX`, so a client that stops reading stops the stream).
 
 use crate::limits::{READ_AHEAD_MAX, WRITE_QUEUE_MAX};
 use engine::ConnectionContext;
@@ -29,6 +34,10 @@ pub(crate) struct Connection {
     pub(crate) frame_started: Option<Instant>,
     /// When the client last sent anything.
     pub(crate) last_read: Instant,
+    /// An awaitable hello held until the event loop's timer for it fires.
+    pub(crate) parked: Option<(wire::Header, wire::Message)>,
+    /// The next request of an exhaust stream.
+    pub(crate) continuation: Option<Box<crate::worker::Continuation>>,
 }
 
 /// What [`Connection::next_frame`] found in the read buffer.
@@ -54,7 +63,15 @@ impl Connection {
             peer_closed: false,
             frame_started: None,
             last_read: Instant::now(),
+            parked: None,
+            continuation: None,
         }
+    }
+
+    /// Whether the server, not the client, has the next move: a request at a worker, a
+    /// parked hello or a stream to continue. No frame is taken meanwhile.
+    pub(crate) fn busy(&self) -> bool {
+        self.in_flight || self.parked.is_some() || self.continuation.is_some()
     }
 
     fn buffered(&self) -> usize {
@@ -71,7 +88,7 @@ impl Connection {
         if self.peer_closed || self.write_pending() >= WRITE_QUEUE_MAX {
             return false;
         }
-        if self.in_flight {
+        if self.busy() {
             return self.buffered() < READ_AHEAD_MAX;
         }
         let frame = self.pending_frame_length().unwrap_or(0);
@@ -119,7 +136,7 @@ impl Connection {
 
     /// Takes the next complete frame, if any (never while a request is in flight).
     pub(crate) fn next_frame(&mut self) -> FrameState {
-        if self.in_flight {
+        if self.busy() {
             return FrameState::Partial;
         }
         let rest = self.read_buffer.get(self.read_start..).unwrap_or_default();
@@ -141,7 +158,7 @@ impl Connection {
 
     /// Whether a frame is partly assembled.
     pub(crate) fn has_partial_frame(&self) -> bool {
-        self.buffered() > 0 && !self.in_flight
+        self.buffered() > 0 && !self.busy()
     }
 
     /// Queues reply bytes: they become the write buffer when nothing else is waiting (a

@@ -8,18 +8,23 @@
 //! CI machine); the rest go to the worker pool over a crossbeam channel and
 //! come back through a mio `Waker`, so a slow command never stalls the loop.
 //!
+//! An awaitable hello is parked (no thread holds it) until its `maxAwaitTimeMS` passes,
+//! on a timer the poll's timeout serves; an exhaust stream's next request runs when the
+//! one before it has answered, as if the client had sent it (see `engine::streaming`).
+//!
 //! Shutdown (SIGTERM/SIGINT or [`ShutdownHandle::shutdown`]): stop accepting,
 //! wait up to `SHUTDOWN_GRACE` for in-flight commands, flush, close all.
 
 use crate::config::{Config, Dispatch};
 use crate::connection::{Connection, FrameState};
 use crate::error::Error;
-use crate::limits::{READ_CHUNK, SHUTDOWN_GRACE, TICK};
-use crate::worker::{self, Done, Job, Outcome};
+use crate::limits::{AWAIT_MAX, READ_CHUNK, SHUTDOWN_GRACE, TICK, WRITE_QUEUE_MAX};
+use crate::worker::{self, Continuation, Done, Job, Outcome};
 use crossbeam::channel::{self, Receiver, Sender};
 use engine::{ConnectionContext, Engine};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -110,6 +115,7 @@ impl Server {
     /// Listens on every `--bind` address at `--port`.
     pub fn bind(config: &Config, engine: Arc<Engine>) -> Result<Server, Error> {
         crate::log::set_level(config.log_level);
+        crate::log::record_into(engine.recent_log());
         let poll = Poll::new().map_err(Error::Poll)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(Error::Poll)?);
         let mut listeners = Vec::new();
@@ -192,6 +198,7 @@ impl Server {
             next_connection_id: 1,
             jobs: Some(job_sender),
             done: done_receiver,
+            parked: BTreeSet::new(),
             server: self,
         };
         let result = state.serve();
@@ -223,7 +230,83 @@ struct LoopState {
     next_connection_id: i64,
     jobs: Option<Sender<Job>>,
     done: Receiver<Done>,
+    /// Parked hellos by when they run: (due, slot, connection id); an entry whose
+    /// connection has gone is skipped when it comes due.
+    parked: BTreeSet<(Instant, usize, i64)>,
     server: Server,
+}
+
+/// What runs one request for a connection: the parts of the loop's state it needs.
+struct Starter<'a> {
+    engine: &'a Arc<Engine>,
+    dispatch: Dispatch,
+    jobs: Option<&'a Sender<Job>>,
+    parked: &'a mut BTreeSet<(Instant, usize, i64)>,
+}
+
+impl Starter<'_> {
+    /// Runs a request (a frame the client sent, or an exhaust stream's next one) inline or
+    /// at a worker, or parks it when it is an awaitable hello that has not `waited`.
+    /// `Err` is the reason to close the connection.
+    fn start(
+        &mut self,
+        connection: &mut Connection,
+        slot: usize,
+        (header, message): (wire::Header, wire::Message),
+        waited: bool,
+    ) -> Result<(), String> {
+        let wait = match &message {
+            wire::Message::Msg(msg) if !waited => self.engine.reply_wait_ms(&msg.body),
+            _ => None,
+        };
+        if let Some(wait) = wait.filter(|&ms| ms > 0) {
+            let now = Instant::now();
+            let due = now
+                .checked_add(Duration::from_millis(wait))
+                .unwrap_or(now + AWAIT_MAX);
+            self.parked
+                .insert((due.min(now + AWAIT_MAX), slot, connection.ctx.connection_id));
+            connection.parked = Some((header, message));
+            return Ok(());
+        }
+        if self.dispatch == Dispatch::Auto && is_quick(self.engine, &message) {
+            let outcome = worker::execute(self.engine, &header, &message, &connection.ctx);
+            return deliver(connection, outcome);
+        }
+        let Some(jobs) = self.jobs else {
+            return Ok(());
+        };
+        connection.in_flight = true;
+        let job = Job {
+            token: slot,
+            connection_id: connection.ctx.connection_id,
+            header,
+            message,
+            ctx: connection.ctx.clone(),
+        };
+        jobs.send(job).map_err(|_| "worker pool stopped".to_owned())
+    }
+}
+
+/// Queues what a request produced on its connection; `Err` is the reason to close it.
+fn deliver(connection: &mut Connection, outcome: Outcome) -> Result<(), String> {
+    match outcome {
+        Outcome::Reply(bytes) => connection.queue(bytes),
+        Outcome::Stream(bytes, next) => {
+            connection.queue(bytes);
+            connection.continuation = Some(next);
+        }
+        Outcome::Silent => {}
+        Outcome::Close => return Err("outcome unknown".into()),
+    }
+    Ok(())
+}
+
+/// Releases what an exhaust stream that will not go on holds (its cursor).
+fn abandon(engine: &Engine, next: &Continuation) {
+    if let Some(body) = next.body() {
+        engine.abandon_stream(body);
+    }
 }
 
 impl LoopState {
@@ -232,7 +315,7 @@ impl LoopState {
         let mut shutdown_started: Option<Instant> = None;
         loop {
             let ticking = shutdown_started.is_some() || self.needs_ticks();
-            let timeout = ticking.then_some(TICK);
+            let timeout = self.poll_timeout(ticking);
             if let Err(error) = self.server.poll.poll(&mut events, timeout) {
                 if error.kind() == std::io::ErrorKind::Interrupted {
                     continue;
@@ -250,17 +333,61 @@ impl LoopState {
                     Token(token) => self.drive(token - CONNECTION_BASE),
                 }
             }
+            self.wake_parked();
             if ticking {
                 self.check_deadlines();
             }
             if self.server.shutdown.requested.load(Ordering::SeqCst) {
                 let started = *shutdown_started.get_or_insert_with(Instant::now);
                 self.stop_listening();
+                // Parked hellos and streams wait on nothing: they are closed as they are.
                 let busy = self.connections.iter().flatten().any(|c| c.in_flight);
                 if !busy || started.elapsed() > SHUTDOWN_GRACE {
                     return Ok(());
                 }
             }
+        }
+    }
+
+    /// The poll's timeout: the tick while deadlines are checked, and no later than the
+    /// first parked hello's due time.
+    fn poll_timeout(&self, ticking: bool) -> Option<Duration> {
+        let tick = ticking.then_some(TICK);
+        let Some(&(due, _, _)) = self.parked.first() else {
+            return tick;
+        };
+        let until = due.saturating_duration_since(Instant::now());
+        Some(tick.map_or(until, |tick| tick.min(until)))
+    }
+
+    /// Runs the parked hellos whose wait is over.
+    fn wake_parked(&mut self) {
+        let now = Instant::now();
+        while let Some(&(due, slot, id)) = self.parked.first() {
+            if due > now {
+                return;
+            }
+            self.parked.pop_first();
+            let Some(Some(connection)) = self.connections.get_mut(slot) else {
+                continue;
+            };
+            if connection.ctx.connection_id != id {
+                continue;
+            }
+            let Some(request) = connection.parked.take() else {
+                continue;
+            };
+            let mut starter = Starter {
+                engine: &self.server.engine,
+                dispatch: self.server.dispatch,
+                jobs: self.jobs.as_ref(),
+                parked: &mut self.parked,
+            };
+            if let Err(reason) = starter.start(connection, slot, request, true) {
+                self.close(slot, &reason);
+                continue;
+            }
+            self.drive(slot);
         }
     }
 
@@ -355,6 +482,9 @@ impl LoopState {
         let Some(mut connection) = entry.take() else {
             return;
         };
+        if let Some(next) = connection.continuation.take() {
+            abandon(&self.server.engine, &next);
+        }
         let _ = self
             .server
             .poll
@@ -376,8 +506,36 @@ impl LoopState {
             return;
         };
         let engine = Arc::clone(&self.server.engine);
+        let mut starter = Starter {
+            engine: &engine,
+            dispatch: self.server.dispatch,
+            jobs: self.jobs.as_ref(),
+            parked: &mut self.parked,
+        };
         let mut close_reason: Option<String> = None;
         loop {
+            if connection.continuation.is_some() && !connection.in_flight {
+                // An exhaust stream: its batches go out as they are made, and the next
+                // waits while the client is not reading them.
+                if let Err(error) = connection.flush() {
+                    close_reason = Some(format!("write failed: {error}"));
+                    break;
+                }
+                if connection.peer_closed {
+                    close_reason = Some("client closed an exhaust stream".into());
+                    break;
+                }
+                if connection.write_pending() < WRITE_QUEUE_MAX
+                    && let Some(next) = connection.continuation.take()
+                {
+                    let Continuation { header, message } = *next;
+                    if let Err(reason) = starter.start(connection, slot, (header, message), false) {
+                        close_reason = Some(reason);
+                        break;
+                    }
+                    continue;
+                }
+            }
             match connection.next_frame() {
                 FrameState::Bad(error) => {
                     close_reason = Some(format!("unframeable input: {error}"));
@@ -385,33 +543,10 @@ impl LoopState {
                 }
                 FrameState::Ready(frame) => {
                     match wire::decode(&frame) {
-                        Ok((header, message)) => {
-                            let quick = self.server.dispatch == Dispatch::Auto
-                                && is_quick(&engine, &message);
-                            if quick {
-                                let outcome =
-                                    worker::execute(&engine, &header, &message, &connection.ctx);
-                                match outcome {
-                                    Outcome::Reply(bytes) => connection.queue(bytes),
-                                    Outcome::Silent => {}
-                                    Outcome::Close => {
-                                        close_reason = Some("outcome unknown".into());
-                                        break;
-                                    }
-                                }
-                            } else if let Some(jobs) = &self.jobs {
-                                connection.in_flight = true;
-                                let job = Job {
-                                    token: slot,
-                                    connection_id: connection.ctx.connection_id,
-                                    header,
-                                    message,
-                                    ctx: connection.ctx.clone(),
-                                };
-                                if jobs.send(job).is_err() {
-                                    close_reason = Some("worker pool stopped".into());
-                                    break;
-                                }
+                        Ok(request) => {
+                            if let Err(reason) = starter.start(connection, slot, request, false) {
+                                close_reason = Some(reason);
+                                break;
                             }
                         }
                         Err((Some(header), error)) => {
@@ -452,20 +587,24 @@ impl LoopState {
 
     fn collect_done(&mut self) {
         while let Ok(done) = self.done.try_recv() {
+            let live = matches!(
+                self.connections.get(done.token),
+                Some(Some(connection)) if connection.ctx.connection_id == done.connection_id
+            );
+            if !live {
+                // The client left while its request ran: a stream it started ends here.
+                if let Outcome::Stream(_, next) = &done.outcome {
+                    abandon(&self.server.engine, next);
+                }
+                continue;
+            }
             let Some(Some(connection)) = self.connections.get_mut(done.token) else {
                 continue;
             };
-            if connection.ctx.connection_id != done.connection_id {
-                continue;
-            }
             connection.in_flight = false;
-            match done.outcome {
-                Outcome::Reply(bytes) => connection.queue(bytes),
-                Outcome::Silent => {}
-                Outcome::Close => {
-                    self.close(done.token, "outcome unknown");
-                    continue;
-                }
+            if let Err(reason) = deliver(connection, done.outcome) {
+                self.close(done.token, &reason);
+                continue;
             }
             self.drive(done.token);
         }
@@ -488,7 +627,7 @@ impl LoopState {
                     format!("message incomplete after {}s", limit.as_secs()),
                 ));
             } else if let Some(limit) = self.server.idle_timeout
-                && !connection.in_flight
+                && !connection.busy()
                 && now.duration_since(connection.last_read) > limit
             {
                 expired.push((slot, format!("idle for {}s", limit.as_secs())));

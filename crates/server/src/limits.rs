@@ -16,6 +16,10 @@ pub const WRITE_QUEUE_MAX: usize = 4 * 1024 * 1024;
 /// The event loop's tick while any connection has a deadline to check.
 pub const TICK: Duration = Duration::from_millis(250);
 
+/// The longest an awaitable hello is held (its `maxAwaitTimeMS` is the client's; drivers
+/// send their heartbeat frequency, 10 s by default).
+pub const AWAIT_MAX: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// How long shutdown waits for commands already running before closing anyway.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 

@@ -1,10 +1,23 @@
-//! Human-readable log lines on stderr: `2026-11-29T19:00:00.123Z INFO  message`.
+//! Human-readable log lines on stderr: `2026-11-29T19:00:00.123Z INFO  message`, each also
+//! recorded (in mongod's JSON shape, with the component, id and context mongod would give
+//! it) in the engine's [`engine::RecentLog`] for `getLog: 'global'`.
 
 use crate::config::LogLevel;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 static LEVEL: AtomicU8 = AtomicU8::new(LogLevel::Info as u8);
+
+/// Where printed lines are also recorded (the last server bound in this process).
+static RECENT: RwLock<Option<Arc<engine::RecentLog>>> = RwLock::new(None);
+
+/// Records every printed line in `recent` from now on.
+pub(crate) fn record_into(recent: Arc<engine::RecentLog>) {
+    if let Ok(mut slot) = RECENT.write() {
+        *slot = Some(recent);
+    }
+}
 
 /// Sets the most verbose level printed.
 pub(crate) fn set_level(level: LogLevel) {
@@ -27,7 +40,71 @@ pub(crate) fn write(level: LogLevel, message: std::fmt::Arguments<'_>) {
         LogLevel::Info => "INFO ",
         LogLevel::Debug => "DEBUG",
     };
-    eprintln!("{} {label} {message}", timestamp());
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    eprintln!("{} {label} {message}", timestamp(now));
+    let Ok(recent) = RECENT.read() else {
+        return;
+    };
+    let Some(recent) = recent.as_ref() else {
+        return;
+    };
+    let text = message.to_string();
+    let (ctx, rest) = context(&text);
+    let (component, id) = component(rest);
+    let severity = match level {
+        LogLevel::Error => "E",
+        LogLevel::Warn => "W",
+        LogLevel::Info => "I",
+        LogLevel::Debug => "D1",
+    };
+    recent.record(engine::LogLine {
+        millis: i64::try_from(now.as_millis()).unwrap_or(i64::MAX),
+        severity,
+        component,
+        id,
+        ctx: &ctx,
+        message: rest,
+    });
+}
+
+/// A line's context as mongod names it: `connN` for a line about a connection (its
+/// leading `connN ` is taken off the message), else the thread's name.
+fn context(text: &str) -> (String, &str) {
+    if let Some((first, rest)) = text.split_once(' ')
+        && let Some(number) = first.strip_prefix("conn")
+        && !number.is_empty()
+        && number.bytes().all(|b| b.is_ascii_digit())
+    {
+        return (first.to_owned(), rest);
+    }
+    let thread = std::thread::current();
+    let name = match thread.name() {
+        Some("main") | None => "listener",
+        Some(name) => name,
+    };
+    (name.to_owned(), text)
+}
+
+/// mongod's component and log id for a message of this server's (`-` and 0 for those
+/// mongod has no counterpart of).
+fn component(message: &str) -> (&'static str, i32) {
+    if message.starts_with("accepted from") {
+        ("NETWORK", 22943)
+    } else if message.starts_with("closed") {
+        ("NETWORK", 22944)
+    } else if message.starts_with("listening on") {
+        ("NETWORK", 23016)
+    } else if message.starts_with("command ") {
+        ("COMMAND", 51803)
+    } else if message.contains("shutting down") || message.starts_with("shutdown") {
+        ("CONTROL", 20565)
+    } else if message.contains("read error") || message.contains("refused message") {
+        ("NETWORK", 22988)
+    } else {
+        ("-", 0)
+    }
 }
 
 macro_rules! log_at {
@@ -42,11 +119,8 @@ macro_rules! log_warn { ($($arg:tt)*) => { log_at!($crate::config::LogLevel::War
 macro_rules! log_info { ($($arg:tt)*) => { log_at!($crate::config::LogLevel::Info, $($arg)*) }; }
 macro_rules! log_debug { ($($arg:tt)*) => { log_at!($crate::config::LogLevel::Debug, $($arg)*) }; }
 
-/// Now as an ISO 8601 UTC timestamp with milliseconds.
-fn timestamp() -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
+/// `now` (since the epoch) as an ISO 8601 UTC timestamp with milliseconds.
+fn timestamp(now: std::time::Duration) -> String {
     let seconds = now.as_secs();
     let (year, month, day) = civil_from_days(seconds / 86_400);
     let of_day = seconds % 86_400;
@@ -80,6 +154,18 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn lines_get_mongod_s_context_and_component() {
+        assert_eq!(
+            super::context("conn12 accepted from 1.2.3.4:5 (1 open)"),
+            ("conn12".to_owned(), "accepted from 1.2.3.4:5 (1 open)")
+        );
+        assert_eq!(super::context("connection x").1, "connection x");
+        assert_eq!(super::component("accepted from x"), ("NETWORK", 22943));
+        assert_eq!(super::component("command find"), ("COMMAND", 51803));
+        assert_eq!(super::component("something else"), ("-", 0));
+    }
+
     #[test]
     fn civil_from_days_known_dates() {
         assert_eq!(super::civil_from_days(0), (1970, 1, 1));

@@ -16,6 +16,9 @@ use wire::{Header, Message, OpReply};
 pub(crate) enum Outcome {
     /// Send these bytes.
     Reply(Vec<u8>),
+    /// Send these bytes (a reply with `moreToCome`), then run `next` as the client's next
+    /// request: an exhaust stream goes on (see `engine::streaming`).
+    Stream(Vec<u8>, Box<Continuation>),
     /// Send nothing (the client set moreToCome).
     Silent,
     /// Send nothing and close the connection: the command's outcome is unknown (the
@@ -30,6 +33,25 @@ pub(crate) struct Job {
     pub(crate) header: Header,
     pub(crate) message: Message,
     pub(crate) ctx: ConnectionContext,
+}
+
+/// The request an exhaust stream runs next on its connection, as if the client sent it.
+#[derive(Debug)]
+pub(crate) struct Continuation {
+    /// Its `requestId` is the id of the reply just sent, which the next reply answers;
+    /// its length is 0 (no bytes came in for it).
+    pub(crate) header: Header,
+    pub(crate) message: Message,
+}
+
+impl Continuation {
+    /// The command body it would run.
+    pub(crate) fn body(&self) -> Option<&bson::RawDocument> {
+        match &self.message {
+            Message::Msg(msg) => Some(&msg.body),
+            _ => None,
+        }
+    }
 }
 
 /// A worker's answer, routed back to the connection by token and id.
@@ -50,16 +72,55 @@ fn msg_reply(engine: &Engine, header: &Header, body: &bson::RawDocument) -> Outc
     let mut out = Vec::new();
     match wire::encode_reply_into(&mut out, next_request_id(), header.request_id, body) {
         Ok(()) => Outcome::Reply(out),
+        Err(error) => error_reply(engine, header, &error, out),
+    }
+}
+
+/// A reply with `moreToCome` and the request that continues the stream, or (when the reply
+/// cannot be encoded) the error reply that ends it.
+fn stream_reply(
+    engine: &Engine,
+    header: &Header,
+    flags: wire::MsgFlags,
+    body: &bson::RawDocument,
+    next: bson::RawDocumentBuf,
+) -> Outcome {
+    let mut out = Vec::new();
+    let id = next_request_id();
+    let more = wire::MsgFlags(wire::MsgFlags::MORE_TO_COME);
+    match wire::encode_reply_flagged_into(&mut out, id, header.request_id, more, body) {
+        Ok(()) => {
+            let message = wire::OpMsg {
+                flags: wire::MsgFlags(flags.0 & wire::MsgFlags::EXHAUST_ALLOWED),
+                body: next,
+                sequences: Vec::new(),
+            };
+            let continuation = Continuation {
+                header: Header {
+                    message_length: 0,
+                    request_id: id,
+                    response_to: 0,
+                    op_code: wire::OpCode::Msg.code(),
+                },
+                message: Message::Msg(message),
+            };
+            Outcome::Stream(out, Box::new(continuation))
+        }
         Err(error) => {
-            // A reply over the message limit cannot be sent; say so instead.
-            let fallback = engine.protocol_error_reply(&error);
-            out.clear();
-            let id = next_request_id();
-            let encoded = wire::encode_reply_into(&mut out, id, header.request_id, &fallback);
-            assert!(encoded.is_ok(), "an error reply always fits: {encoded:?}");
-            Outcome::Reply(out)
+            engine.abandon_stream(&next);
+            error_reply(engine, header, &error, out)
         }
     }
+}
+
+/// A reply over the message limit cannot be sent; say so instead.
+fn error_reply(engine: &Engine, header: &Header, error: &wire::Error, mut out: Vec<u8>) -> Outcome {
+    let fallback = engine.protocol_error_reply(error);
+    out.clear();
+    let id = next_request_id();
+    let encoded = wire::encode_reply_into(&mut out, id, header.request_id, &fallback);
+    assert!(encoded.is_ok(), "an error reply always fits: {encoded:?}");
+    Outcome::Reply(out)
 }
 
 fn reply_reply(engine: &Engine, header: &Header, body: bson::RawDocumentBuf) -> Outcome {
@@ -85,7 +146,7 @@ pub(crate) fn execute(
 
 fn count(engine: &Engine, header: &Header, outcome: &Outcome) {
     let bytes_out = match outcome {
-        Outcome::Reply(bytes) => bytes.len() as u64,
+        Outcome::Reply(bytes) | Outcome::Stream(bytes, _) => bytes.len() as u64,
         Outcome::Silent | Outcome::Close => 0,
     };
     let bytes_in = u64::try_from(header.message_length).unwrap_or(0);
@@ -116,6 +177,14 @@ fn answer(engine: &Engine, header: &Header, message: &Message, ctx: &ConnectionC
                 Outcome::Close
             } else if msg.flags.more_to_come() {
                 Outcome::Silent
+            } else if let Some(next) = msg
+                .flags
+                .exhaust_allowed()
+                .then(|| msg.command_document().ok())
+                .flatten()
+                .and_then(|command| engine.next_in_stream(&command, &reply))
+            {
+                stream_reply(engine, header, msg.flags, &reply, next)
             } else {
                 msg_reply(engine, header, &reply)
             }

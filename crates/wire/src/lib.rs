@@ -26,7 +26,7 @@ pub use crc32c::crc32c;
 pub use error::Error;
 pub use header::{Header, OpCode, frame_length};
 pub use message::{Message, decode};
-pub use op_msg::{DocumentSequence, MsgFlags, OpMsg, encode_reply_into};
+pub use op_msg::{DocumentSequence, MsgFlags, OpMsg, encode_reply_flagged_into, encode_reply_into};
 pub use op_query::{OpQuery, OpReply};
 
 /// A `Result` whose error is this crate's [`Error`].

@@ -202,6 +202,23 @@ pub fn encode_reply_into(
     response_to: i32,
     body: &RawDocument,
 ) -> Result<()> {
+    encode_reply_flagged_into(out, request_id, response_to, MsgFlags::default(), body)
+}
+
+/// [`encode_reply_into`] with `flags` (`moreToCome` on the replies of an exhaust stream but
+/// its last); a checksum flag is not honoured here (no trailer is written).
+pub fn encode_reply_flagged_into(
+    out: &mut Vec<u8>,
+    request_id: i32,
+    response_to: i32,
+    flags: MsgFlags,
+    body: &RawDocument,
+) -> Result<()> {
+    assert!(
+        !flags.checksum_present(),
+        "reply flags {:#x} ask for a checksum",
+        flags.0
+    );
     let start = out.len();
     let total = HEADER_LEN + 4 + 1 + body.as_bytes().len();
     let length = i32::try_from(total)
@@ -219,7 +236,7 @@ pub fn encode_reply_into(
         op_code: OpCode::Msg.code(),
     }
     .write(out);
-    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&flags.0.to_le_bytes());
     out.push(0);
     out.extend_from_slice(body.as_bytes());
     assert_eq!(out.len() - start, total, "reply length");

@@ -55,12 +55,20 @@ pub(super) fn get_cmd_line_opts(
     Ok(doc! { "argv": argv, "parsed": engine.startup.parsed.clone() })
 }
 
-/// getLog: the in-memory logs mongod keeps. This server keeps none, so each is empty;
-/// mongosh reads `startupWarnings` on connect and prints nothing for an empty log.
+/// getLog: the in-memory logs mongod keeps: `global`, the server's recent lines (what a
+/// server recorded in [`crate::RecentLog`]; empty when embedded), and `startupWarnings`
+/// (mongosh reads it on connect and prints nothing for an empty log).
 pub(super) fn get_log(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
     match request.body.get("getLog") {
         Ok(Some(RawBsonRef::String("*"))) => Ok(doc! { "names": ["global", "startupWarnings"] }),
-        Ok(Some(RawBsonRef::String("global"))) => Ok(doc! { "totalLinesWritten": 0, "log": [] }),
+        Ok(Some(RawBsonRef::String("global"))) => {
+            let (lines, total) = engine.recent_log.snapshot();
+            let total = i32::try_from(total).map_or_else(
+                |_| Bson::Int64(i64::try_from(total).unwrap_or(i64::MAX)),
+                Bson::Int32,
+            );
+            Ok(doc! { "totalLinesWritten": total, "log": lines })
+        }
         Ok(Some(RawBsonRef::String("startupWarnings"))) => {
             // mongod's lines are structured-log JSON documents, as strings.
             let lines: Vec<String> = engine

@@ -297,6 +297,19 @@ impl Run<'_> {
             }
             Input::Collection(ns) => ns,
         };
+        if let Some(spec) = self.pipeline.coll_stats() {
+            let meta = reader.collection(ns)?;
+            let stats = super::stats::coll_stats_stage(self.engine, ns, meta.as_ref(), spec)?;
+            let stats = RawDocumentBuf::try_from(&stats)
+                .map_err(|e| Error::new(ErrorCode::InternalError, e.to_string()))?;
+            for doc in self
+                .pipeline
+                .stream_with(std::iter::once(Ok(stats)), &foreign)
+            {
+                sink(finish(doc, &failure)?)?;
+            }
+            return fail_on(&failure);
+        }
         let Some(meta) = reader.collection(ns)? else {
             let nothing = std::iter::empty::<Result<RawDocumentBuf, QueryError>>();
             for doc in self.pipeline.stream_with(nothing, &foreign) {

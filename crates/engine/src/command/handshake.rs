@@ -3,7 +3,7 @@
 
 use super::{Request, flag};
 use crate::engine::Engine;
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::limits::{
     BSON_OBJECT_SIZE_MAX, LOGICAL_SESSION_TIMEOUT_MINUTES, MESSAGE_SIZE_MAX, WRITE_BATCH_SIZE_MAX,
 };
@@ -17,11 +17,11 @@ fn limit(value: usize) -> i32 {
 
 /// hello / isMaster / ismaster: a standalone, writable primary.
 ///
-/// `topologyVersion` is deliberately absent: announcing it invites drivers to use
-/// the streaming (awaitable) hello protocol, which needs the server to hold the
-/// request for `maxAwaitTimeMS`. Without it drivers poll every
-/// heartbeatFrequencyMS, which is correct for a standalone.
+/// Its `topologyVersion` invites drivers to the awaitable (streaming) hello protocol: a
+/// hello naming it with `maxAwaitTimeMS` is held that long by the server before it runs
+/// (see [`crate::streaming`]); here only its options are checked, as mongod checks them.
 pub(super) fn hello(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    check_awaitable(engine, request)?;
     let mut reply = Document::new();
     if flag(request.body, "helloOk") {
         reply.insert("helloOk", true);
@@ -31,6 +31,7 @@ pub(super) fn hello(engine: &Engine, request: &Request<'_>) -> Result<Document, 
     } else {
         reply.insert("ismaster", true);
     }
+    reply.insert("topologyVersion", engine.topology_version());
     reply.insert("maxBsonObjectSize", limit(BSON_OBJECT_SIZE_MAX));
     reply.insert("maxMessageSizeBytes", limit(MESSAGE_SIZE_MAX));
     reply.insert("maxWriteBatchSize", limit(WRITE_BATCH_SIZE_MAX));
@@ -50,6 +51,64 @@ pub(super) fn hello(engine: &Engine, request: &Request<'_>) -> Result<Document, 
         reply.insert("speculativeAuthenticate", step);
     }
     Ok(reply)
+}
+
+/// The awaitable hello's options, checked as mongod 7.0 checks them: `topologyVersion`
+/// and `maxAwaitTimeMS` come together, the counter and the wait are not negative, and a
+/// counter of this process is not ahead of its own.
+fn check_awaitable(engine: &Engine, request: &Request<'_>) -> Result<(), Error> {
+    use bson::raw::RawBsonRef;
+    let version = request.field("topologyVersion")?;
+    let wait = request.field("maxAwaitTimeMS")?;
+    let (version, wait) = match (version, wait) {
+        (None, None) => return Ok(()),
+        (Some(version), Some(wait)) => (version, wait),
+        (Some(_), None) => {
+            let message = "A request with a 'topologyVersion' must include 'maxAwaitTimeMS'";
+            return Err(Error::new(ErrorCode::Location(31368), message));
+        }
+        (None, Some(_)) => {
+            let message = "A request with 'maxAwaitTimeMS' must include a 'topologyVersion'";
+            return Err(Error::new(ErrorCode::Location(31368), message));
+        }
+    };
+    let RawBsonRef::Document(version) = version else {
+        let message = "BSON field 'topologyVersion' is the wrong type, expected type 'object'";
+        return Err(Error::new(ErrorCode::TypeMismatch, message));
+    };
+    let wait = match super::read_args::number_i64(wait) {
+        Some(wait) => wait?,
+        None => {
+            let message = "BSON field 'maxAwaitTimeMS' is the wrong type, expected a number";
+            return Err(Error::new(ErrorCode::TypeMismatch, message));
+        }
+    };
+    if wait < 0 {
+        let message =
+            format!("BSON field 'maxAwaitTimeMS' value must be >= 0, actual value '{wait}'");
+        return Err(Error::new(ErrorCode::Location(51024), message));
+    }
+    let counter = match version.get("counter") {
+        Ok(Some(RawBsonRef::Int64(n))) => n,
+        Ok(Some(RawBsonRef::Int32(n))) => i64::from(n),
+        _ => {
+            let message = "BSON field 'topologyVersion.counter' is missing but a required field";
+            return Err(Error::new(ErrorCode::Location(40414), message));
+        }
+    };
+    if counter < 0 {
+        let message = "topologyVersion must have a non-negative counter";
+        return Err(Error::new(ErrorCode::Location(31372), message));
+    }
+    let ours = matches!(version.get("processId"), Ok(Some(RawBsonRef::ObjectId(id))) if id == engine.process_id);
+    if ours && counter > 0 {
+        let message = format!(
+            "Received a topology version with counter: {counter} which is greater than the \
+             server topology version counter: 0"
+        );
+        return Err(Error::new(ErrorCode::Location(31382), message));
+    }
+    Ok(())
 }
 
 /// mongod sends `connectionId` as a 32-bit integer while it fits.

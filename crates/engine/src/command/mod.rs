@@ -29,7 +29,7 @@ mod maintenance;
 mod parameters;
 mod plan_cache;
 pub(crate) mod point;
-mod read_args;
+pub(crate) mod read_args;
 pub(crate) mod registry;
 mod stats;
 mod status;

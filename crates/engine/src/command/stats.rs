@@ -116,7 +116,14 @@ pub(super) fn list_databases(engine: &Engine, request: &Request<'_>) -> Result<D
             "empty": size == 0,
         };
         if let Some(filter) = &filter {
-            let raw = RawDocumentBuf::try_from(&entry)
+            // With nameOnly, mongod matches the filter against `{name}` alone (sizes are
+            // not computed), so a filter on a size matches nothing.
+            let matched = if name_only {
+                doc! { "name": name.as_str() }
+            } else {
+                entry.clone()
+            };
+            let raw = RawDocumentBuf::try_from(&matched)
                 .map_err(|e| Error::new(ErrorCode::InternalError, e.to_string()))?;
             if !filter.try_matches(&raw)? {
                 continue;
@@ -156,23 +163,29 @@ pub(super) fn coll_stats(engine: &Engine, request: &Request<'_>) -> Result<Docum
     let store = engine.store();
     let reader = store.read()?;
     let meta = reader.collection(&ns)?;
-    let sizes = meta.as_ref().map(Sizes::of).unwrap_or_default();
+    let mut reply = doc! { "ns": ns.full() };
+    reply.extend(storage_stats(meta.as_ref(), scale));
+    Ok(reply)
+}
+
+/// The sizes of a collection as collStats and `$collStats`'s `storageStats` give them.
+fn storage_stats(meta: Option<&crate::store::CollectionMeta>, scale: u64) -> Document {
+    let sizes = meta.map(Sizes::of).unwrap_or_default();
     let mut reply = doc! {
-        "ns": ns.full(),
         "size": number(sizes.data / scale),
         "count": number(sizes.count),
     };
     if sizes.count > 0 {
         reply.insert("avgObjSize", number(sizes.average()));
     }
-    let indexes = meta.as_ref().map_or(0, |m| 1 + m.indexes.len() as u64);
+    let indexes = meta.map_or(0, |m| 1 + m.indexes.len() as u64);
     let (storage, index) = if meta.is_some() {
         (sizes.storage / scale, sizes.index / scale)
     } else {
         (0, 0)
     };
     let mut index_sizes_doc = Document::new();
-    for (name, bytes) in meta.as_ref().map(index_sizes).unwrap_or_default() {
+    for (name, bytes) in meta.map(index_sizes).unwrap_or_default() {
         index_sizes_doc.insert(name, number(bytes / scale));
     }
     reply.extend(doc! {
@@ -187,7 +200,7 @@ pub(super) fn coll_stats(engine: &Engine, request: &Request<'_>) -> Result<Docum
         "indexSizes": index_sizes_doc,
         "scaleFactor": number(scale),
     });
-    if let Some(meta) = &meta {
+    if let Some(meta) = meta {
         // Where mongod puts its engine's section (`wiredTiger`): how records are stored.
         reply.insert(
             "multiforadb",
@@ -197,7 +210,72 @@ pub(super) fn coll_stats(engine: &Engine, request: &Request<'_>) -> Result<Docum
             },
         );
     }
-    Ok(reply)
+    reply
+}
+
+/// The one document of a `$collStats` stage over `ns`, as mongod shapes it: `ns`, `host`,
+/// `localTime`, then the sections asked for. `latencyStats` comes from the operations
+/// `top` counts (its histograms are empty: no per-operation latencies are kept);
+/// `queryExecStats` counts no scans (none are counted per collection). `storageStats`
+/// and `count` of a missing collection fail with 26, as mongod's do.
+pub(super) fn coll_stats_stage(
+    engine: &Engine,
+    ns: &crate::store::Namespace,
+    meta: Option<&crate::store::CollectionMeta>,
+    spec: &query::CollStats,
+) -> Result<Document, Error> {
+    let long = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    let mut out = doc! {
+        "ns": ns.full(),
+        "host": engine.host.facts().hostname.as_str(),
+        "localTime": bson::DateTime::from_millis(engine.host.now_millis()),
+    };
+    if let Some(histograms) = spec.latency {
+        let mut latency = Document::new();
+        let [reads, writes, commands] = engine.operations.latency(&ns.full());
+        for (name, (micros, ops)) in [
+            ("reads", reads),
+            ("writes", writes),
+            ("commands", commands),
+            ("transactions", (0, 0)),
+        ] {
+            let mut section = doc! { "latency": long(micros), "ops": long(ops) };
+            if histograms {
+                section.insert("histogram", Bson::Array(Vec::new()));
+            }
+            latency.insert(name, section);
+        }
+        out.insert("latencyStats", latency);
+    }
+    let missing = || {
+        Error::new(
+            ErrorCode::NamespaceNotFound,
+            format!(
+                "Unable to retrieve storageStats in $collStats stage :: caused by :: \
+                 Collection [{}] not found.",
+                ns.full()
+            ),
+        )
+    };
+    if let Some(scale) = spec.storage {
+        if meta.is_none() {
+            return Err(missing());
+        }
+        out.insert("storageStats", storage_stats(meta, scale));
+    }
+    if spec.count {
+        let Some(meta) = meta else {
+            return Err(missing());
+        };
+        out.insert("count", long(meta.count));
+    }
+    if spec.query_exec {
+        out.insert(
+            "queryExecStats",
+            doc! { "collectionScans": { "total": 0i64, "nonTailable": 0i64 } },
+        );
+    }
+    Ok(out)
 }
 
 /// dbStats: the database's collections, objects and sizes.

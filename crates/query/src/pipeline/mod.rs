@@ -53,7 +53,9 @@ use bson::raw::{RawArray, RawDocumentBuf};
 use stages::Stage;
 use std::collections::BTreeSet;
 
-pub use output::{CurrentOp, LocalSessions, Merge, Output, Target, WhenMatched, WhenNotMatched};
+pub use output::{
+    CollStats, CurrentOp, LocalSessions, Merge, Output, Target, WhenMatched, WhenNotMatched,
+};
 
 /// A compiled aggregation pipeline.
 ///
@@ -80,6 +82,8 @@ pub struct Pipeline {
     current_op: Option<CurrentOp>,
     /// A leading `$planCacheStats`.
     plan_cache_stats: bool,
+    /// A leading `$collStats`, whose one document the engine supplies.
+    coll_stats: Option<CollStats>,
     /// A final `$out` or `$merge`, which the engine carries out.
     output: Option<Output>,
 }
@@ -150,6 +154,7 @@ impl Pipeline {
             local_sessions: None,
             current_op: None,
             plan_cache_stats: false,
+            coll_stats: None,
             output: None,
         };
         let count = stages.into_iter().count();
@@ -180,7 +185,8 @@ impl Pipeline {
                 pipeline.first.clone_from(&name);
             }
             let special = name.as_deref().filter(|n| {
-                SOURCE_STAGES.contains(n) || matches!(*n, "$out" | "$merge" | "$planCacheStats")
+                SOURCE_STAGES.contains(n)
+                    || matches!(*n, "$out" | "$merge" | "$planCacheStats" | "$collStats")
             });
             let Some(name) = special else {
                 parsed.extend(stages::parse_stage(stage, facet.is_some(), vars)?);
@@ -231,6 +237,8 @@ impl Pipeline {
                             ));
                         }
                         pipeline.plan_cache_stats = true;
+                    } else if name == "$collStats" {
+                        pipeline.coll_stats = Some(output::parse_coll_stats(spec)?);
                     } else if name == "$currentOp" {
                         pipeline.current_op = Some(output::parse_current_op(spec)?);
                     } else {
@@ -261,6 +269,12 @@ impl Pipeline {
     /// cache's entries of the collection to [`Pipeline::run`] as the input.
     pub fn plan_cache_stats(&self) -> bool {
         self.plan_cache_stats
+    }
+
+    /// The leading `$collStats`, when there is one: the engine passes the one document it
+    /// makes of the collection's statistics to [`Pipeline::run`] as the input.
+    pub fn coll_stats(&self) -> Option<&CollStats> {
+        self.coll_stats.as_ref()
     }
 
     /// The leading `$currentOp`, when there is one: the engine passes the operations

@@ -156,6 +156,100 @@ pub(crate) fn parse_current_op(spec: RawBsonRef<'_>) -> Result<CurrentOp, QueryE
     Ok(out)
 }
 
+/// A parsed `$collStats`: which sections the engine reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CollStats {
+    /// `latencyStats`, and whether it asks for `histograms`.
+    pub latency: Option<bool>,
+    /// `storageStats`, and its `scale` (1 when absent).
+    pub storage: Option<u64>,
+    /// `count`.
+    pub count: bool,
+    /// `queryExecStats`.
+    pub query_exec: bool,
+}
+
+/// `{$collStats: {latencyStats: {histograms}, storageStats: {scale, verbose, waitForLock,
+/// numericOnly}, count: {}, queryExecStats: {}}}`, checked as mongod's IDL checks it.
+pub(crate) fn parse_coll_stats(spec: RawBsonRef<'_>) -> Result<CollStats, QueryError> {
+    const STAGE: &str = "$collStats";
+    let RawBsonRef::Document(doc) = spec else {
+        return Err(location(
+            5_447_000,
+            format!(
+                "$collStats must take a nested object but found: {}",
+                kind(spec)
+            ),
+        ));
+    };
+    let mut out = CollStats::default();
+    for (key, value) in elements(doc) {
+        let RawBsonRef::Document(section) = value else {
+            return Err(wrong_type(STAGE, key, value, "object"));
+        };
+        let path = format!("{STAGE}.{key}");
+        match key {
+            "latencyStats" => {
+                let mut histograms = false;
+                for (name, value) in elements(section) {
+                    match (name, value) {
+                        ("histograms", RawBsonRef::Boolean(b)) => histograms = b,
+                        ("histograms", other) => {
+                            return Err(wrong_type(&path, name, other, "bool"));
+                        }
+                        _ => return Err(unknown_field(&path, name)),
+                    }
+                }
+                out.latency = Some(histograms);
+            }
+            "storageStats" => {
+                let mut scale = 1;
+                for (name, value) in elements(section) {
+                    match name {
+                        "scale" => {
+                            let number = match value {
+                                RawBsonRef::Int32(n) => i64::from(n),
+                                RawBsonRef::Int64(n) => n,
+                                RawBsonRef::Double(n) if n.fract() == 0.0 => n as i64,
+                                other => return Err(wrong_type(&path, name, other, "int")),
+                            };
+                            if number < 1 {
+                                return Err(location(
+                                    51024,
+                                    format!(
+                                        "BSON field 'scale' value must be >= 1, actual value \
+                                         '{number}'"
+                                    ),
+                                ));
+                            }
+                            scale = number.unsigned_abs();
+                        }
+                        "verbose" | "waitForLock" | "numericOnly" => {
+                            if !matches!(value, RawBsonRef::Boolean(_)) {
+                                return Err(wrong_type(&path, name, value, "bool"));
+                            }
+                        }
+                        _ => return Err(unknown_field(&path, name)),
+                    }
+                }
+                out.storage = Some(scale);
+            }
+            "count" | "queryExecStats" => {
+                if let Some((name, _)) = elements(section).next() {
+                    return Err(unknown_field(&path, name));
+                }
+                if key == "count" {
+                    out.count = true;
+                } else {
+                    out.query_exec = true;
+                }
+            }
+            _ => return Err(unknown_field(STAGE, key)),
+        }
+    }
+    Ok(out)
+}
+
 fn location(code: i32, message: impl Into<String>) -> QueryError {
     QueryError::location(code, message)
 }

@@ -68,9 +68,7 @@ pub(crate) struct Unwind {
 const REFUSED_STAGES: &[&str] = &[
     "$graphLookup",
     "$geoNear",
-    "$collStats",
     "$indexStats",
-    "$changeStream",
     "$changeStreamSplitLargeEvent",
     "$search",
     "$searchMeta",
@@ -149,6 +147,14 @@ pub(crate) fn parse_stage(
         "$bucket" => return super::bucket::parse(spec, vars),
         "$redact" => Stage::Redact(Box::new(super::redact::parse(spec, vars)?)),
         "$bucketAuto" => Stage::BucketAuto(Box::new(super::bucket_auto::parse(spec, vars)?)),
+        // The server is always a standalone (there is no replication), where mongod
+        // refuses a change stream as soon as it parses the stage, whatever its options.
+        "$changeStream" => {
+            return Err(location(
+                40573,
+                "The $changeStream stage is only supported on replica sets",
+            ));
+        }
         _ if REFUSED_STAGES.contains(&name) => {
             return Err(QueryError::NotImplemented(format!(
                 "the {name} aggregation stage is not implemented"

@@ -12,6 +12,7 @@ mod indexes;
 mod lock;
 mod protocol;
 mod reads;
+mod streaming;
 mod surface;
 mod ttl;
 mod wildcard;

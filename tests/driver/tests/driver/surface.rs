@@ -209,3 +209,245 @@ fn an_oversized_document_in_a_document_sequence_is_a_write_error_for_itself() {
     assert_eq!(error.get_i32("index").ok(), Some(1));
     assert_eq!(error.get_i32("code").ok(), Some(2));
 }
+
+/// A standalone has no oplog: `watch()` fails as on mongod's standalone, with 40573 (not
+/// 238), on a collection and on a database.
+#[test]
+fn watch_on_a_standalone_fails_with_40573() {
+    let server = TestServer::start(&[]);
+    let db = server.client().database("app");
+    let check = |error: mongodb::error::Error| match *error.kind {
+        mongodb::error::ErrorKind::Command(ref command) => {
+            assert_eq!(command.code, 40573, "{command:?}");
+            assert_eq!(command.code_name, "Location40573");
+            assert_eq!(
+                command.message,
+                "The $changeStream stage is only supported on replica sets"
+            );
+        }
+        ref other => panic!("not a command error: {other:?}"),
+    };
+    let coll = db.collection::<Document>("c");
+    check(coll.watch().run().err().expect("no change streams"));
+    check(db.watch().run().err().expect("no change streams"));
+}
+
+/// `getLog: 'global'` holds the server's recent lines in mongod's JSON shape, as strings;
+/// `getLog: '*'` names the logs there are.
+#[test]
+fn get_log_global_returns_recent_lines_as_mongod_shapes_them() {
+    let server = TestServer::start(&[]);
+    let names = admin(&server, doc! { "getLog": "*" });
+    let names: Vec<&str> = names
+        .get_array("names")
+        .expect("names")
+        .iter()
+        .filter_map(|name| name.as_str())
+        .collect();
+    assert_eq!(names, ["global", "startupWarnings"]);
+    server
+        .client()
+        .database("app")
+        .run_command(doc! { "find": "c" })
+        .run()
+        .expect("find");
+    let log = admin(&server, doc! { "getLog": "global" });
+    let lines: Vec<&str> = log
+        .get_array("log")
+        .expect("log")
+        .iter()
+        .map(|line| line.as_str().expect("a line is a string"))
+        .collect();
+    let total = log.get_i32("totalLinesWritten").expect("totalLinesWritten");
+    assert!(usize::try_from(total).expect("positive") >= lines.len());
+    for line in &lines {
+        assert!(line.starts_with("{\"t\":{\"$date\":\""), "{line}");
+        for field in [
+            "\"s\":\"",
+            "\"c\":\"",
+            "\"id\":",
+            "\"ctx\":\"",
+            "\"msg\":\"",
+        ] {
+            assert!(line.contains(field), "{field} missing: {line}");
+        }
+    }
+    let accepted = lines
+        .iter()
+        .find(|line| line.contains("accepted from"))
+        .unwrap_or_else(|| panic!("no connection line: {lines:#?}"));
+    assert!(accepted.contains("\"s\":\"I\",\"c\":\"NETWORK\",\"id\":22943,\"ctx\":\"conn"));
+    // The harness runs the server at debug level: each command is a COMMAND line.
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.contains("\"c\":\"COMMAND\"") && line.contains("command find")),
+        "{lines:#?}"
+    );
+}
+
+/// `admin`, `config` and `local` are listed as any database once they hold something, and
+/// `filter`, `nameOnly` and `authorizedDatabases` shape the list as on mongod (with
+/// `nameOnly` the filter sees only the name).
+#[test]
+fn list_databases_shows_the_system_databases_and_honours_its_options() {
+    let server = TestServer::start(&[]);
+    let client = server.client();
+    assert!(client.list_database_names().run().expect("list").is_empty());
+    for name in ["admin", "config", "local", "app"] {
+        client
+            .database(name)
+            .collection::<Document>("t")
+            .insert_one(doc! { "a": 1 })
+            .run()
+            .expect("insert");
+    }
+    let all = admin(&server, doc! { "listDatabases": 1 });
+    let databases = all.get_array("databases").expect("databases");
+    let names: Vec<&str> = databases
+        .iter()
+        .filter_map(|d| d.as_document()?.get_str("name").ok())
+        .collect();
+    assert_eq!(names, ["admin", "app", "config", "local"]);
+    for database in databases {
+        let database = database.as_document().expect("document");
+        assert!(
+            database.get_i64("sizeOnDisk").is_ok_and(|n| n > 0),
+            "{database:?}"
+        );
+        assert_eq!(database.get_bool("empty").ok(), Some(false));
+    }
+    assert!(all.get_i64("totalSize").is_ok_and(|n| n > 0), "{all:?}");
+    assert!(all.get_i64("totalSizeMb").is_ok(), "{all:?}");
+    let filtered = admin(
+        &server,
+        doc! { "listDatabases": 1, "filter": { "name": { "$regex": "^(admin|local)$" } } },
+    );
+    assert_eq!(filtered.get_array("databases").map(Vec::len).ok(), Some(2));
+    let names_only = admin(&server, doc! { "listDatabases": 1, "nameOnly": true });
+    let first = names_only.get_array("databases").expect("databases")[0]
+        .as_document()
+        .expect("document")
+        .clone();
+    assert_eq!(first, doc! { "name": "admin" });
+    assert!(names_only.get("totalSize").is_none(), "{names_only:?}");
+    let by_size = admin(
+        &server,
+        doc! { "listDatabases": 1, "nameOnly": true, "filter": { "sizeOnDisk": { "$gt": 0 } } },
+    );
+    assert_eq!(
+        by_size.get_array("databases").map(Vec::len).ok(),
+        Some(0),
+        "{by_size:?}"
+    );
+    let authorized = admin(
+        &server,
+        doc! { "listDatabases": 1, "authorizedDatabases": true, "nameOnly": true },
+    );
+    assert_eq!(
+        authorized.get_array("databases").map(Vec::len).ok(),
+        Some(4)
+    );
+}
+
+/// The `$collStats` stage (what mongosh's `db.coll.stats()` runs) as mongod shapes it.
+#[test]
+fn coll_stats_stage_reports_the_sections_asked_for() {
+    let server = TestServer::start(&[]);
+    let db = server.client().database("app");
+    let coll = db.collection::<Document>("c");
+    let docs: Vec<Document> = (0..50).map(|i| doc! { "_id": i, "k": i % 5 }).collect();
+    coll.insert_many(docs).run().expect("insert");
+    coll.create_index(mongodb::IndexModel::builder().keys(doc! { "k": 1 }).build())
+        .run()
+        .expect("index");
+    assert_eq!(coll.find(doc! {}).run().expect("find").count(), 50);
+    let stage = doc! { "$collStats": {
+        "latencyStats": { "histograms": true },
+        "storageStats": { "scale": 1 },
+        "count": {},
+        "queryExecStats": {},
+    } };
+    let out: Vec<Document> = coll
+        .aggregate(vec![stage])
+        .run()
+        .expect("aggregate")
+        .collect::<Result<_, _>>()
+        .expect("documents");
+    assert_eq!(out.len(), 1, "{out:?}");
+    let stats = &out[0];
+    let keys: Vec<&str> = stats.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "ns",
+            "host",
+            "localTime",
+            "latencyStats",
+            "storageStats",
+            "count",
+            "queryExecStats"
+        ]
+    );
+    assert_eq!(stats.get_str("ns").ok(), Some("app.c"));
+    assert!(stats.get_datetime("localTime").is_ok());
+    let latency = stats.get_document("latencyStats").expect("latencyStats");
+    let reads = latency.get_document("reads").expect("reads");
+    assert!(reads.get_i64("ops").is_ok_and(|n| n >= 1), "{latency:?}");
+    assert!(reads.get_i64("latency").is_ok(), "{latency:?}");
+    assert!(reads.get_array("histogram").is_ok(), "{latency:?}");
+    for section in ["writes", "commands", "transactions"] {
+        assert!(latency.get_document(section).is_ok(), "{latency:?}");
+    }
+    let writes = latency.get_document("writes").expect("writes");
+    assert!(writes.get_i64("ops").is_ok_and(|n| n >= 1), "{latency:?}");
+    let storage = stats.get_document("storageStats").expect("storageStats");
+    assert_eq!(storage.get_i32("count").ok(), Some(50), "{storage:?}");
+    assert_eq!(storage.get_i32("nindexes").ok(), Some(2), "{storage:?}");
+    let index_sizes = storage.get_document("indexSizes").expect("indexSizes");
+    assert!(index_sizes.contains_key("_id_") && index_sizes.contains_key("k_1"));
+    for key in [
+        "size",
+        "storageSize",
+        "totalIndexSize",
+        "totalSize",
+        "avgObjSize",
+    ] {
+        assert!(storage.contains_key(key), "{key}: {storage:?}");
+    }
+    assert_eq!(stats.get_i64("count").ok(), Some(50));
+    let scans = stats
+        .get_document("queryExecStats")
+        .and_then(|q| q.get_document("collectionScans"))
+        .expect("collectionScans");
+    assert!(scans.get_i64("total").is_ok() && scans.get_i64("nonTailable").is_ok());
+    // Only what was asked for; a stage after it runs on its document.
+    let only: Vec<Document> = coll
+        .aggregate(vec![
+            doc! { "$collStats": { "count": {} } },
+            doc! { "$project": { "_id": 0, "count": 1 } },
+        ])
+        .run()
+        .expect("aggregate")
+        .collect::<Result<_, _>>()
+        .expect("documents");
+    assert_eq!(only, [doc! { "count": 50_i64 }]);
+    let code = |pipeline: Vec<Document>, coll: &str| {
+        let error = db
+            .collection::<Document>(coll)
+            .aggregate(pipeline)
+            .run()
+            .expect_err("fails");
+        match *error.kind {
+            mongodb::error::ErrorKind::Command(ref command) => command.code,
+            ref other => panic!("{other:?}"),
+        }
+    };
+    let storage_stage = doc! { "$collStats": { "storageStats": {} } };
+    assert_eq!(code(vec![storage_stage.clone()], "missing"), 26);
+    assert_eq!(
+        code(vec![doc! { "$collStats": { "bogus": {} } }], "c"),
+        40415
+    );
+    assert_eq!(code(vec![doc! { "$match": {} }, storage_stage], "c"), 40602);
+}
