@@ -453,6 +453,63 @@ impl Wal {
         }
     }
 
+    /// Whether the preallocated space past the log's end is under a quarter chunk (what a
+    /// fresh log file starts with at least), so that a commit soon would grow the file
+    /// itself ([`Wal::grow_ahead`] does it off the commit path). `false` while an I/O
+    /// holds the log (asked again later).
+    pub fn needs_growth(&self) -> bool {
+        let Some(io) = self.io.try_lock() else {
+            return false;
+        };
+        headroom_low(&io, self.options.preallocate_chunk)
+    }
+
+    /// Grows the preallocated space by real zeros, synced, by a chunk when under a quarter
+    /// chunk is left ([`Wal::needs_growth`]), so the commits that follow overwrite allocated blocks (D12) without
+    /// writing the zeros themselves. Takes the I/O token, or returns `Ok(false)` at once
+    /// when a write holds it (commits never wait behind this call for long: one chunk).
+    /// A poisoned log is left alone, and a failed zero write changes nothing (`Ok(false)`:
+    /// zeros past the end are the end, and a commit that needs the space grows the file
+    /// and reports a failure itself); a failed sync poisons the log as any failed sync
+    /// does, since it may have covered written, unsynced records.
+    pub fn grow_ahead(&self) -> Result<bool> {
+        let mut state = self.state.lock();
+        if state.poisoned || state.io_busy {
+            return Ok(false);
+        }
+        state.io_busy = true;
+        drop(state);
+        let result = {
+            let mut io = self.io.lock();
+            let chunk = self.options.preallocate_chunk;
+            if !headroom_low(&io, chunk) {
+                Ok(false)
+            } else {
+                let from = io.allocated_len.max(io.write_offset);
+                let target = (from + chunk).next_multiple_of(chunk);
+                match write_zeros(io.storage.as_ref(), from, target) {
+                    Err(_) => Ok(false),
+                    Ok(()) => io.storage.sync().map(|()| {
+                        io.allocated_len = target;
+                        true
+                    }),
+                }
+            }
+        };
+        let state = self.state.lock();
+        let lsn_written_end = state.lsn_written_end;
+        match result {
+            Ok(grew) => self
+                .finish_io(state, Vec::new(), lsn_written_end, None, Ok(()))
+                .map(|()| grew),
+            Err(error) => {
+                let error = WalError::Io(error);
+                self.finish_io(state, Vec::new(), lsn_written_end, None, Err(error))
+                    .map(|()| false)
+            }
+        }
+    }
+
     /// Poisons the log without I/O and returns once no write of it is in flight: from
     /// here on it writes nothing, and every committer not yet told its outcome gets
     /// `Poisoned` (unknown). For a store being recovered in place, whose new log must be
@@ -771,6 +828,11 @@ fn take_blocks(state: &mut State) -> Vec<RawBlock> {
     seal(state);
     state.sealed_len = 0;
     std::mem::take(&mut state.sealed)
+}
+
+/// Whether under a quarter of `chunk` is preallocated past the log's end.
+fn headroom_low(io: &Io, chunk: u64) -> bool {
+    io.allocated_len.saturating_sub(io.write_offset) < chunk / 4
 }
 
 fn temp_name(name: &str) -> String {

@@ -317,6 +317,8 @@ struct Signal {
     wake: bool,
     /// The data file has `SYNC_AHEAD_BYTES` unsynced.
     sync: bool,
+    /// The log's preallocated space is under a chunk: grow it before a commit must.
+    grow: bool,
 }
 
 /// What wakes the checkpointer thread. It lives outside the `Store` so that the thread
@@ -701,6 +703,23 @@ impl Store {
                 self.wakeup.cv.notify_all();
             }
         }
+        // The log's zeros are written here, off the commit path (D12): a commit that
+        // finds no preallocated space writes them itself, on its client's time.
+        if self.wal.needs_growth() {
+            let mut signal = self.wakeup.signal.lock();
+            if !signal.grow {
+                signal.grow = true;
+                self.wakeup.cv.notify_all();
+            }
+        }
+    }
+
+    /// Grows the log's preallocated space ahead of the commits (the checkpointer does this
+    /// when a commit finds it under a chunk).
+    fn grow_log_ahead(&self) -> Result<(), StoreError> {
+        self.check_open()?;
+        let result = self.wal.grow_ahead().map(|_| ()).map_err(commit_failure);
+        self.check_io(result)
     }
 
     /// Syncs the data pages written so far without holding up writers (the checkpointer
@@ -889,9 +908,9 @@ fn checkpoint_loop(wakeup: &Wakeup, weak: &Weak<Store>, interval: Duration) {
     let mut last_checkpoint = Instant::now();
     let mut log_missing = false;
     loop {
-        let (wake, sync) = {
+        let (wake, sync, grow) = {
             let mut signal = wakeup.signal.lock();
-            if !signal.stop && !signal.wake && !signal.sync {
+            if !signal.stop && !signal.wake && !signal.sync && !signal.grow {
                 let until_due = interval.saturating_sub(last_checkpoint.elapsed());
                 wakeup
                     .cv
@@ -903,6 +922,7 @@ fn checkpoint_loop(wakeup: &Wakeup, weak: &Weak<Store>, interval: Duration) {
             (
                 std::mem::take(&mut signal.wake),
                 std::mem::take(&mut signal.sync),
+                std::mem::take(&mut signal.grow),
             )
         };
         // Held only while working, never while asleep.
@@ -930,6 +950,9 @@ fn checkpoint_loop(wakeup: &Wakeup, weak: &Weak<Store>, interval: Duration) {
             }
         } else if sync && let Err(error) = store.sync_ahead() {
             eprintln!("multiforadb: background sync of the data file failed: {error}");
+        }
+        if grow && let Err(error) = store.grow_log_ahead() {
+            eprintln!("multiforadb: background growth of the log failed: {error}");
         }
     }
 }

@@ -205,3 +205,61 @@ fn os_log_is_preallocated_and_round_trips() {
     );
     std::fs::remove_dir_all(&path).expect("cleanup");
 }
+
+/// Growing the preallocated space ahead (the store does it on its checkpointer thread)
+/// takes the zeros off the commit path: after it, every commit until space runs low again
+/// is one write and one sync, and the log reopens with every record and no torn tail.
+#[test]
+fn growing_ahead_leaves_commits_one_write_each() {
+    let dir = Arc::new(MemDir::with_factory(|| {
+        wal::FaultyStorage::new(MemStorage::default())
+    }));
+    let (wal, _) = open(&dir);
+    let file = dir.file(NAME).expect("file");
+    let mut records = Vec::new();
+    let mut commit = |wal: &Wal, records: &mut Vec<Vec<u8>>| {
+        let record = payload(records.len() as u64, 900);
+        let lsn = wal.append(&record).expect("append");
+        wal.commit(lsn).expect("commit");
+        records.push(record);
+    };
+    while !wal.needs_growth() {
+        commit(&wal, &mut records);
+    }
+    for round in 0..3 {
+        let len = file.len().expect("len");
+        assert!(wal.grow_ahead().expect("grow"), "round {round}: grew");
+        // Real zeros, not a size: the space is allocated (D12).
+        assert!(
+            file.len().expect("len") >= len + 8192,
+            "round {round}: zeros written"
+        );
+        assert!(!wal.needs_growth(), "round {round}: space ahead again");
+        assert!(
+            !wal.grow_ahead().expect("grow"),
+            "round {round}: nothing to do"
+        );
+        let mut commits = 0;
+        while !wal.needs_growth() {
+            let (writes, syncs) = (file.count(wal::Op::Write), file.count(wal::Op::Sync));
+            commit(&wal, &mut records);
+            assert_eq!(
+                file.count(wal::Op::Write) - writes,
+                1,
+                "round {round}: one write"
+            );
+            assert_eq!(
+                file.count(wal::Op::Sync) - syncs,
+                1,
+                "round {round}: one sync"
+            );
+            commits += 1;
+        }
+        assert!(commits > 1, "round {round}: {commits} commits fit a chunk");
+    }
+    drop(wal);
+    let (_, recovery) = open(&dir);
+    assert_eq!(recovery.torn_tail, None);
+    let got: Vec<Vec<u8>> = recovery.records.into_iter().map(|(_, r)| r).collect();
+    assert_eq!(got, records);
+}

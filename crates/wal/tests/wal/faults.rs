@@ -288,3 +288,51 @@ fn fault_while_writing_the_new_generation_keeps_the_old_log() {
         assert_eq!(recovery.lsn_start, Lsn(start), "{op:?} {kind:?}");
     }
 }
+
+/// Growing the log ahead: a failed zero write changes nothing (the next commit grows the
+/// file itself and succeeds), a failed sync of the zeros poisons the log (it may have
+/// covered written records), as every failed sync does; committed records survive both.
+#[test]
+fn growing_ahead_fails_safe() {
+    for (op, poisons) in [(Op::Write, false), (Op::Sync, true)] {
+        let dir = new_dir();
+        let (wal, _) = open(&dir);
+        let file = dir.file(NAME).expect("file");
+        let mut model = Vec::new();
+        for i in 0..4u64 {
+            let record = payload(i, 700);
+            let lsn = wal.append(&record).expect("append");
+            wal.commit(lsn).expect("commit");
+            model.push(record);
+        }
+        while !wal.needs_growth() {
+            let record = payload(model.len() as u64, 700);
+            wal.commit(wal.append(&record).expect("append"))
+                .expect("commit");
+            model.push(record);
+        }
+        file.inject(Fault {
+            op,
+            nth: file.count(op),
+            kind: FaultKind::Io,
+            sticky: false,
+        });
+        let grown = wal.grow_ahead();
+        file.clear();
+        if poisons {
+            assert!(grown.is_err(), "{op:?}: a failed sync is reported");
+            assert!(wal.is_poisoned(), "{op:?}: and poisons the log");
+        } else {
+            assert!(!grown.expect("a failed zero write is no error"), "{op:?}");
+            assert!(!wal.is_poisoned(), "{op:?}: the log goes on");
+            let record = payload(model.len() as u64, 700);
+            wal.commit(wal.append(&record).expect("append"))
+                .expect("commit after");
+            model.push(record);
+        }
+        drop(wal);
+        let (_, recovery) = open(&dir);
+        let got: Vec<Vec<u8>> = recovery.records.into_iter().map(|(_, r)| r).collect();
+        assert_eq!(got, model, "{op:?}: every committed record");
+    }
+}
