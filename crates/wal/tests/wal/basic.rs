@@ -217,7 +217,7 @@ fn growing_ahead_leaves_commits_one_write_each() {
     let (wal, _) = open(&dir);
     let file = dir.file(NAME).expect("file");
     let mut records = Vec::new();
-    let mut commit = |wal: &Wal, records: &mut Vec<Vec<u8>>| {
+    let commit = |wal: &Wal, records: &mut Vec<Vec<u8>>| {
         let record = payload(records.len() as u64, 900);
         let lsn = wal.append(&record).expect("append");
         wal.commit(lsn).expect("commit");
