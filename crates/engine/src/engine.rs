@@ -342,6 +342,10 @@ impl Drop for Engine {
         // The thread holds the store only during a pass; this waits for that to end.
         self.ttl.stop();
         self.fsync_lock.release_all();
+        // The checkpointer holds the store during a pass (a checkpoint, a sync, the log's
+        // growth): waiting for the pass here makes this drop the store's last, so the
+        // file lock is released before `drop` returns and a reopen right after succeeds.
+        self.store.read().stop_checkpointer();
     }
 }
 

@@ -889,7 +889,7 @@ impl Store {
         }
     }
 
-    fn stop_checkpointer(&self) {
+    pub(crate) fn stop_checkpointer(&self) {
         self.wakeup.signal.lock().stop = true;
         self.wakeup.cv.notify_all();
         let handle = self.checkpointer.lock().take();
