@@ -10,11 +10,13 @@ use wire::{Header, Message};
 
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
-/// A running server process, killed on drop.
+/// A running server process, killed on drop (with the files of a database `start` made up).
 pub struct TestServer {
     child: Child,
     pub address: SocketAddr,
     log: Arc<Mutex<Vec<String>>>,
+    /// The temporary database `start` chose (no test knows its path): removed on drop.
+    owned: Option<std::path::PathBuf>,
 }
 
 impl TestServer {
@@ -29,7 +31,10 @@ impl TestServer {
 
     /// Starts the server on a free port (`--port 0`) with a temporary database path.
     pub fn start(extra: &[&str]) -> TestServer {
-        TestServer::start_at(&TestServer::temp_db(), extra)
+        let db = TestServer::temp_db();
+        let mut server = TestServer::start_at(&db, extra);
+        server.owned = Some(db);
+        server
     }
 
     /// Starts the server on a free port on the database file `db`.
@@ -66,6 +71,7 @@ impl TestServer {
             child,
             address,
             log,
+            owned: None,
         }
     }
 
@@ -197,6 +203,12 @@ impl Drop for TestServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(db) = &self.owned {
+            let mut wal = db.clone().into_os_string();
+            wal.push("-wal");
+            let _ = std::fs::remove_file(db);
+            let _ = std::fs::remove_file(wal);
+        }
     }
 }
 
