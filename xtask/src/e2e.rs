@@ -202,6 +202,8 @@ fn run_mongosh_admin(
         "fsyncLock count=1",
         "fsyncUnlock count=0",
         "after unlock count=101",
+        "setProfilingLevel was=0 now=2",
+        "profiled query=true",
     ] {
         if !text.contains(expected) {
             bail!("mongosh admin round lacks `{expected}`:\n{}", indent(&text));
