@@ -162,7 +162,7 @@ pub(crate) fn start(root: &Path, label: &str) -> Result<RunningServer> {
 }
 
 /// As [`start`], with the server flags `args`.
-fn start_with(root: &Path, label: &str, args: &[&str]) -> Result<RunningServer> {
+pub(crate) fn start_with(root: &Path, label: &str, args: &[&str]) -> Result<RunningServer> {
     let db = std::env::temp_dir().join(format!("mfdb-{label}-{}.mfdb", std::process::id()));
     start_server(
         &crate::target_dir(root).join("debug/multiforadb"),
