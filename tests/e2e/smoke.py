@@ -139,6 +139,31 @@ def exhaust_round(client: MongoClient) -> None:
     client.drop_database("smoke_exhaust")
 
 
+def admin_round(client: MongoClient) -> None:
+    """client.list_databases() as mongod lists them; validate_collection with scandata."""
+    db = client["smoke_admin"]
+    db.drop_collection("c")
+    db.c.insert_many([{"_id": i} for i in range(100)])
+    listed = {d["name"]: d for d in client.list_databases()}
+    assert "smoke_admin" in listed, listed
+    assert listed["smoke_admin"]["sizeOnDisk"] > 0 and listed["smoke_admin"]["empty"] is False
+    names = client.list_database_names()
+    assert names == sorted(names), names
+    assert list(client.list_databases(filter={"name": "smoke_admin"}, nameOnly=True)) == [
+        {"name": "smoke_admin"}
+    ]
+    report = db.validate_collection("c", scandata=True)
+    assert report["valid"] is True and report["nrecords"] == 100, report
+    assert report["keysPerIndex"] == {"_id_": 100}, report
+    assert db.validate_collection("c", full=True)["valid"] is True
+    try:
+        db.command("validate", "c", repair=True)
+        raise AssertionError("validate repair ran on a running server")
+    except OperationFailure as failure:
+        assert failure.code == 72, failure.details
+    client.drop_database("smoke_admin")
+
+
 def main(uri: str) -> None:
     client = MongoClient(uri, serverSelectionTimeoutMS=5000, directConnection=True)
     assert client.admin.command("ping")["ok"] == 1.0
@@ -159,6 +184,7 @@ def main(uri: str) -> None:
     index_round(client)
     gridfs_round(client)
     exhaust_round(client)
+    admin_round(client)
     client.close()
     print(f"pymongo {sys.modules['pymongo'].version}: ok (server {info['version']})")
 

@@ -1,5 +1,6 @@
-//! `cargo xtask bench ping|embedded`: runs the ping benchmark (`tests/netbench`) or the
-//! embedded comparison with PoloDB and SQLite (`benches/embedded`) in release mode.
+//! `cargo xtask bench ping|embedded|surface`: runs the ping benchmark (`tests/netbench`), the
+//! embedded comparison with PoloDB and SQLite (`benches/embedded`) in release mode, or issue
+//! 22's command-surface rows through PyMongo (dev build).
 
 use anyhow::{Result, bail};
 use std::path::Path;
@@ -13,6 +14,9 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
              [--only-typed]"
         );
     };
+    if what == "surface" {
+        return surface(root, rest);
+    }
     let mut command = Command::new(env!("CARGO"));
     command
         .current_dir(root)
@@ -28,11 +32,36 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
                 "--target-dir",
             ])
             .arg(std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into())),
-        _ => bail!("unknown benchmark {what:?}; available: ping, embedded"),
+        _ => bail!("unknown benchmark {what:?}; available: ping, embedded, surface"),
     };
     let status = command.arg("--").args(rest).status()?;
     if !status.success() {
         bail!("{what} benchmark failed: {status}");
     }
     Ok(())
+}
+
+/// `bench surface [--rounds N]`: issue 22's rows through PyMongo (`tests/e2e/bench_surface.py`,
+/// install it with `bash tests/e2e/setup.sh`) against the dev build: currentOp and
+/// serverStatus against ping with 100 idle cursors and 32 connections, and an exhaust
+/// cursor against a plain one over 100,000 small documents.
+fn surface(root: &Path, args: &[String]) -> Result<()> {
+    let python = root.join("tests/e2e/.venv/bin/python");
+    if !python.exists() {
+        bail!("PyMongo is not installed: run `bash tests/e2e/setup.sh` first");
+    }
+    crate::e2e::build_server(root)?;
+    let mut server = crate::e2e::start_with(root, "bench-surface", &[])?;
+    let uri = format!("mongodb://{}/?directConnection=true", server.address);
+    let status = Command::new(&python)
+        .arg(root.join("tests/e2e/bench_surface.py"))
+        .arg(&uri)
+        .args(args)
+        .status();
+    let stopped = crate::e2e::stop(&mut server);
+    let _ = std::fs::remove_file(&server.db);
+    if !status?.success() {
+        bail!("the surface benchmark failed");
+    }
+    stopped
 }

@@ -79,6 +79,7 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
             check(Command::new("node").arg(e2e.join("odm.mjs")).arg(&uri)),
         ),
     ];
+    let admin = run_mongosh_admin(root, &mongosh, &e2e, &uri, &server.db);
     let stopped = stop(&mut server);
     // Issue 20: the same clients logging in to a server started with --auth.
     let mut secured = start_with(root, "e2e-auth", &["--log-level", "debug", "--auth"])?;
@@ -107,7 +108,8 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
     ];
     let secured_stopped = stop(&mut secured);
     let mut failed = false;
-    for (name, result) in results.iter().chain(&auth_results) {
+    let admin = [("mongosh admin", admin)];
+    for (name, result) in results.iter().chain(&admin).chain(&auth_results) {
         match result {
             Ok(output) => println!("e2e {name}: ok\n{}", indent(output)),
             Err(error) => {
@@ -160,7 +162,7 @@ pub(crate) fn start(root: &Path, label: &str) -> Result<RunningServer> {
 }
 
 /// As [`start`], with the server flags `args`.
-fn start_with(root: &Path, label: &str, args: &[&str]) -> Result<RunningServer> {
+pub(crate) fn start_with(root: &Path, label: &str, args: &[&str]) -> Result<RunningServer> {
     let db = std::env::temp_dir().join(format!("mfdb-{label}-{}.mfdb", std::process::id()));
     start_server(
         &crate::target_dir(root).join("debug/multiforadb"),
@@ -168,6 +170,71 @@ fn start_with(root: &Path, label: &str, args: &[&str]) -> Result<RunningServer> 
         args,
         &[],
     )
+}
+
+/// mongosh's admin helpers (`tests/e2e/admin.js`), then a second server on the file copy
+/// it took under `fsyncLock`: the copy opens and holds the documents written before.
+fn run_mongosh_admin(
+    root: &Path,
+    mongosh: &Path,
+    e2e: &Path,
+    uri: &str,
+    db: &Path,
+) -> Result<String> {
+    let copy = db.with_extension("copy.mfdb");
+    let _ = std::fs::remove_file(&copy);
+    let text = check(
+        Command::new(mongosh)
+            .arg(uri)
+            .args(["--quiet", "--file"])
+            .arg(e2e.join("admin.js"))
+            .env("MFDB_DB", db)
+            .env("MFDB_COPY", &copy)
+            .env("MONGOSH_NO_UPDATE_CHECK", "1")
+            .env("DO_NOT_TRACK", "1"),
+    )?;
+    for expected in [
+        "serverStatus ok=1 inserts=true engine=multiforadb",
+        "stats count=100 nindexes=2 sized=true",
+        "latencyStats writes=true",
+        "currentOp listed=true",
+        "killOp ok=1",
+        "fsyncLock count=1",
+        "fsyncUnlock count=0",
+        "after unlock count=101",
+        "setProfilingLevel was=0 now=2",
+        "profiled query=true",
+    ] {
+        if !text.contains(expected) {
+            bail!("mongosh admin round lacks `{expected}`:\n{}", indent(&text));
+        }
+    }
+    let mut from_copy = start_server(
+        &crate::target_dir(root).join("debug/multiforadb"),
+        &copy,
+        &[],
+        &[],
+    )?;
+    let copy_uri = format!("mongodb://{}/?directConnection=true", from_copy.address);
+    let counted = check(
+        Command::new(mongosh)
+            .arg(&copy_uri)
+            .args([
+                "--quiet",
+                "--eval",
+                "print('copy count=' + db.getSiblingDB('smoke_admin_sh').items.countDocuments({}))",
+            ])
+            .env("MONGOSH_NO_UPDATE_CHECK", "1")
+            .env("DO_NOT_TRACK", "1"),
+    );
+    let stopped = stop(&mut from_copy);
+    let _ = std::fs::remove_file(&copy);
+    let counted = counted?;
+    stopped?;
+    if !counted.contains("copy count=100") {
+        bail!("the copy taken under fsyncLock:\n{}", indent(&counted));
+    }
+    Ok(format!("{text}{counted}"))
 }
 
 /// mongosh logging in as the root user `auth.py` created (SCRAM-SHA-256), then its user

@@ -30,6 +30,7 @@ commands:
                        check every acknowledged write (builds into target/crash)
   bench ping [--seconds S] [--clients 1,8,64]
   bench embedded [--docs N] [--dir PATH]   (vs PoloDB and SQLite)
+  bench surface [--rounds N]   currentOp/serverStatus vs ping, exhaust vs plain (PyMongo)
                        ping round trips/s against the server and a bare TCP echo server
   gates [--size small|default|large] [--docs N] [--doc-size BYTES] [--large-gb G]
         [--only bench,large,churn,crash]

@@ -87,6 +87,8 @@ pub struct Engine {
     pub(crate) process_id: bson::oid::ObjectId,
     /// The server's recent log lines (`getLog: 'global'`).
     pub(crate) recent_log: Arc<crate::recent_log::RecentLog>,
+    /// The database profiler's settings (`profile`).
+    pub(crate) profiler: crate::profile::Profiler,
 }
 
 /// See [`Engine::on_shutdown`].
@@ -155,6 +157,7 @@ impl Engine {
             cursors: Registry::new(options.host.now_millis()),
             process_id: ids.object_id(options.host.now_millis()),
             recent_log: Arc::default(),
+            profiler: crate::profile::Profiler::default(),
             ids,
             host: options.host,
             startup: options.startup,

@@ -28,6 +28,7 @@ pub mod limits;
 mod object_id;
 mod operations;
 mod plan;
+mod profile;
 mod recent_log;
 mod sessions;
 mod stats;

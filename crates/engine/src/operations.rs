@@ -310,6 +310,33 @@ impl Running {
         Ok(())
     }
 
+    /// `currentOp`'s `op`.
+    pub(crate) fn op(&self) -> &'static str {
+        self.op
+    }
+
+    /// The namespace it works on.
+    pub(crate) fn ns(&self) -> &str {
+        &self.ns
+    }
+
+    /// The command as `currentOp` shows it (long bodies truncated).
+    pub(crate) fn command_shown(&self) -> bson::Bson {
+        bson::Bson::Document(self.command.clone())
+    }
+
+    /// The client's host, without its port (as mongod's profiler gives `client`).
+    pub(crate) fn client_host(&self) -> &str {
+        self.client
+            .rsplit_once(':')
+            .map_or(self.client.as_str(), |(host, _)| host)
+    }
+
+    /// Whole milliseconds since it began.
+    pub(crate) fn millis(&self) -> i64 {
+        i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX)
+    }
+
     fn report(&self, now_millis: i64) -> Document {
         let elapsed = self.started.elapsed();
         let micros = i64::try_from(elapsed.as_micros()).unwrap_or(i64::MAX);

@@ -375,7 +375,7 @@ fn validate_checks_the_collection() {
         &engine,
         "db",
         rawdoc! { "validate": "c", "repair": true },
-        238,
+        72,
     );
     let reply = run(&engine, "db", rawdoc! { "validate": "c", "bogus": 1 });
     assert_eq!(reply.get_i32("code").ok(), Some(40415));

@@ -99,6 +99,7 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     row("dbHash", Database(&["dbHash"])),
     row("dbhash", Database(&["dbHash"])),
     row("dbStats", Database(&["dbStats"])),
+    row("profile", Database(&["enableProfiler"])),
     row("listCollections", Database(&["listCollections"])),
     row("dropDatabase", Database(&["dropDatabase"])),
     row("compact", Collection(&["compact"])),

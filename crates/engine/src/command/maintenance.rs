@@ -158,3 +158,69 @@ pub(super) fn compact(engine: &Engine, request: &Request<'_>) -> Result<Document
     }
     Ok(doc! { "bytesFreed": 0_i64 })
 }
+
+/// profile: sets this database's profiling level (0 off, 1 slow operations, 2 all; -1 only
+/// reads), the global `slowms` and `sampleRate`, and the database's `filter` (`"unset"`
+/// removes it); answers with the settings before, as mongod does (see [`crate::profile`]).
+pub(super) fn profile(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    super::args::check_fields(request, &["slowms", "sampleRate", "filter"])?;
+    let number = |key: &str| -> Result<Option<f64>, Error> {
+        match request.field(key)? {
+            None => Ok(None),
+            Some(RawBsonRef::Int32(n)) => Ok(Some(f64::from(n))),
+            Some(RawBsonRef::Int64(n)) => Ok(Some(n as f64)),
+            Some(RawBsonRef::Double(n)) => Ok(Some(n)),
+            Some(_) => Err(Error::new(
+                ErrorCode::TypeMismatch,
+                format!("BSON field 'profile.{key}' is the wrong type, expected a number"),
+            )),
+        }
+    };
+    let level = number("profile")?.unwrap_or(0.0);
+    if !matches!(level, -1.0 | 0.0 | 1.0 | 2.0) {
+        return Err(Error::new(
+            ErrorCode::BadValue,
+            format!("Profiling level must be one of -1, 0, 1 or 2, not {level}"),
+        ));
+    }
+    let sample_rate = number("sampleRate")?;
+    if sample_rate.is_some_and(|rate| !(0.0..=1.0).contains(&rate)) {
+        return Err(Error::new(
+            ErrorCode::BadValue,
+            "'sampleRate' must be between 0.0 and 1.0 inclusive",
+        ));
+    }
+    let filter = match request.field("filter")? {
+        None => None,
+        Some(RawBsonRef::String("unset")) => Some(None),
+        Some(RawBsonRef::Document(filter)) => {
+            // Parsed now, so a bad filter is refused here rather than ignored later.
+            query::Filter::parse(filter)?;
+            Some(Some(Document::try_from(filter).map_err(|e| {
+                Error::new(ErrorCode::InvalidBson, e.to_string())
+            })?))
+        }
+        Some(_) => {
+            return Err(Error::new(
+                ErrorCode::BadValue,
+                "the profiling filter must be an object or the string 'unset'",
+            ));
+        }
+    };
+    let setting_filter = matches!(filter, Some(Some(_)));
+    let change = crate::profile::Change {
+        level: level as i32,
+        slow_ms: number("slowms")?.map(|ms| ms as i64),
+        sample_rate,
+        filter,
+    };
+    let mut before = engine.profiler.set(request.db, change);
+    if setting_filter {
+        before.insert(
+            "note",
+            "When a filter expression is set, slowms and sampleRate are not used for profiling \
+             and slow-query log lines.",
+        );
+    }
+    Ok(before)
+}

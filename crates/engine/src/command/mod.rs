@@ -299,6 +299,7 @@ const COMMANDS: &[Spec] = &[
     spec("dbHash", tree!(maintenance::db_hash), false, false),
     spec("dbhash", tree!(maintenance::db_hash), false, false),
     spec("compact", tree!(maintenance::compact), false, false),
+    spec("profile", tree!(maintenance::profile), true, false),
     spec("find", find::find, false, false),
     spec("explain", tree!(explain::explain), false, false),
     spec("getMore", cursor::get_more, false, false),
@@ -411,6 +412,7 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
         .running
         .set(std::sync::Arc::clone(operation.running()));
     let reply = (spec.handler)(engine, request);
+    profile(engine, request, operation.running(), &reply);
     drop(operation);
     count_outcome(engine, request, &reply);
     match reply? {
@@ -444,6 +446,42 @@ fn count_operation(engine: &Engine, request: &Request<'_>) {
     };
     let value = if statements.is_empty() { 1 } else { items };
     engine.stats().add(counter, value);
+}
+
+/// Hands a finished command to the profiler (which decides whether its database profiles
+/// it); the profiler's own failures do not fail the command, which has run.
+fn profile(
+    engine: &Engine,
+    request: &Request<'_>,
+    running: &crate::operations::Running,
+    reply: &Result<Reply, Error>,
+) {
+    let (nreturned, response_length) = match reply {
+        Ok(reply) if matches!(request.name, "find" | "getMore" | "aggregate") => {
+            let length = match reply {
+                Reply::Raw(raw) => Some(raw.as_bytes().len() as u64),
+                Reply::Doc(_) => None,
+            };
+            (Some(batch_len(reply)), length)
+        }
+        _ => (None, None),
+    };
+    let finished = crate::profile::Finished {
+        db: request.db,
+        running,
+        millis: running.millis(),
+        nreturned,
+        response_length,
+        user: request
+            .ctx
+            .auth
+            .user()
+            .map(|(user, db)| format!("{user}@{db}"))
+            .unwrap_or_default(),
+    };
+    if let Err(error) = crate::profile::record(engine, &finished) {
+        let _ = error;
+    }
 }
 
 /// Counts what a command did in serverStatus's `metrics.document`.

@@ -316,33 +316,24 @@ pub(super) fn db_stats(engine: &Engine, request: &Request<'_>) -> Result<Documen
 
 /// validate: the store's structural check plus this collection's record/index agreement.
 pub(super) fn validate(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
-    args::check_fields(
-        request,
-        &[
-            "full",
-            "background",
-            "repair",
-            "metadata",
-            "checkBSONConformance",
-            "enforceFastCount",
-        ],
-    )?;
-    let ns = args::collection(request)?;
-    for key in [
+    const FLAGS: &[&str] = &[
         "full",
         "background",
+        "repair",
         "metadata",
         "checkBSONConformance",
         "enforceFastCount",
-    ] {
-        args::opt_bool(request, key)?;
+        "scandata",
+    ];
+    args::check_fields(request, FLAGS)?;
+    let ns = args::collection(request)?;
+    let mut set = Vec::new();
+    for &key in FLAGS {
+        if args::opt_bool(request, key)? == Some(true) {
+            set.push(key);
+        }
     }
-    if args::opt_bool(request, "repair")?.unwrap_or(false) {
-        return Err(Error::new(
-            ErrorCode::NotImplemented,
-            "validate with repair is not supported yet",
-        ));
-    }
+    check_validate_options(&set)?;
     let mut errors: Vec<String> = Vec::new();
     if let Err(error) = engine.store().verify() {
         errors.push(error.to_string());
@@ -421,6 +412,45 @@ pub(super) fn validate(engine: &Engine, request: &Request<'_>) -> Result<Documen
         "missingIndexEntries": missing,
         "corruptRecords": [],
     })
+}
+
+/// validate's option rules, as mongod 7.0 checks them (72 InvalidOptions). Every check
+/// this server has runs whatever the options say (`full`, `checkBSONConformance`,
+/// `scandata` and `background` change nothing); `repair` rewrites a collection in
+/// place, which mongod does only on a node taking no other writes, and this server
+/// refuses on a running server.
+fn check_validate_options(set: &[&str]) -> Result<(), Error> {
+    let has = |key: &str| set.contains(&key);
+    let refuse = |message: &str| Err(Error::new(ErrorCode::InvalidOptions, message));
+    if has("metadata")
+        && set
+            .iter()
+            .any(|key| !matches!(*key, "metadata" | "scandata"))
+    {
+        return refuse(
+            "Running the validate command with { metadata: true } is not supported with any \
+             other options",
+        );
+    }
+    if has("background") && has("full") {
+        return refuse(
+            "Running the validate command with both { background: true } and { full: true } \
+             is not supported.",
+        );
+    }
+    if has("background") && has("repair") {
+        return refuse(
+            "Running the validate command with both { background: true } and { repair: true } \
+             is not supported.",
+        );
+    }
+    if has("repair") {
+        return refuse(
+            "Running the validate command with { repair: true } is not supported on a running \
+             server: stop it and open the file again, which recovers it",
+        );
+    }
+    Ok(())
 }
 
 /// What is wrong with record `rid`, if anything: bytes that are not a BSON document, or an

@@ -10,6 +10,7 @@ mod full_disk;
 mod harness;
 mod indexes;
 mod lock;
+mod profile;
 mod protocol;
 mod reads;
 mod streaming;

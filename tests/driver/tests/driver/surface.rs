@@ -451,3 +451,67 @@ fn coll_stats_stage_reports_the_sections_asked_for() {
     );
     assert_eq!(code(vec![doc! { "$match": {} }, storage_stage], "c"), 40602);
 }
+
+/// validate takes mongod's options (the checks run whatever they say; `repair` is refused
+/// on a running server, and the combinations mongod refuses are refused with 72) and
+/// reports in mongod's shape.
+#[test]
+fn validate_accepts_mongod_s_options_and_reports_its_fields() {
+    let server = TestServer::start(&[]);
+    let db = server.client().database("app");
+    let coll = db.collection::<Document>("c");
+    let docs: Vec<Document> = (0..30).map(|i| doc! { "_id": i, "k": i }).collect();
+    coll.insert_many(docs).run().expect("insert");
+    coll.create_index(mongodb::IndexModel::builder().keys(doc! { "k": 1 }).build())
+        .run()
+        .expect("index");
+    for options in [
+        doc! {},
+        doc! { "full": true },
+        doc! { "scandata": true },
+        doc! { "background": true },
+        doc! { "checkBSONConformance": true },
+        doc! { "metadata": true },
+        doc! { "full": true, "checkBSONConformance": true, "scandata": false },
+    ] {
+        let mut command = doc! { "validate": "c" };
+        command.extend(options.clone());
+        let reply = db.run_command(command).run().expect("validate");
+        assert_eq!(
+            reply.get_bool("valid").ok(),
+            Some(true),
+            "{options:?} {reply:?}"
+        );
+        assert_eq!(reply.get_i32("nrecords").ok(), Some(30), "{reply:?}");
+        assert_eq!(reply.get_i32("nIndexes").ok(), Some(2), "{reply:?}");
+        let keys = reply.get_document("keysPerIndex").expect("keysPerIndex");
+        assert_eq!(keys, &doc! { "_id_": 30, "k_1": 30 });
+        let details = reply.get_document("indexDetails").expect("indexDetails");
+        assert_eq!(
+            details
+                .get_document("k_1")
+                .and_then(|d| d.get_bool("valid"))
+                .ok(),
+            Some(true)
+        );
+        assert!(
+            reply.get_array("errors").is_ok_and(Vec::is_empty),
+            "{reply:?}"
+        );
+        assert!(reply.get_array("warnings").is_ok(), "{reply:?}");
+    }
+    let refused = |options: Document| {
+        let mut command = doc! { "validate": "c" };
+        command.extend(options);
+        match *db.run_command(command).run().expect_err("refused").kind {
+            mongodb::error::ErrorKind::Command(ref command) => {
+                (command.code, command.code_name.clone())
+            }
+            ref other => panic!("{other:?}"),
+        }
+    };
+    let invalid = (72, "InvalidOptions".to_owned());
+    assert_eq!(refused(doc! { "repair": true }), invalid);
+    assert_eq!(refused(doc! { "background": true, "full": true }), invalid);
+    assert_eq!(refused(doc! { "metadata": true, "full": true }), invalid);
+}

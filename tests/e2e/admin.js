@@ -1,0 +1,35 @@
+// mongosh's admin helpers against a running server (issue 22): serverStatus, coll.stats(),
+// currentOp, killOp, fsyncLock + a copy of the database file + fsyncUnlock. The xtask
+// then opens the copy with a second server and counts its documents.
+// Environment: MFDB_DB (the server's file), MFDB_COPY (where to copy it).
+const d = db.getSiblingDB('smoke_admin_sh');
+const c = d.items;
+c.drop();
+c.insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: i, k: i % 10 })));
+c.createIndex({ k: 1 });
+const ss = db.serverStatus();
+print('serverStatus ok=' + ss.ok + ' inserts=' + (ss.opcounters.insert >= 100) +
+      ' engine=' + ss.storageEngine.name);
+const st = c.stats();
+print('stats count=' + st.count + ' nindexes=' + st.nindexes + ' sized=' +
+      (c.totalSize() > 0 && c.dataSize() > 0 && c.storageSize() > 0));
+const lat = c.latencyStats().toArray ? c.latencyStats().toArray() : c.latencyStats();
+print('latencyStats writes=' + (lat[0].latencyStats.writes.ops >= 1));
+const ops = db.currentOp().inprog;
+print('currentOp listed=' + ops.some(o => o.command && o.command.currentOp !== undefined ||
+                                        (o.command && o.command.aggregate === 1)));
+const k = db.killOp(2147483000);
+print('killOp ok=' + k.ok);
+const lock = db.fsyncLock();
+print('fsyncLock count=' + lock.lockCount);
+require('fs').copyFileSync(process.env.MFDB_DB, process.env.MFDB_COPY);
+const un = db.fsyncUnlock();
+print('fsyncUnlock count=' + un.lockCount);
+c.insertOne({ _id: 1000 });
+print('after unlock count=' + c.countDocuments({}));
+const prof = d.setProfilingLevel(2);
+print('setProfilingLevel was=' + prof.was + ' now=' + d.getProfilingStatus().was);
+c.findOne({ _id: 5 });
+const profiled = d.system.profile.find({ op: 'query', ns: 'smoke_admin_sh.items' }).toArray();
+print('profiled query=' + (profiled.length >= 1 && profiled[0].nreturned === 1));
+d.setProfilingLevel(0);
