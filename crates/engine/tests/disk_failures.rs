@@ -242,6 +242,15 @@ fn a_full_disk_refuses_writes_keeps_reads_and_resumes_when_space_is_freed() {
         .and_then(|e| e.get_i32("code").ok())
         .or_else(|| reply.get_i32("code").ok());
     assert_eq!(code, Some(14031), "{reply:?}");
+    // hello still says writable, as mongod's does: `isWritablePrimary` names the role (a
+    // standalone is a writable primary), not the disk's state; the writes say that.
+    let hello = run(&engine, rawdoc! { "hello": 1 });
+    assert_eq!(
+        hello.get_bool("isWritablePrimary").ok(),
+        Some(true),
+        "{hello:?}"
+    );
+    assert_eq!(hello.get_bool("readOnly").ok(), Some(false), "{hello:?}");
     // Free space: writes resume by themselves.
     device.capacity.store(u64::MAX, Ordering::SeqCst);
     let reply = insert(&engine, 100_000);

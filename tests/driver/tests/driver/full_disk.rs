@@ -101,6 +101,14 @@ fn a_full_file_system_refuses_writes_keeps_reads_and_recovers_when_space_is_free
         id += 1;
     }
     assert!(acked.len() > 10, "only {} inserts fit", acked.len());
+    // hello still says writable, as mongod's does on a full disk: the role of a
+    // standalone, not the disk's state (the refused writes say that).
+    let hello = client
+        .database("admin")
+        .run_command(doc! {"hello": 1})
+        .run()
+        .expect("hello on a full disk");
+    assert_eq!(hello.get_bool("isWritablePrimary").ok(), Some(true));
     assert!(
         server.log_contains("storage failure"),
         "the failure is logged"
