@@ -5,7 +5,8 @@
 //! carries its own length): `{o: "c", n, opt, u, z}` create (`z` the records' compressor,
 //! absent for raw records), `{o: "x", n}` drop,
 //! `{o: "m", n, to}` rename, `{o: "i", n, r, d}` insert, `{o: "u", n, r, d}` update and
-//! `{o: "d", n, r}` delete, `{o: "ci", n, s}` create index (built from the collection's
+//! `{o: "d", n, r}` delete, `{o: "p", n, r, a, b, d}` patch (an update logged as the bytes
+//! that changed, see [`Patch`]), `{o: "ci", n, s}` create index (built from the collection's
 //! records when applied), `{o: "di", n, x}` drop index and `{o: "mi", n, x, s}` replace an
 //! index's specification (collMod), where `n` is the namespace `db.coll`, `r` the record
 //! id, `d` the document, `s` an index specification in its stored form and `x` an index
@@ -18,6 +19,10 @@
 //! - Replaying the records after `checkpoint_lsn`, in order, onto the checkpoint rebuilds
 //!   exactly the state the live writer published: operations carry record ids and UUIDs,
 //!   never anything chosen again at replay.
+//! - A patch applied to the record it names, as replay finds it, yields exactly the
+//!   document the live update wrote: replay reaches the record in the state the live
+//!   writer saw (the invariant above), and [`Patch::diff`] is checked against
+//!   [`Patch::apply`] by a property test.
 
 use super::StoreError;
 use super::catalog::Namespace;
@@ -55,6 +60,12 @@ pub(crate) enum Op {
         ns: Namespace,
         rid: u64,
     },
+    /// An update of record `rid` logged as the bytes that changed.
+    Patch {
+        ns: Namespace,
+        rid: u64,
+        patch: Patch,
+    },
     CreateIndex {
         ns: Namespace,
         spec: RawDocumentBuf,
@@ -68,6 +79,97 @@ pub(crate) enum Op {
         name: String,
         spec: RawDocumentBuf,
     },
+}
+
+/// An update as an edit of the old document's bytes: the new document is the old one's
+/// first `front` bytes and last `back` bytes with `middle` between them, under the new
+/// length (the first four bytes, BSON's length, are always rewritten). A same-size `$inc`
+/// or `$set` of a 16 KiB document logs a few bytes instead of the whole document.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Patch {
+    pub(crate) front: u32,
+    pub(crate) back: u32,
+    pub(crate) middle: Vec<u8>,
+}
+
+/// Documents smaller than this are logged whole: a patch saves little on them.
+const PATCH_MIN_DOC: usize = 256;
+
+impl Patch {
+    /// The edit turning `old` into `new` (both whole BSON documents), or `None` when
+    /// logging `new` whole is about as small (the edit spans over a quarter of it).
+    pub(crate) fn diff(old: &[u8], new: &[u8]) -> Option<Patch> {
+        if new.len() < PATCH_MIN_DOC || old.len() < 5 || new.len() < 5 {
+            return None;
+        }
+        let most = old.len().min(new.len());
+        let front = 4 + common_prefix(&old[4..most], &new[4..most]);
+        let back = common_suffix(&old[front..], &new[front..]);
+        let middle = &new[front..new.len() - back];
+        if middle.len() > new.len() / 4 {
+            return None;
+        }
+        Some(Patch {
+            front: u32::try_from(front).ok()?,
+            back: u32::try_from(back).ok()?,
+            middle: middle.to_vec(),
+        })
+    }
+
+    /// The new document: the edit applied to `old`; `Corrupt` when it does not fit.
+    pub(crate) fn apply(&self, old: &[u8]) -> Result<RawDocumentBuf, StoreError> {
+        let (front, back) = (self.front as usize, self.back as usize);
+        if front < 4 || front.checked_add(back).is_none_or(|kept| kept > old.len()) {
+            return Err(bad("patch bounds"));
+        }
+        let len = front + self.middle.len() + back;
+        let header = i32::try_from(len).map_err(|_| bad("patch length"))?;
+        let mut doc = Vec::with_capacity(len);
+        doc.extend_from_slice(&header.to_le_bytes());
+        doc.extend_from_slice(&old[4..front]);
+        doc.extend_from_slice(&self.middle);
+        doc.extend_from_slice(&old[old.len() - back..]);
+        RawDocumentBuf::from_bytes(doc).map_err(|_| bad("patched document"))
+    }
+}
+
+/// Compared a block at a time (a slice comparison is a `memcmp`); the byte loop only
+/// inside the first block that differs.
+const COMPARE_BLOCK: usize = 64;
+
+/// The length of the longest common prefix of `a` and `b`.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let most = a.len().min(b.len());
+    let mut same = 0;
+    while same + COMPARE_BLOCK <= most
+        && a[same..same + COMPARE_BLOCK] == b[same..same + COMPARE_BLOCK]
+    {
+        same += COMPARE_BLOCK;
+    }
+    same + a[same..most]
+        .iter()
+        .zip(&b[same..most])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// The length of the longest common suffix of `a` and `b`.
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let most = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - most..], &b[b.len() - most..]);
+    let mut same = 0;
+    while same + COMPARE_BLOCK <= most
+        && a[most - same - COMPARE_BLOCK..most - same]
+            == b[most - same - COMPARE_BLOCK..most - same]
+    {
+        same += COMPARE_BLOCK;
+    }
+    same + a[..most - same]
+        .iter()
+        .rev()
+        .zip(b[..most - same].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 fn rid_i64(rid: u64) -> i64 {
@@ -102,6 +204,11 @@ impl Op {
                 rawdoc! { "o": "u", "n": ns.full(), "r": rid_i64(*rid), "d": doc.clone() }
             }
             Op::Delete { ns, rid } => rawdoc! { "o": "d", "n": ns.full(), "r": rid_i64(*rid) },
+            Op::Patch { ns, rid, patch } => rawdoc! {
+                "o": "p", "n": ns.full(), "r": rid_i64(*rid),
+                "a": i64::from(patch.front), "b": i64::from(patch.back),
+                "d": bson::Binary { subtype: BinarySubtype::Generic, bytes: patch.middle.clone() },
+            },
             Op::CreateIndex { ns, spec } => {
                 rawdoc! { "o": "ci", "n": ns.full(), "s": spec.clone() }
             }
@@ -118,6 +225,7 @@ impl Op {
         64 + match self {
             Op::Create { options, .. } => options.as_bytes().len(),
             Op::Insert { doc, .. } | Op::Update { doc, .. } => doc.as_bytes().len(),
+            Op::Patch { patch, .. } => patch.middle.len(),
             Op::CreateIndex { spec, .. } | Op::ModifyIndex { spec, .. } => spec.as_bytes().len(),
             _ => 0,
         }
@@ -224,6 +332,24 @@ fn decode_op(doc: &RawDocument) -> Result<Op, StoreError> {
             ns: ns("n")?,
             rid: rid()?,
         },
+        "p" => {
+            let kept = |key: &str| {
+                doc.get_i64(key)
+                    .ok()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| bad("patch bounds"))
+            };
+            let middle = doc.get_binary("d").map_err(|_| bad("patch bytes"))?;
+            Op::Patch {
+                ns: ns("n")?,
+                rid: rid()?,
+                patch: Patch {
+                    front: kept("a")?,
+                    back: kept("b")?,
+                    middle: middle.bytes.to_vec(),
+                },
+            }
+        }
         "ci" => Op::CreateIndex {
             ns: ns("n")?,
             spec: spec()?,
@@ -243,9 +369,108 @@ fn decode_op(doc: &RawDocument) -> Result<Op, StoreError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Op, decode, encode_continued};
+    use super::{Op, PATCH_MIN_DOC, Patch, decode, encode_continued};
     use crate::store::catalog::Namespace;
-    use bson::rawdoc;
+    use bson::{RawDocumentBuf, rawdoc};
+    use proptest::prelude::*;
+
+    /// A document of `fields` (name, value) pairs, with a filler so that most pass the
+    /// patch's size threshold.
+    fn document(fields: &[(u8, i64)], filler: usize) -> RawDocumentBuf {
+        let mut doc = RawDocumentBuf::new();
+        doc.append(bson::cstr!("_id"), 1);
+        doc.append(bson::cstr!("pad"), "x".repeat(filler));
+        for (name, value) in fields {
+            let name = format!("f{}", name % 8);
+            let key = bson::raw::CString::try_from(name.as_str()).expect("name");
+            match value % 3 {
+                0 => doc.append(key, *value),
+                1 => doc.append(key, value.to_string()),
+                _ => doc.append(key, rawdoc! { "v": *value, "w": [*value, 1] }),
+            }
+        }
+        doc
+    }
+
+    proptest! {
+        /// Every edit `diff` proposes rebuilds the new document byte for byte, is smaller
+        /// than a quarter of it, and survives the log's encoding.
+        #[test]
+        fn a_patch_rebuilds_the_new_document(
+            old in proptest::collection::vec((any::<u8>(), any::<i64>()), 0..6),
+            new in proptest::collection::vec((any::<u8>(), any::<i64>()), 0..6),
+            keep in 0usize..6,
+            filler in 0usize..2_000,
+            grow in 0usize..40,
+        ) {
+            let old_doc = document(&old, filler);
+            // Half the cases share a prefix of fields, so the edit is small.
+            let mut shared: Vec<(u8, i64)> = old.iter().take(keep).copied().collect();
+            shared.extend(new);
+            let new_doc = document(&shared, filler + grow);
+            match Patch::diff(old_doc.as_bytes(), new_doc.as_bytes()) {
+                Some(patch) => {
+                    prop_assert!(patch.middle.len() <= new_doc.as_bytes().len() / 4);
+                    prop_assert_eq!(patch.apply(old_doc.as_bytes()).expect("apply"), new_doc.clone());
+                    let op = Op::Patch { ns: Namespace::new("d", "c"), rid: 3, patch };
+                    let mut bytes = Vec::new();
+                    op.encode_into(&mut bytes);
+                    prop_assert_eq!(decode(&bytes).expect("decode"), (vec![op], false));
+                }
+                None => prop_assert!(
+                    new_doc.as_bytes().len() < PATCH_MIN_DOC
+                        || old_doc.as_bytes() != new_doc.as_bytes()
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn common_prefix_and_suffix_find_the_first_difference_at_every_position() {
+        for len in 0..300 {
+            let a: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
+            assert_eq!(super::common_prefix(&a, &a), len);
+            assert_eq!(super::common_suffix(&a, &a), len);
+            for at in 0..len {
+                let mut b = a.clone();
+                b[at] ^= 1;
+                assert_eq!(super::common_prefix(&a, &b), at, "len {len} at {at}");
+                assert_eq!(
+                    super::common_suffix(&a, &b),
+                    len - at - 1,
+                    "len {len} at {at}"
+                );
+            }
+            // Unequal lengths: the shorter one bounds both.
+            let longer: Vec<u8> = a.iter().copied().chain([9, 9]).collect();
+            assert_eq!(super::common_prefix(&a, &longer), len);
+            let tail: Vec<u8> = [9, 9].into_iter().chain(a.iter().copied()).collect();
+            assert_eq!(super::common_suffix(&a, &tail), len);
+        }
+    }
+
+    #[test]
+    fn a_same_size_increment_is_a_few_bytes() {
+        let old = rawdoc! { "_id": 1, "pad": "x".repeat(16_000), "u": 41 };
+        let new = rawdoc! { "_id": 1, "pad": "x".repeat(16_000), "u": 42 };
+        let patch = Patch::diff(old.as_bytes(), new.as_bytes()).expect("a patch");
+        assert_eq!(patch.middle, vec![42]);
+        assert_eq!(patch.apply(old.as_bytes()).expect("apply"), new);
+        // A patch that does not fit the record it names is corruption, not a panic.
+        let short = rawdoc! { "_id": 1 };
+        assert!(patch.apply(short.as_bytes()).is_err());
+        assert!(
+            Patch {
+                front: 2,
+                back: 1,
+                middle: vec![]
+            }
+            .apply(old.as_bytes())
+            .is_err()
+        );
+        // Small documents are logged whole.
+        assert!(Patch::diff(rawdoc! {"u": 1}.as_bytes(), rawdoc! {"u": 2}.as_bytes()).is_none());
+    }
 
     #[test]
     fn every_operation_round_trips() {
@@ -276,6 +501,15 @@ mod tests {
             Op::Delete {
                 ns: ns.clone(),
                 rid: 1,
+            },
+            Op::Patch {
+                ns: ns.clone(),
+                rid: 2,
+                patch: Patch {
+                    front: 9,
+                    back: 3,
+                    middle: vec![1, 2, 3],
+                },
             },
             Op::CreateIndex {
                 ns: ns.clone(),

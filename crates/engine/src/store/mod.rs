@@ -814,6 +814,11 @@ impl Store {
             .map_err(|e| StoreError::Io(e.to_string()))
     }
 
+    /// Bytes of log records appended since the last checkpoint.
+    pub fn logged_bytes(&self) -> u64 {
+        self.log_bytes.load(Ordering::Relaxed)
+    }
+
     /// Bytes of the data file.
     pub fn file_bytes(&self) -> u64 {
         self.pager.stats().map_or(0, |s| s.file_bytes)

@@ -19,7 +19,7 @@
 
 use super::catalog::{CATALOG, CollectionMeta, Namespace, rid_key, rid_of};
 use super::indexes::{self, BuildObserver, IndexCheck, KeyRange, WalkPosition, WalkTarget};
-use super::log::Op;
+use super::log::{Op, Patch};
 use super::meta_cache::MetaCache;
 use super::records::Records;
 use super::{Store, StoreError};
@@ -630,7 +630,38 @@ impl<'s> Writer<'s> {
         })
     }
 
-    /// Applies one operation to the trees and the cached catalog, and logs it.
+    /// Replaces record `rid` of `ns` with `doc` (the `Update` and `Patch` operations);
+    /// returns the edit that turns the old record into `doc` when one is worth logging.
+    fn update_record(
+        &mut self,
+        ns: &Namespace,
+        rid: u64,
+        doc: &RawDocument,
+    ) -> Result<Option<Patch>, StoreError> {
+        let logged = self.logged;
+        let (meta, txn) = self.meta_and_txn(ns)?;
+        let old = stored_record(txn, meta, rid, logged.then_some(doc))?;
+        let new_key = id_key(doc);
+        if old.id_key != new_key && meta.ids.get(&*txn, &new_key)?.is_some() {
+            return Err(StoreError::duplicate(ns, doc));
+        }
+        let changes = match &old.doc {
+            Some(old_doc) => indexes::plan(&*txn, ns, meta, rid, Some(old_doc), Some(doc))?,
+            None => Vec::new(),
+        };
+        if old.id_key != new_key {
+            meta.ids.remove(txn, &old.id_key)?;
+            meta.ids.insert(txn, &new_key, &rid_key(rid))?;
+        }
+        let stored = meta.records.insert(txn, &rid_key(rid), doc.as_bytes())?;
+        indexes::apply(txn, meta, rid, changes)?;
+        meta.size = meta.size - old.len + doc.as_bytes().len() as u64;
+        meta.stored = meta.stored - old.stored + stored;
+        Ok(old.patch)
+    }
+
+    /// Applies one operation to the trees and the cached catalog, and logs it (an update
+    /// whose edit is small is logged as a `Patch`).
     pub(crate) fn apply(&mut self, op: Op) -> Result<(), StoreError> {
         match &op {
             Op::Create {
@@ -668,30 +699,28 @@ impl<'s> Writer<'s> {
                 meta.next_rid = meta.next_rid.max(rid + 1);
             }
             Op::Update { ns, rid, doc } => {
+                let patch = self.update_record(ns, *rid, doc)?;
+                if self.logged
+                    && let Some(patch) = patch
+                {
+                    self.ops.push(Op::Patch {
+                        ns: ns.clone(),
+                        rid: *rid,
+                        patch,
+                    });
+                    return Ok(());
+                }
+            }
+            Op::Patch { ns, rid, patch } => {
                 let (meta, txn) = self.meta_and_txn(ns)?;
-                let old = stored_record(txn, meta, *rid)?;
-                let new_key = id_key(doc);
-                if old.id_key != new_key && meta.ids.get(&*txn, &new_key)?.is_some() {
-                    return Err(StoreError::duplicate(ns, doc));
-                }
-                let changes = match &old.doc {
-                    Some(old_doc) => {
-                        indexes::plan(&*txn, ns, meta, *rid, Some(old_doc), Some(doc))?
-                    }
-                    None => Vec::new(),
-                };
-                if old.id_key != new_key {
-                    meta.ids.remove(txn, &old.id_key)?;
-                    meta.ids.insert(txn, &new_key, &rid_key(*rid))?;
-                }
-                let stored = meta.records.insert(txn, &rid_key(*rid), doc.as_bytes())?;
-                indexes::apply(txn, meta, *rid, changes)?;
-                meta.size = meta.size - old.len + doc.as_bytes().len() as u64;
-                meta.stored = meta.stored - old.stored + stored;
+                let old = meta.records.get(&*txn, &rid_key(*rid))?;
+                let old = old.ok_or_else(|| StoreError::Corrupt(format!("no record {rid}")))?;
+                let doc = patch.apply(&old)?;
+                self.update_record(ns, *rid, &doc)?;
             }
             Op::Delete { ns, rid } => {
                 let (meta, txn) = self.meta_and_txn(ns)?;
-                let old = stored_record(txn, meta, *rid)?;
+                let old = stored_record(txn, meta, *rid, None)?;
                 let changes = match &old.doc {
                     Some(old_doc) => indexes::plan(&*txn, ns, meta, *rid, Some(old_doc), None)?,
                     None => Vec::new(),
@@ -846,13 +875,18 @@ struct Stored {
     stored: u64,
     /// The document, copied only when secondary indexes need its keys.
     doc: Option<RawDocumentBuf>,
+    /// The edit from this record to the one replacing it, when asked for and worth it.
+    patch: Option<Patch>,
 }
 
 /// The `_id_` key, byte length and (with secondary indexes) document of record `rid`.
+/// Record `rid` as stored; with `new`, also the edit from it to `new` when one is worth
+/// logging (`Patch::diff`).
 fn stored_record(
     txn: &WriteTxn<'_>,
     meta: &CollectionMeta,
     rid: u64,
+    new: Option<&RawDocument>,
 ) -> Result<Stored, StoreError> {
     let record = meta.records.get_sized(txn, &rid_key(rid))?;
     let (bytes, stored) = record.ok_or_else(|| StoreError::Corrupt(format!("no record {rid}")))?;
@@ -863,6 +897,7 @@ fn stored_record(
         len: bytes.len() as u64,
         stored,
         doc: (!meta.indexes.is_empty()).then(|| doc.to_owned()),
+        patch: new.and_then(|new| Patch::diff(&bytes, new.as_bytes())),
     })
 }
 
