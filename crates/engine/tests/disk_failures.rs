@@ -493,3 +493,95 @@ fn the_ttl_monitor_survives_a_failed_store_and_sweeps_after_recovery() {
     assert_eq!(report.get_bool("valid").ok(), Some(true), "{report:?}");
     engine.close().expect("close");
 }
+
+/// A checkpoint, as a client asks for one.
+fn fsync(engine: &Engine) -> Document {
+    let reply = engine.run_command(
+        "admin",
+        &rawdoc! { "fsync": 1 },
+        &ConnectionContext::default(),
+    );
+    Document::try_from(&reply).expect("reply")
+}
+
+fn delete(engine: &Engine, id: i64) -> Document {
+    run(
+        engine,
+        rawdoc! { "delete": "c", "deletes": [{ "q": { "_id": id }, "limit": 1 }] },
+    )
+}
+
+/// A full disk never blocks the checkpoint or the clean close, however large the free
+/// list (#24). Thousands of single deletes since the last checkpoint leave as many
+/// separate pending extents (a free list of several pages), and inserting until the
+/// disk refuses uses up the growth slack; the checkpoint then needs those pages and may
+/// not grow the file. Every commit keeps them past the mark (`free_list_reserve` in the
+/// pager), and the log's truncation, which needs a new file, is deferred rather than
+/// failing the store. Red without the reserve: the checkpoint fails growing the file.
+#[test]
+fn a_full_disk_never_blocks_a_checkpoint_or_a_clean_close_with_a_large_free_list() {
+    let device = Arc::new(Device::default());
+    device.capacity.store(u64::MAX, Ordering::SeqCst);
+    let dir = device_dir(&device);
+    // The log preallocates far ahead, so the data file is the one the full disk stops.
+    let mut store = store_options();
+    store.wal.preallocate_chunk = 8 << 20;
+    let open = |dir: &Arc<MemDir<DeviceFile>>| {
+        let dir = Arc::clone(dir) as Arc<dyn wal::Dir>;
+        Engine::open_in(dir, "db.mfdb", options(), store.clone()).expect("open")
+    };
+    let engine = open(&dir);
+    let documents: i64 = 8_000;
+    for start in (0..documents).step_by(500) {
+        let batch: Vec<bson::Bson> = (start..start + 500)
+            .map(|id| bson::Bson::Document(bson::doc! { "_id": id, "pad": "x".repeat(1500) }))
+            .collect();
+        let cmd = bson::doc! { "insert": "c", "documents": batch };
+        let cmd = RawDocumentBuf::try_from(&cmd).expect("encode");
+        assert_eq!(run(&engine, cmd).get_i32("n").ok(), Some(500));
+    }
+    let reply = fsync(&engine);
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply:?}");
+    // Two documents a leaf: every fourth deleted frees every other leaf, so the freed
+    // pages do not merge into runs.
+    for id in (0..documents).step_by(4) {
+        assert_eq!(
+            delete(&engine, id).get_i32("n").ok(),
+            Some(1),
+            "delete {id}"
+        );
+    }
+    let pending = engine.store().pager_stats().expect("stats").pending_pages;
+    assert!(pending >= 2_000, "{pending} pages wait for the checkpoint");
+    // The disk is full from here: inserts go on until the data file or the log has to
+    // grow, which is refused.
+    device
+        .capacity
+        .store(device.used.load(Ordering::SeqCst), Ordering::SeqCst);
+    let mut told = Told::default();
+    for id in 100_000..120_000 {
+        let reply = insert(&engine, id);
+        classify(&reply, id, &mut told);
+        if !told.refused.is_empty() || !told.unknown.is_empty() {
+            break;
+        }
+    }
+    assert!(!told.refused.is_empty(), "the disk filled up");
+    assert!(told.unknown.is_empty(), "a full disk is a definite refusal");
+    let checkpoint = fsync(&engine);
+    assert_eq!(checkpoint.get_f64("ok").ok(), Some(1.0), "{checkpoint:?}");
+    let stats = engine.store().pager_stats().expect("stats");
+    assert_eq!(stats.pending_pages, 0, "the checkpoint is durable");
+    engine.close().expect("a clean close on the full disk");
+    drop(engine);
+    assert_eq!(dir.names(), vec!["db.mfdb".to_string()], "one file left");
+    device.capacity.store(u64::MAX, Ordering::SeqCst);
+    let engine = open(&dir);
+    let after = ids(&engine).expect("reopen");
+    let expected: BTreeSet<i64> = (0..documents)
+        .filter(|id| id % 4 != 0)
+        .chain(told.acked.iter().copied())
+        .collect();
+    assert_eq!(after, expected, "every acknowledged write, nothing refused");
+    engine.close().expect("close");
+}

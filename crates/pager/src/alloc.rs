@@ -32,6 +32,14 @@ impl FreeSpace {
         self.by_start.len()
     }
 
+    /// Pages of the largest free extent (0 when there is none).
+    pub(crate) fn largest(&self) -> u32 {
+        self.by_size
+            .iter()
+            .next_back()
+            .map_or(0, |&(pages, _)| pages)
+    }
+
     /// Every free extent in page order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = Extent> + '_ {
         self.by_start
@@ -96,6 +104,27 @@ impl FreeSpace {
         Some(PageId(start))
     }
 
+    /// Removes the free pages from `floor` up to `end`, where free space ends in an extent
+    /// reaching `end`, and returns the new end: how an aborted transaction hands back the
+    /// pages it grew the file by (they are all free again, and above `floor`).
+    pub(crate) fn trim_tail(&mut self, end: u32, floor: u32) -> u32 {
+        let Some((&start, &pages)) = self.by_start.iter().next_back() else {
+            return end;
+        };
+        if u64::from(start) + u64::from(pages) != u64::from(end) || end <= floor {
+            return end;
+        }
+        self.remove(start, pages);
+        let cut = start.max(floor);
+        if start < cut {
+            self.by_start.insert(start, cut - start);
+            self.by_size.insert((cut - start, start));
+            self.pages += u64::from(cut - start);
+        }
+        self.debug_check();
+        cut
+    }
+
     fn debug_check(&self) {
         #[cfg(debug_assertions)]
         {
@@ -138,6 +167,11 @@ impl PendingFrees {
     /// Pages waiting in total.
     pub(crate) fn pages(&self) -> u64 {
         self.pages
+    }
+
+    /// Extents waiting (each is at most one entry of the next free list).
+    pub(crate) fn len(&self) -> usize {
+        self.readers.len() + self.checkpoint.len()
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Freed> + '_ {

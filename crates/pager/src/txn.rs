@@ -108,6 +108,8 @@ pub struct WriteTxn<'p> {
     dirty: HashMap<u32, Dirty>,
     dirty_bytes: usize,
     freed: Vec<Extent>,
+    /// The high-water mark when this transaction began (an abort returns to it).
+    page_count_begin: u32,
 }
 
 impl<'p> WriteTxn<'p> {
@@ -118,6 +120,7 @@ impl<'p> WriteTxn<'p> {
         pager.release_pending(&mut writer);
         let base = Arc::clone(&pager.published.lock().snapshot);
         let roots = base.roots;
+        let page_count_begin = writer.page_count;
         Ok(WriteTxn {
             pager,
             writer,
@@ -126,6 +129,7 @@ impl<'p> WriteTxn<'p> {
             dirty: HashMap::new(),
             dirty_bytes: 0,
             freed: Vec::new(),
+            page_count_begin,
         })
     }
 
@@ -301,7 +305,11 @@ impl<'p> WriteTxn<'p> {
     }
 
     fn commit_pages(&mut self) -> Result<()> {
-        let needed = u64::from(self.writer.page_count);
+        // The pages written here, and the reserve the next checkpoint's free list may need
+        // (the frees this commit adds included): a full disk refuses this commit rather
+        // than that checkpoint (see `Writer::free_list_reserve`).
+        let reserve = self.writer.free_list_reserve(self.freed.len());
+        let needed = u64::from(self.writer.page_count) + reserve;
         self.pager.ensure_file(&mut self.writer, needed)?;
         let generation = self.writer.checkpoint_counter + 1;
         // Small commits only: a bulk commit's pages go to the file at once, so the readers
@@ -359,6 +367,8 @@ impl<'p> WriteTxn<'p> {
             view: self.writer.view.clone(),
         });
         self.pager.published.lock().snapshot = snapshot;
+        // Committed: the drop that follows has nothing to hand back.
+        self.page_count_begin = self.writer.page_count;
         self.pager.release_pending(&mut self.writer);
         if self.pager.write_back.bytes() > self.pager.options.write_back_max {
             self.pager.flush_write_back(self.writer.view.as_deref())?;
@@ -390,6 +400,12 @@ impl Drop for WriteTxn<'_> {
             let result = self.writer.free.insert(Extent::new(PageId(id), pages));
             result.expect("an aborted allocation is not free");
         }
+        // The pages it grew the file by are all free again: the mark goes back, so free
+        // space is as it was and a checkpoint with no commit since the last still finds
+        // the durable free list exact (`Pager::checkpoint_header_only`).
+        let end = self.writer.page_count;
+        let floor = self.page_count_begin;
+        self.writer.page_count = self.writer.free.trim_tail(end, floor);
     }
 }
 

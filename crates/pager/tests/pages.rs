@@ -500,3 +500,126 @@ fn unknown_format_versions_are_refused_and_known_ones_open() {
         }
     }
 }
+
+/// A checkpoint with no commit since the last writes only a header, keeping the durable
+/// free list (so it needs no page a full disk could refuse): that list must still be
+/// exact after an aborted transaction grew the file, which is why an abort hands the
+/// pages it grew by back and lowers the mark again.
+#[test]
+fn a_checkpoint_after_an_aborted_growth_keeps_the_free_list_exact() {
+    let (storage, pager) = mem_pager();
+    let id = write_page(&pager, 0, 7);
+    pager.checkpoint(1).expect("checkpoint");
+    let before = pager.stats().expect("stats");
+    {
+        let mut txn = pager.begin_write().expect("write");
+        txn.allocate(KIND, 40).expect("allocate past the mark");
+        // Dropped: aborted.
+    }
+    let after_abort = pager.stats().expect("stats");
+    assert_eq!(
+        after_abort.page_count, before.page_count,
+        "the mark goes back"
+    );
+    assert_eq!(
+        after_abort.free_pages, before.free_pages,
+        "free space as it was"
+    );
+    pager.checkpoint(2).expect("header-only checkpoint");
+    let len_before = storage.len().expect("len");
+    pager
+        .checkpoint(2)
+        .expect("the same position again: no write at all");
+    assert_eq!(storage.len().expect("len"), len_before);
+    drop(pager);
+    let pager = Pager::open(
+        Arc::new(MemStorage::from_bytes(storage.snapshot())),
+        Options::default(),
+    )
+    .expect("reopen");
+    assert_eq!(pager.checkpoint_lsn(), 2);
+    pager
+        .verify(&[Extent::new(id, 1)])
+        .expect("every page accounted for");
+}
+
+/// A disk that is full from a given length on: writing or growing past it fails with
+/// ENOSPC (nothing written); everything below it works.
+#[derive(Debug, Default)]
+struct FullPast {
+    inner: MemStorage,
+    limit: std::sync::atomic::AtomicU64,
+}
+
+impl Storage for FullPast {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        self.inner.read_at(buf, offset)
+    }
+    fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<usize> {
+        let limit = self.limit.load(std::sync::atomic::Ordering::SeqCst);
+        if offset + buf.len() as u64 > limit {
+            return Err(std::io::Error::from_raw_os_error(28));
+        }
+        self.inner.write_at(buf, offset)
+    }
+    fn sync(&self) -> std::io::Result<()> {
+        self.inner.sync()
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        self.inner.len()
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        if len > self.limit.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(std::io::Error::from_raw_os_error(28));
+        }
+        self.inner.set_len(len)
+    }
+}
+
+/// Every commit keeps the next free list's pages past the mark unless a free extent
+/// holds them, so a checkpoint never grows the file (a full disk would refuse it):
+/// thousands of scattered frees since the last checkpoint, the growth slack used up,
+/// then a checkpoint on a disk that refuses every growth. Red without the reserve (the
+/// checkpoint grows the file by the list's 8 pages).
+#[test]
+fn a_checkpoint_never_grows_the_file_whatever_the_free_list_size() {
+    let storage = Arc::new(FullPast {
+        limit: u64::MAX.into(),
+        ..FullPast::default()
+    });
+    let pager = Pager::open(storage.clone(), Options::default()).expect("open");
+    let mut ids = Vec::new();
+    let mut txn = pager.begin_write().expect("write");
+    for _ in 0..8_000 {
+        ids.push(txn.allocate(KIND, 1).expect("allocate"));
+    }
+    txn.commit().expect("commit");
+    pager.checkpoint(1).expect("checkpoint");
+    // Every other page freed, one commit each: 4,000 separate extents, an 8-page list.
+    for id in ids.iter().step_by(2) {
+        let mut txn = pager.begin_write().expect("write");
+        txn.free(Extent::new(*id, 1));
+        txn.commit().expect("commit");
+    }
+    assert_eq!(pager.stats().expect("stats").pending_pages, 4_000);
+    // Commits of one page each use up the growth slack (the disk still has room).
+    let slack = |pager: &Pager| {
+        let stats = pager.stats().expect("stats");
+        stats.file_bytes / PAGE_SIZE as u64 - u64::from(stats.page_count)
+    };
+    for _ in 0..2_000 {
+        if slack(&pager) < 8 {
+            break;
+        }
+        let mut txn = pager.begin_write().expect("write");
+        txn.allocate(KIND, 1).expect("allocate");
+        txn.commit().expect("commit");
+    }
+    // The disk is full from here.
+    let len = storage.len().expect("len");
+    storage
+        .limit
+        .store(len, std::sync::atomic::Ordering::SeqCst);
+    pager.checkpoint(2).expect("checkpoint on a full disk");
+    assert_eq!(storage.len().expect("len"), len, "the file did not grow");
+}

@@ -105,8 +105,21 @@ fn latency(root: &Path) {
     }
     overwrite_file.sync_all().expect("sync");
     let (wal, _) = Wal::open_path(root, "latency.wal", WalOptions::default()).expect("open");
+    let (marked_wal, _) =
+        Wal::open_path(root, "latency-marked.wal", WalOptions::default()).expect("open");
+    // A durable-LSN mark (#24: telling an acknowledged last block from a torn one),
+    // priced two ways before any format change: a small write after each sync that the
+    // next sync carries, in the same file (the overwrite floor plus a 64-byte write to
+    // another page of it before the fdatasync) or in a side file (no sync of its own:
+    // kill -9 keeps it, a power cut at worst leaves an older, still true, mark).
+    let mark_path = root.join("latency.mark");
+    let mark_file = File::create(&mark_path).expect("create");
+    mark_file.write_all_at(&[0u8; 4096], 0).expect("prewrite");
+    mark_file.sync_all().expect("sync");
+    let mark = [0x6du8; 64];
     let record = vec![0x42u8; 100];
     let (mut appends, mut overwrites, mut commits) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut overwrites_marked, mut commits_marked) = (Vec::new(), Vec::new());
     let (mut append_at, mut overwrite_at) = (0u64, 0u64);
     for _ in 0..ROUNDS {
         for _ in 0..LATENCY_ITERATIONS {
@@ -127,14 +140,34 @@ fn latency(root: &Path) {
         }
         for _ in 0..LATENCY_ITERATIONS {
             let start = Instant::now();
+            overwrite_file
+                .write_all_at(&block, overwrite_at)
+                .expect("overwrite");
+            // The mark of the previous sync, in the file's first page.
+            overwrite_file.write_all_at(&mark, 0).expect("mark");
+            overwrite_file.sync_data().expect("fdatasync");
+            overwrites_marked.push(start.elapsed());
+            overwrite_at += 4096;
+        }
+        for _ in 0..LATENCY_ITERATIONS {
+            let start = Instant::now();
             let lsn = wal.append(&record).expect("append");
             wal.commit(lsn).expect("commit");
             commits.push(start.elapsed());
+        }
+        for _ in 0..LATENCY_ITERATIONS {
+            let start = Instant::now();
+            let lsn = marked_wal.append(&record).expect("append");
+            marked_wal.commit(lsn).expect("commit");
+            mark_file.write_all_at(&mark, 0).expect("mark");
+            commits_marked.push(start.elapsed());
         }
     }
     let append_p50 = percentile(&mut appends, 0.5);
     let overwrite_p50 = percentile(&mut overwrites, 0.5);
     let commit_p50 = percentile(&mut commits, 0.5);
+    let overwrite_marked_p50 = percentile(&mut overwrites_marked, 0.5);
+    let commit_marked_p50 = percentile(&mut commits_marked, 0.5);
     println!();
     println!(
         "## 1. commit latency, one 100-byte record ({ROUNDS} interleaved rounds of {LATENCY_ITERATIONS})"
@@ -149,6 +182,16 @@ fn latency(root: &Path) {
             overwrite_p50,
         ),
         ("wal append + commit", &mut commits, commit_p50),
+        (
+            "4 KiB overwrite + 64 B mark in the same file + fdatasync",
+            &mut overwrites_marked,
+            overwrite_marked_p50,
+        ),
+        (
+            "wal append + commit + 64 B mark in a side file",
+            &mut commits_marked,
+            commit_marked_p50,
+        ),
     ] {
         let p99 = percentile(samples, 0.99);
         println!("| {name} | {:.1} | {:.1} |", micros(p50), micros(p99));
@@ -160,6 +203,11 @@ fn latency(root: &Path) {
     println!(
         "ratio commit / overwrite floor: {:.2}",
         commit_p50.as_secs_f64() / overwrite_p50.as_secs_f64()
+    );
+    println!(
+        "durable-LSN mark: same file {:.3}x the overwrite floor, side file {:.3}x the commit",
+        overwrite_marked_p50.as_secs_f64() / overwrite_p50.as_secs_f64(),
+        commit_marked_p50.as_secs_f64() / commit_p50.as_secs_f64()
     );
 }
 

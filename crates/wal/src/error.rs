@@ -29,6 +29,12 @@ pub enum WalError {
     #[error("wal i/o error before the record was written: {0}")]
     NotWritten(io::Error),
 
+    /// `truncate_before` could not write the log's new generation (a full disk, as a
+    /// rule) and left the old file in place, every record in it durable: nothing is
+    /// lost and the log is not poisoned; the next truncation tries again.
+    #[error("the log was not truncated (its new file could not be written: {0}); it is kept")]
+    TruncationNotDone(io::Error),
+
     /// Durable bytes of the log are damaged (not a torn tail).
     #[error("wal corrupt at offset {offset} (expected lsn {lsn:?}): {reason}")]
     Corrupt {

@@ -51,6 +51,7 @@ use crate::limits::{
 use crate::recovery::{self, TornTail};
 use crate::storage::{Dir, OsDir, Storage};
 use parking_lot::{Condvar, Mutex, MutexGuard};
+use std::io;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -538,7 +539,8 @@ impl Wal {
     /// Drops every record with an LSN below `lsn` (the engine calls this after a
     /// checkpoint that covers them). Writes a new file generation holding the records
     /// from `lsn` on, syncs it and renames it over the log; crash-safe at every step.
-    /// Everything appended before the call is durable when it returns.
+    /// Everything appended before the call is durable when it returns, also when it
+    /// returns `TruncationNotDone` (the new file could not be written; the old one stays).
     pub fn truncate_before(&self, lsn: Lsn) -> Result<()> {
         let mut state = self.state.lock();
         loop {
@@ -565,8 +567,19 @@ impl Wal {
         let result = self
             .write_blocks(&blocks, false)
             .and_then(|()| self.replace_file(lsn, lsn_end));
+        // The new generation could not be written, the old file is untouched: it stays
+        // the log, with the blocks just written made durable in it (a failed sync
+        // poisons, as any does), and the caller learns the truncation did not happen.
+        let (result, not_done) = match result {
+            Err(WalError::TruncationNotDone(cause)) => (self.write_blocks(&[], true), Some(cause)),
+            other => (other, None),
+        };
         let state = self.state.lock();
-        self.finish_io(state, blocks, lsn_end, Some((None, 0)), result)
+        self.finish_io(state, blocks, lsn_end, Some((None, 0)), result)?;
+        match not_done {
+            Some(cause) => Err(WalError::TruncationNotDone(cause)),
+            None => Ok(()),
+        }
     }
 
     /// Takes the I/O token, writes every sealed block (and, when `sync`, the open one and
@@ -925,15 +938,31 @@ fn create_file(
     }
     let end = bytes.len() as u64;
     let temp = temp_name(name);
-    dir.remove(&temp)?;
-    let storage = dir.open(&temp)?;
-    storage.write_all_at(&bytes, 0)?;
-    // Up to the chunk multiple that leaves at least a quarter of a chunk past the records:
-    // one chunk for a fresh log (not two: the zeros' fdatasync is most of an open's time).
-    let allocated =
-        (end + options.preallocate_chunk / 4).next_multiple_of(options.preallocate_chunk);
-    write_zeros(storage.as_ref(), end, allocated)?;
-    storage.sync()?;
+    let written = (|| {
+        dir.remove(&temp)?;
+        let storage = dir.open(&temp)?;
+        storage.write_all_at(&bytes, 0)?;
+        // Up to the chunk multiple that leaves at least a quarter of a chunk past the
+        // records: one chunk for a fresh log (not two: the zeros' fdatasync is most of an
+        // open's time).
+        let allocated =
+            (end + options.preallocate_chunk / 4).next_multiple_of(options.preallocate_chunk);
+        write_zeros(storage.as_ref(), end, allocated)?;
+        storage.sync()?;
+        Ok::<_, io::Error>(storage)
+    })();
+    let storage = match written {
+        Ok(storage) => storage,
+        // Before the rename the log at `name` is untouched: a truncation that finds no
+        // room for the new generation (ENOSPC, EDQUOT) leaves it in place. The partial
+        // file goes, to give its blocks back (best effort: it is never read). Any other
+        // failure (EIO, a failed sync) says the device is failing: it poisons, as before.
+        Err(error) if truncating && matches!(error.raw_os_error(), Some(28 | 122)) => {
+            let _ = dir.remove(&temp);
+            return Err(WalError::TruncationNotDone(error));
+        }
+        Err(error) => return Err(error.into()),
+    };
     if truncating {
         crashpoint::hit("wal.truncate.before_rename");
     }

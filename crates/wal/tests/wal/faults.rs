@@ -237,7 +237,8 @@ fn read_error_during_open_is_reported() {
 }
 
 /// Faults in the new file generation written by `truncate_before`: the call fails, the
-/// log is poisoned, and a reopen finds the old generation intact.
+/// log is poisoned (no room for the file, ENOSPC: `TruncationNotDone`, not poisoned, the
+/// partial file removed), and a reopen finds the old generation intact.
 #[test]
 fn fault_while_writing_the_new_generation_keeps_the_old_log() {
     use parking_lot::Mutex;
@@ -273,6 +274,18 @@ fn fault_while_writing_the_new_generation_keeps_the_old_log() {
         let result = wal.truncate_before(Lsn(20));
         if kind == FaultKind::ShortWrite {
             result.expect("short writes are retried");
+        } else if kind == FaultKind::NoSpace {
+            // No room for the new file: the old log stays the log, not poisoned, every
+            // record in it durable; the next truncation tries again.
+            assert!(
+                matches!(result, Err(WalError::TruncationNotDone(_))),
+                "{op:?} {kind:?}: {result:?}"
+            );
+            assert!(!wal.is_poisoned(), "a full disk does not poison the log");
+            assert!(
+                !dir.names().iter().any(|n| n.ends_with(".tmp")),
+                "the partial file is removed"
+            );
         } else {
             assert!(
                 matches!(result, Err(WalError::Io(_))),

@@ -54,7 +54,11 @@ enum Told {
 
 fn insert(coll: &mongodb::sync::Collection<Document>, id: i64) -> Told {
     let document = doc! {"_id": id, "pad": "x".repeat(100_000)};
-    match coll.insert_one(document).run() {
+    classify(coll.insert_one(document).run())
+}
+
+fn classify<T>(result: mongodb::error::Result<T>) -> Told {
+    match result {
         Ok(_) => Told::Acked,
         Err(error) => match *error.kind {
             ErrorKind::Write(WriteFailure::WriteError(e)) => Told::Refused(e.code),
@@ -195,4 +199,202 @@ fn a_server_on_a_full_file_system_still_closes_cleanly_to_one_file() {
         acked.is_subset(&ids(&coll)),
         "every acknowledged write survives"
     );
+}
+
+/// A small ext4 image on a loop device, mounted for the test (skipped with a message
+/// where `mkfs.ext4`, loop devices or `mount` are unavailable or refused).
+struct Ext4 {
+    dir: std::path::PathBuf,
+    image: std::path::PathBuf,
+}
+
+impl Ext4 {
+    fn mount(size: &str) -> Option<Ext4> {
+        let dir = TestServer::temp_db().with_extension("ext4");
+        let image = dir.with_extension("img");
+        std::fs::create_dir_all(&dir).ok()?;
+        let ok = |cmd: &mut Command| cmd.output().is_ok_and(|out| out.status.success());
+        let made = ok(Command::new("truncate").args(["-s", size]).arg(&image))
+            && ok(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image));
+        let ext4 = Ext4 { dir, image };
+        if !made || !ext4.mount_again() {
+            return None;
+        }
+        Some(ext4)
+    }
+
+    fn mount_again(&self) -> bool {
+        Command::new("mount")
+            .args(["-o", "loop"])
+            .arg(&self.image)
+            .arg(&self.dir)
+            .output()
+            .is_ok_and(|out| out.status.success())
+    }
+
+    fn unmount(&self) -> bool {
+        Command::new("umount")
+            .arg(&self.dir)
+            .output()
+            .is_ok_and(|out| out.status.success())
+    }
+
+    /// `EXT4_IOC_SHUTDOWN` with `EXT4_GOING_FLAGS_NOLOGFLUSH`: from now on every write,
+    /// sync and most reads on the file system fail with EIO, as when the device dies.
+    fn shut_down(&self) -> bool {
+        let script = "import fcntl, os, struct, sys\n\
+                      fd = os.open(sys.argv[1], os.O_RDONLY)\n\
+                      fcntl.ioctl(fd, 0x8004587D, struct.pack('I', 2))\n";
+        Command::new("python3")
+            .args(["-c", script])
+            .arg(&self.dir)
+            .output()
+            .is_ok_and(|out| out.status.success())
+    }
+}
+
+impl Drop for Ext4 {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
+        let _ = std::fs::remove_dir(&self.dir);
+        let _ = std::fs::remove_file(&self.image);
+    }
+}
+
+/// What a read of the whole collection gave: the ids, or the error (a clear refusal).
+fn try_ids(coll: &mongodb::sync::Collection<Document>) -> Result<BTreeSet<i64>, String> {
+    let cursor = coll
+        .find(doc! {})
+        .projection(doc! {"_id": 1})
+        .run()
+        .map_err(|e| e.to_string())?;
+    cursor
+        .map(|d| {
+            d.map_err(|e| e.to_string())
+                .map(|d| d.get_i64("_id").expect("id"))
+        })
+        .collect()
+}
+
+/// The device fails under a running server (ext4's shutdown ioctl, EIO from then on):
+/// the failed write's reply is an error or an unknown outcome (never an acknowledgement),
+/// that write is never readable, reads of durable data go on or are refused with a clear
+/// error, the server does not panic, and after an unmount and remount (the journal
+/// replayed) a restart has every acknowledged write.
+#[test]
+fn a_failing_device_gives_no_phantom_data_and_loses_no_acknowledged_write() {
+    let Some(fs) = Ext4::mount("64M") else {
+        eprintln!(
+            "skipped: cannot make or loop-mount an ext4 image here (mkfs.ext4, loop or mount refused)"
+        );
+        return;
+    };
+    let db = fs.dir.join("dev.mfdb");
+    let mut server = TestServer::start_at(&db, &[]);
+    let client = server.client();
+    let coll = client.database("test").collection::<Document>("c");
+    let mut acked = BTreeSet::new();
+    for id in 0..40 {
+        assert!(matches!(insert(&coll, id), Told::Acked), "insert {id}");
+        acked.insert(id);
+    }
+    client
+        .database("admin")
+        .run_command(doc! {"fsync": 1})
+        .run()
+        .expect("a checkpoint");
+    for id in 40..60 {
+        assert!(matches!(insert(&coll, id), Told::Acked), "insert {id}");
+        acked.insert(id);
+    }
+    if !fs.shut_down() {
+        eprintln!("skipped: EXT4_IOC_SHUTDOWN refused (no python3 or no CAP_SYS_ADMIN)");
+        return;
+    }
+    // A small document: its page waits in the write-back buffer, so the commit publishes
+    // it before the log's write fails (a large one fails earlier, writing its pages).
+    let failed = 1_000;
+    let told = classify(coll.insert_one(doc! {"_id": failed}).run());
+    assert!(
+        !matches!(told, Told::Acked),
+        "a write on a failed device is never acknowledged"
+    );
+    let refused = match told {
+        Told::Refused(code) => Some(code),
+        _ => None,
+    };
+    let mut reads = Vec::new();
+    for _ in 0..3 {
+        match try_ids(&coll) {
+            Ok(seen) => {
+                assert!(!seen.contains(&failed), "no phantom data");
+                assert!(acked.is_subset(&seen), "durable data reads as it was");
+                reads.push(format!("{} documents", seen.len()));
+            }
+            Err(message) => {
+                assert!(message.contains("rror"), "a refusal says why: {message}");
+                reads.push(message.chars().take(150).collect());
+            }
+        }
+    }
+    assert!(server.is_running(), "no panic, no exit");
+    assert!(
+        !server.log_lines().iter().any(|l| l.contains("panicked")),
+        "no panic"
+    );
+    server.kill9();
+    assert!(fs.unmount(), "unmount the shut-down file system");
+    assert!(fs.mount_again(), "remount (the journal is replayed)");
+    let server = TestServer::start_at(&db, &[]);
+    let coll = server.client().database("test").collection::<Document>("c");
+    let after = ids(&coll);
+    assert!(acked.is_subset(&after), "every acknowledged write survives");
+    if refused.is_some() {
+        assert!(!after.contains(&failed), "a refused write never appears");
+    }
+    eprintln!(
+        "device failure: {} acknowledged, the failed write {refused:?} (None: unknown \
+         outcome), reads after it: {reads:?}",
+        acked.len(),
+    );
+}
+
+/// A read-only remount under a running server (EROFS): Linux refuses it while the
+/// database's files are open for writing (EBUSY), which is what this test finds here;
+/// if a kernel allows it, the write is not acknowledged and never readable.
+#[test]
+fn a_read_only_remount_is_refused_or_refuses_writes_without_phantom_data() {
+    let Some(fs) = Ext4::mount("32M") else {
+        eprintln!(
+            "skipped: cannot make or loop-mount an ext4 image here (mkfs.ext4, loop or mount refused)"
+        );
+        return;
+    };
+    let db = fs.dir.join("ro.mfdb");
+    let mut server = TestServer::start_at(&db, &[]);
+    let coll = server.client().database("test").collection::<Document>("c");
+    for id in 0..10 {
+        assert!(matches!(insert(&coll, id), Told::Acked), "insert {id}");
+    }
+    let remounted = Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(&fs.dir)
+        .output()
+        .expect("mount runs");
+    if !remounted.status.success() {
+        eprintln!(
+            "read-only remount refused while the files are open for writing: {}",
+            String::from_utf8_lossy(&remounted.stderr).trim()
+        );
+        assert!(matches!(insert(&coll, 10), Told::Acked), "writes go on");
+        assert!(server.terminate().success(), "a clean close");
+        return;
+    }
+    let told = insert(&coll, 10);
+    assert!(!matches!(told, Told::Acked), "EROFS is never acknowledged");
+    if let Ok(seen) = try_ids(&coll) {
+        assert!(!seen.contains(&10), "no phantom data");
+    }
+    assert!(server.is_running(), "no panic, no exit");
+    server.kill9();
 }
