@@ -9,7 +9,7 @@
 //!   one bucket: the one with the largest lower bound not above it.
 //! - Only buckets with a count are reported, in bucket order, as mongod omits empty ones.
 
-use bson::{Bson, Document, doc};
+use bson::{Bson, Document, RawDocumentBuf, doc, rawdoc};
 
 /// mongod's bucket lower bounds, in microseconds.
 const LOWER_BOUNDS: [u64; 51] = [
@@ -146,6 +146,25 @@ impl Latencies {
         self.kinds[kind as usize].record(micros);
     }
 
+    /// [`Latencies::report`] as raw BSON (serverStatus builds its reply raw). Without
+    /// histograms it is written directly, without a `Document` in between.
+    pub(crate) fn report_raw(
+        &self,
+        histograms: bool,
+    ) -> Result<RawDocumentBuf, bson::error::Error> {
+        if histograms {
+            return RawDocumentBuf::try_from(&self.report(true));
+        }
+        let long = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        let [reads, writes, commands] = &self.kinds;
+        Ok(rawdoc! {
+            "reads": { "latency": long(reads.micros), "ops": long(reads.ops) },
+            "writes": { "latency": long(writes.micros), "ops": long(writes.ops) },
+            "commands": { "latency": long(commands.micros), "ops": long(commands.ops) },
+            "transactions": { "latency": 0i64, "ops": 0i64 },
+        })
+    }
+
     /// mongod's `latencyStats`/`opLatencies` document: `reads`, `writes`, `commands` and
     /// `transactions` (none run here: always zero).
     pub(crate) fn report(&self, histograms: bool) -> Document {
@@ -194,6 +213,19 @@ mod tests {
         let total = 1 + 1 + 2 + 3 + 4096 + 6143 + 16_384 + 24_575 + (1i64 << 41);
         assert_eq!(report.get_i64("latency").ok(), Some(total));
         assert!(!histogram.report(false).contains_key("histogram"));
+    }
+
+    #[test]
+    fn the_raw_report_is_the_document_report() {
+        let mut latencies = Latencies::default();
+        latencies.record(Kind::Read, 5);
+        latencies.record(Kind::Write, 3000);
+        latencies.record(Kind::Command, 70);
+        for histograms in [false, true] {
+            let raw = latencies.report_raw(histograms).expect("raw");
+            let doc = Document::try_from(raw.as_ref()).expect("document");
+            assert_eq!(doc, latencies.report(histograms));
+        }
     }
 
     #[test]

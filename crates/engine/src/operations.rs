@@ -305,10 +305,12 @@ impl Operations {
         latencies.report(histograms)
     }
 
-    /// serverStatus `opLatencies`: every command's (histograms when asked).
-    pub(crate) fn op_latencies(&self, histograms: bool) -> Document {
+    /// serverStatus `opLatencies`: every command's (histograms when asked), as raw BSON.
+    pub(crate) fn op_latencies(&self, histograms: bool) -> Result<bson::RawDocumentBuf, Error> {
         let latencies = *self.latencies.lock();
-        latencies.report(histograms)
+        latencies
+            .report_raw(histograms)
+            .map_err(|error| Error::new(ErrorCode::InternalError, error.to_string()))
     }
 
     fn operations_top(&self) -> Vec<(String, [Usage; TOP_KINDS.len()])> {

@@ -4,7 +4,7 @@
 
 use super::{Reply, Request};
 use crate::engine::Engine;
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::stats::Counter;
 use crate::version;
 use bson::{DateTime, rawdoc};
@@ -27,8 +27,7 @@ pub(super) fn server_status(engine: &Engine, request: &Request<'_>) -> Result<Re
         }
         _ => false,
     };
-    let latencies = bson::RawDocumentBuf::try_from(&engine.operations.op_latencies(histograms))
-        .map_err(|error| Error::new(ErrorCode::InternalError, error.to_string()))?;
+    let latencies = engine.operations.op_latencies(histograms)?;
     let facts = engine.host.facts();
     let stats = engine.stats().snapshot();
     let count = |counter| int64(stats.get(counter));
