@@ -257,7 +257,9 @@ fn run_mongosh_shutdown(root: &Path, mongosh: &Path, e2e: &Path) -> Result<Strin
             .env("DO_NOT_TRACK", "1"),
     );
     let exited = wait_exit(&mut server, std::time::Duration::from_secs(10));
+    // A server that did not stop cleanly leaves its log beside the file.
     let _ = std::fs::remove_file(&server.db);
+    let _ = std::fs::remove_file(server.db.with_extension("mfdb-wal"));
     let text = text?;
     if let Err(error) = exited {
         let _ = server.child.kill();
