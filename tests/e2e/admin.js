@@ -1,5 +1,6 @@
 // mongosh's admin helpers against a running server (issue 22): serverStatus, coll.stats(),
-// currentOp, killOp, fsyncLock + a copy of the database file + fsyncUnlock. The xtask
+// currentOp, killOp, fsyncLock + a copy of the database file + fsyncUnlock, the profiler
+// and `show profile` (db.shutdownServer() runs in shutdown.js, on a server of its own). The xtask
 // then opens the copy with a second server and counts its documents.
 // Environment: MFDB_DB (the server's file), MFDB_COPY (where to copy it).
 const d = db.getSiblingDB('smoke_admin_sh');
@@ -32,4 +33,11 @@ print('setProfilingLevel was=' + prof.was + ' now=' + d.getProfilingStatus().was
 c.findOne({ _id: 5 });
 const profiled = d.system.profile.find({ op: 'query', ns: 'smoke_admin_sh.items' }).toArray();
 print('profiled query=' + (profiled.length >= 1 && profiled[0].nreturned === 1));
+// `show profile` (of the shell's current database, hence the `use`): mongosh counts
+// system.profile, then reads its newest entries (`{millis: {$gt: 0}}`, sorted by
+// `$natural: -1`, limit 5).
+use('smoke_admin_sh');
+const shown = show('profile');
+print('show profile type=' + shown.type + ' count=' + (shown.value.count >= 1) +
+      ' read=' + (shown.value.result === undefined || Array.isArray(shown.value.result)));
 d.setProfilingLevel(0);

@@ -81,6 +81,8 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
     ];
     let admin = run_mongosh_admin(root, &mongosh, &e2e, &uri, &server.db);
     let stopped = stop(&mut server);
+    // db.shutdownServer() last, on a server of its own: it ends that server.
+    let shutdown = run_mongosh_shutdown(root, &mongosh, &e2e);
     // Issue 20: the same clients logging in to a server started with --auth.
     let mut secured = start_with(root, "e2e-auth", &["--log-level", "debug", "--auth"])?;
     let secured_uri = format!("mongodb://{}/?directConnection=true", secured.address);
@@ -108,7 +110,10 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
     ];
     let secured_stopped = stop(&mut secured);
     let mut failed = false;
-    let admin = [("mongosh admin", admin)];
+    let admin = [
+        ("mongosh admin", admin),
+        ("mongosh shutdownServer", shutdown),
+    ];
     for (name, result) in results.iter().chain(&admin).chain(&auth_results) {
         match result {
             Ok(output) => println!("e2e {name}: ok\n{}", indent(output)),
@@ -204,6 +209,7 @@ fn run_mongosh_admin(
         "after unlock count=101",
         "setProfilingLevel was=0 now=2",
         "profiled query=true",
+        "show profile type=ShowProfileResult count=true read=true",
     ] {
         if !text.contains(expected) {
             bail!("mongosh admin round lacks `{expected}`:\n{}", indent(&text));
@@ -235,6 +241,38 @@ fn run_mongosh_admin(
         bail!("the copy taken under fsyncLock:\n{}", indent(&counted));
     }
     Ok(format!("{text}{counted}"))
+}
+
+/// `db.shutdownServer()` from mongosh (`tests/e2e/shutdown.js`) on a fresh server: the
+/// server exits by itself, successfully, logging its clean stop, within 10 s.
+fn run_mongosh_shutdown(root: &Path, mongosh: &Path, e2e: &Path) -> Result<String> {
+    let mut server = start(root, "e2e-shutdown")?;
+    let uri = format!("mongodb://{}/?directConnection=true", server.address);
+    let text = check(
+        Command::new(mongosh)
+            .arg(&uri)
+            .args(["--quiet", "--file"])
+            .arg(e2e.join("shutdown.js"))
+            .env("MONGOSH_NO_UPDATE_CHECK", "1")
+            .env("DO_NOT_TRACK", "1"),
+    );
+    let exited = wait_exit(&mut server, std::time::Duration::from_secs(10));
+    // A server that did not stop cleanly leaves its log beside the file.
+    let _ = std::fs::remove_file(&server.db);
+    let _ = std::fs::remove_file(server.db.with_extension("mfdb-wal"));
+    let text = text?;
+    if let Err(error) = exited {
+        let _ = server.child.kill();
+        bail!(
+            "{error:#}\nmongosh:\n{}server log:\n{}",
+            indent(&text),
+            indent(&server.log.lock().expect("log").join("\n"))
+        );
+    }
+    if !text.contains("shutdownServer ok=1") && !text.contains("shutdownServer closed=true") {
+        bail!("mongosh's shutdownServer:\n{}", indent(&text));
+    }
+    Ok(text)
 }
 
 /// mongosh logging in as the root user `auth.py` created (SCRAM-SHA-256), then its user
@@ -341,17 +379,23 @@ pub(crate) fn stop(server: &mut RunningServer) -> Result<()> {
 pub(crate) fn stop_within(server: &mut RunningServer, limit: std::time::Duration) -> Result<()> {
     let pid = server.child.id().to_string();
     Command::new("kill").args(["-TERM", &pid]).status()?;
+    wait_exit(server, limit).map_err(|error| anyhow::anyhow!("after SIGTERM: {error:#}"))
+}
+
+/// Waits up to `limit` for the server to exit by itself; it must exit successfully, log
+/// "shutdown complete" and no error.
+fn wait_exit(server: &mut RunningServer, limit: std::time::Duration) -> Result<()> {
     let deadline = std::time::Instant::now() + limit;
     loop {
         if let Some(status) = server.child.try_wait()? {
             if !status.success() {
-                bail!("server exited with {status} after SIGTERM");
+                bail!("server exited with {status}");
             }
             break;
         }
         if std::time::Instant::now() > deadline {
             let _ = server.child.kill();
-            bail!("server did not exit within {limit:?} of SIGTERM");
+            bail!("server did not exit within {limit:?}");
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

@@ -24,6 +24,7 @@ mod error;
 mod fsync_lock;
 mod host;
 mod index;
+mod latency;
 pub mod limits;
 mod object_id;
 mod operations;
@@ -34,6 +35,7 @@ mod sessions;
 mod stats;
 pub mod store;
 mod streaming;
+mod system_collections;
 mod ttl;
 pub mod version;
 
@@ -42,7 +44,7 @@ pub use client::Client;
 pub use engine::{ConnectionContext, Engine, EngineOptions, ShutdownHook, StartupOptions};
 pub use error::{Error, ErrorCode};
 pub use host::{FileSystemFacts, FixedHost, Host, HostFacts, MemoryFacts};
-pub use recent_log::{LogLine, RECENT_LOG_LINES, RecentLog};
+pub use recent_log::{Echo, LogLine, RECENT_LOG_LINES, RecentLog};
 pub use stats::Stats;
 pub use ttl::TtlPass;
 /// Named crash points (the `crash-points` feature; see `cargo xtask crash`).

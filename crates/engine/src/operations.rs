@@ -14,13 +14,14 @@
 
 use crate::command::Request;
 use crate::error::{Error, ErrorCode};
+use crate::latency::{Kind, Latencies};
 use crate::store::{BuildObserver, BuildPhase};
 use bson::{Document, doc};
 use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU8, AtomicU64, Ordering};
 use std::time::Instant;
 
 /// The largest command body `currentOp` shows whole; a larger one is shown as mongod
@@ -32,8 +33,11 @@ pub(crate) const COMMAND_COPY_MAX: usize = 1024;
 pub(crate) struct Operations {
     next_opid: AtomicI32,
     running: Mutex<BTreeMap<i32, Arc<Running>>>,
-    /// `top`'s figures per namespace (commands on `<db>.$cmd` are not counted, as mongod).
-    top: Mutex<BTreeMap<String, [Usage; TOP_KINDS.len()]>>,
+    /// `top`'s figures and the latencies per namespace (commands on `<db>.$cmd` are not
+    /// counted, as mongod).
+    top: Mutex<BTreeMap<String, NamespaceUsage>>,
+    /// Every command's latency, for serverStatus `opLatencies`.
+    latencies: Mutex<Latencies>,
     /// Called with every progress report, on the reporting thread (tests look at
     /// `currentOp` from inside a build this way).
     #[cfg(test)]
@@ -49,6 +53,8 @@ pub(crate) struct Running {
     started: Instant,
     /// `currentOp`'s `op`: `insert`, `query`, `update`, `remove`, `getmore` or `command`.
     op: &'static str,
+    /// The latency kind it counts under.
+    latency_kind: Kind,
     ns: String,
     command: Document,
     connection_id: i64,
@@ -58,6 +64,12 @@ pub(crate) struct Running {
     interrupt: AtomicU8,
     /// When `maxTimeMS` runs out (the host's clock), if it was given.
     deadline: Option<(Arc<dyn crate::host::Host>, i64)>,
+    /// Index keys and documents its reads examined so far (mongod's `keysExamined`,
+    /// `docsExamined`), added by each read loop when it ends.
+    keys_examined: AtomicU64,
+    docs_examined: AtomicU64,
+    /// mongod's `planSummary` of the plan its read runs (`COLLSCAN`, `IXSCAN { a: 1 }`).
+    plan_summary: Mutex<Option<String>>,
     #[cfg(test)]
     on_progress: Option<ProgressHook>,
 }
@@ -89,6 +101,20 @@ pub(crate) fn check_current() -> Result<(), Error> {
     })
 }
 
+/// The operation this thread runs now, if any (read loops add their counts to it).
+pub(crate) fn current() -> Option<Arc<Running>> {
+    CURRENT.with(|current| current.borrow().clone())
+}
+
+/// Sets the `planSummary` of the operation this thread runs (nothing outside one).
+pub(crate) fn set_current_plan_summary(summary: String) {
+    CURRENT.with(|current| {
+        if let Some(running) = &*current.borrow() {
+            *running.plan_summary.lock() = Some(summary);
+        }
+    });
+}
+
 /// What long work has done so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Progress {
@@ -112,10 +138,14 @@ impl Drop for OpGuard<'_> {
         CURRENT.with(|current| *current.borrow_mut() = outer);
         self.operations.running.lock().remove(&self.running.opid);
         let running = &self.running;
+        let micros = u64::try_from(running.started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.operations
+            .latencies
+            .lock()
+            .record(running.latency_kind, micros);
         if running.ns.ends_with(".$cmd") {
             return;
         }
-        let micros = u64::try_from(running.started.elapsed().as_micros()).unwrap_or(u64::MAX);
         let kind = match running.op {
             "query" => 3,
             "getmore" => 4,
@@ -130,9 +160,11 @@ impl Drop for OpGuard<'_> {
         if !top.contains_key(&running.ns) {
             top.insert(running.ns.clone(), Default::default());
         }
-        let usage = top
+        let entry = top
             .get_mut(&running.ns)
             .expect("the namespace was just inserted");
+        entry.latencies.record(running.latency_kind, micros);
+        let usage = &mut entry.top;
         for index in [0, lock, kind] {
             usage[index].time += micros;
             usage[index].count += 1;
@@ -152,6 +184,13 @@ const TOP_KINDS: [&str; 9] = [
     "remove",
     "commands",
 ];
+
+/// What is counted per namespace: `top`'s categories and the latency histograms.
+#[derive(Debug, Default, Clone, Copy)]
+struct NamespaceUsage {
+    top: [Usage; TOP_KINDS.len()],
+    latencies: Latencies,
+}
 
 /// Time (microseconds) and count of one `top` category.
 #[derive(Debug, Default, Clone, Copy)]
@@ -187,6 +226,7 @@ impl Operations {
             opid,
             started: Instant::now(),
             op: op_kind(request.name),
+            latency_kind: Kind::of(request.name),
             ns: format!("{}.{collection}", request.db),
             command: shown_command(request),
             connection_id: request.ctx.connection_id,
@@ -194,6 +234,9 @@ impl Operations {
             progress: Mutex::new(None),
             interrupt: AtomicU8::new(NOT_INTERRUPTED),
             deadline,
+            keys_examined: AtomicU64::new(0),
+            docs_examined: AtomicU64::new(0),
+            plan_summary: Mutex::new(None),
             #[cfg(test)]
             on_progress: self.on_progress.lock().clone(),
         });
@@ -252,34 +295,29 @@ impl Operations {
         out
     }
 
-    /// `$collStats`'s `latencyStats` of `ns` from the `top` counts: (microseconds,
-    /// operations) of its reads (queries and getMores), writes and commands.
-    pub(crate) fn latency(&self, ns: &str) -> [(u64, u64); 3] {
-        let top = self.top.lock();
-        let Some(usage) = top.get(ns) else {
-            return [(0, 0); 3];
-        };
-        let sum = |kinds: &[&str]| {
-            TOP_KINDS
-                .iter()
-                .zip(usage)
-                .filter(|(name, _)| kinds.contains(name))
-                .fold((0, 0), |(time, count), (_, usage)| {
-                    (time + usage.time, count + usage.count)
-                })
-        };
-        [
-            sum(&["queries", "getmore"]),
-            sum(&["insert", "update", "remove"]),
-            sum(&["commands"]),
-        ]
+    /// `$collStats`'s `latencyStats` of `ns` (histograms when asked).
+    pub(crate) fn latency_stats(&self, ns: &str, histograms: bool) -> Document {
+        let latencies = self
+            .top
+            .lock()
+            .get(ns)
+            .map_or_else(Latencies::default, |usage| usage.latencies);
+        latencies.report(histograms)
+    }
+
+    /// serverStatus `opLatencies`: every command's (histograms when asked), as raw BSON.
+    pub(crate) fn op_latencies(&self, histograms: bool) -> Result<bson::RawDocumentBuf, Error> {
+        let latencies = *self.latencies.lock();
+        latencies
+            .report_raw(histograms)
+            .map_err(|error| Error::new(ErrorCode::InternalError, error.to_string()))
     }
 
     fn operations_top(&self) -> Vec<(String, [Usage; TOP_KINDS.len()])> {
         self.top
             .lock()
             .iter()
-            .map(|(ns, usage)| (ns.clone(), *usage))
+            .map(|(ns, usage)| (ns.clone(), usage.top))
             .collect()
     }
 
@@ -310,6 +348,25 @@ impl Running {
         Ok(())
     }
 
+    /// Adds `keys` index keys and `docs` documents examined by one read loop.
+    pub(crate) fn add_examined(&self, keys: u64, docs: u64) {
+        self.keys_examined.fetch_add(keys, Ordering::Relaxed);
+        self.docs_examined.fetch_add(docs, Ordering::Relaxed);
+    }
+
+    /// Index keys and documents examined so far.
+    pub(crate) fn examined(&self) -> (u64, u64) {
+        (
+            self.keys_examined.load(Ordering::Relaxed),
+            self.docs_examined.load(Ordering::Relaxed),
+        )
+    }
+
+    /// The `planSummary` of its read, once planned.
+    pub(crate) fn plan_summary(&self) -> Option<String> {
+        self.plan_summary.lock().clone()
+    }
+
     /// `currentOp`'s `op`.
     pub(crate) fn op(&self) -> &'static str {
         self.op
@@ -323,6 +380,16 @@ impl Running {
     /// The command as `currentOp` shows it (long bodies truncated).
     pub(crate) fn command_shown(&self) -> bson::Bson {
         bson::Bson::Document(self.command.clone())
+    }
+
+    /// The connection it arrived on (0 when embedded).
+    pub(crate) fn connection_id(&self) -> i64 {
+        self.connection_id
+    }
+
+    /// The client's address with its port (empty when embedded).
+    pub(crate) fn client(&self) -> &str {
+        &self.client
     }
 
     /// The client's host, without its port (as mongod's profiler gives `client`).
@@ -362,6 +429,9 @@ impl Running {
         };
         if !self.client.is_empty() {
             out.insert("client", self.client.clone());
+        }
+        if let Some(summary) = self.plan_summary() {
+            out.insert("planSummary", summary);
         }
         if self.interrupt.load(Ordering::Relaxed) == KILLED {
             out.insert("killPending", true);

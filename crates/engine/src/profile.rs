@@ -1,7 +1,9 @@
 //! The database profiler: per-database levels (0 off, 1 slow operations, 2 all) and the
 //! global `slowms`/`sampleRate`, set by the `profile` command, and the `<db>.system.profile`
 //! documents it writes after each command, in mongod's shape (`op`, `ns`, `command`,
-//! `nreturned`, `responseLength`, `millis`, `ts`, `client`, `allUsers`, `user`).
+//! `keysExamined`, `docsExamined`, `nreturned`, `responseLength`, `millis`, `planSummary`,
+//! `ts`, `client`, `allUsers`, `user`); the counts are what the command's read loops
+//! examined (`cursor::Deadline` counts them).
 //!
 //! Invariants:
 //! - A database's profile documents describe only commands that ran on that database, and
@@ -104,6 +106,11 @@ impl Profiler {
 
     /// Whether an operation of `millis` on `db` is profiled, and the filter that decides
     /// when there is one (its match is checked against the profile document).
+    /// The global `slowms`: operations at least this long are logged as slow.
+    fn slow_ms(&self) -> i64 {
+        self.inner.lock().slow_ms
+    }
+
     fn decide(&self, db: &str, millis: i64) -> Decision {
         let mut settings = self.inner.lock();
         let Some((level, filter)) = settings.databases.get(db).cloned() else {
@@ -171,14 +178,24 @@ pub(crate) fn record(engine: &Engine, finished: &Finished<'_>) -> Result<(), Err
         "ns": ns,
         "command": finished.running.command_shown(),
     };
+    // mongod's order: the execution counts, then what was returned, the time, the plan.
+    let (keys, docs) = finished.running.examined();
+    let read = matches!(finished.running.op(), "query" | "getmore");
+    if read || keys > 0 || docs > 0 {
+        profile.insert("keysExamined", long(keys));
+        profile.insert("docsExamined", long(docs));
+    }
     if let Some(n) = finished.nreturned {
         profile.insert("nreturned", long(n));
     }
     if let Some(n) = finished.response_length {
         profile.insert("responseLength", long(n));
     }
+    profile.insert("millis", long(finished.millis.unsigned_abs()));
+    if let Some(summary) = finished.running.plan_summary() {
+        profile.insert("planSummary", summary);
+    }
     profile.extend(doc! {
-        "millis": long(finished.millis.unsigned_abs()),
         "ts": bson::DateTime::from_millis(engine.host.now_millis()),
         "client": finished.running.client_host(),
         "allUsers": [],
@@ -218,7 +235,7 @@ pub(crate) fn record(engine: &Engine, finished: &Finished<'_>) -> Result<(), Err
         let mut taken = 0usize;
         let doomed = writer.scan_while(&target, None, |_, _| {
             taken += 1;
-            taken <= excess
+            Ok(taken <= excess)
         })?;
         for (rid, _) in doomed {
             writer.delete(&target, rid)?;
@@ -227,4 +244,53 @@ pub(crate) fn record(engine: &Engine, finished: &Finished<'_>) -> Result<(), Err
     // Not waited for: a profile document is a diagnostic, durable with the next sync.
     writer.commit_nowait()?;
     Ok(())
+}
+
+/// mongod's id of the slow operation log line (`"msg":"Slow query"`).
+const SLOW_QUERY_LOG_ID: i32 = 51803;
+
+/// Logs `finished` as mongod logs an operation of at least `slowms` (profiling on or off):
+/// one `COMMAND` line, `"msg":"Slow query"`, whose `attr` has the command as it ran (with
+/// its `comment`), the plan, the counts, the reply's size and `durationMillis`.
+pub(crate) fn log_slow(engine: &Engine, finished: &Finished<'_>) {
+    if finished.millis < engine.profiler.slow_ms() {
+        return;
+    }
+    let running = finished.running;
+    let long = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    let mut attr = doc! {
+        "type": "command",
+        "ns": running.ns(),
+        "command": running.command_shown(),
+    };
+    if let Some(summary) = running.plan_summary() {
+        attr.insert("planSummary", summary);
+    }
+    let (keys, docs) = running.examined();
+    if matches!(running.op(), "query" | "getmore") || keys > 0 || docs > 0 {
+        attr.insert("keysExamined", long(keys));
+        attr.insert("docsExamined", long(docs));
+    }
+    attr.insert("numYields", 0);
+    if let Some(n) = finished.nreturned {
+        attr.insert("nreturned", long(n));
+    }
+    if let Some(n) = finished.response_length {
+        attr.insert("reslen", long(n));
+    }
+    if !running.client().is_empty() {
+        attr.insert("remote", running.client());
+    }
+    attr.insert("protocol", "op_msg");
+    attr.insert("durationMillis", finished.millis);
+    let ctx = format!("conn{}", running.connection_id());
+    let line = crate::recent_log::LogLine {
+        millis: engine.host.now_millis(),
+        severity: "I",
+        component: "COMMAND",
+        id: SLOW_QUERY_LOG_ID,
+        ctx: &ctx,
+        message: "Slow query",
+    };
+    engine.recent_log.record_attr(line, &attr);
 }

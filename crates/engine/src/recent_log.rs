@@ -30,10 +30,21 @@ pub struct LogLine<'a> {
     pub message: &'a str,
 }
 
+/// Prints a line the engine logs itself (a slow operation) where the server prints its
+/// own lines: the server installs it with [`RecentLog::echo_to`].
+pub type Echo = Box<dyn Fn(&str) + Send + Sync>;
+
 /// The bounded ring of recent lines; a server records into it through [`RecentLog::record`].
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct RecentLog {
     inner: Mutex<Inner>,
+    echo: Mutex<Option<Echo>>,
+}
+
+impl std::fmt::Debug for RecentLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecentLog").finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -43,13 +54,36 @@ struct Inner {
 }
 
 impl RecentLog {
+    /// From now on, lines the engine logs itself are also handed to `echo`.
+    pub fn echo_to(&self, echo: Echo) {
+        *self.echo.lock() = Some(echo);
+    }
+
+    /// Records a line the engine itself logs, with mongod's `attr` object (fields in the
+    /// document's order), and hands it to the echo if one is installed.
+    pub(crate) fn record_attr(&self, line: LogLine<'_>, attr: &bson::Document) {
+        let mut text = Self::format(line);
+        text.pop();
+        text.push_str(",\"attr\":");
+        json_document(attr, &mut text);
+        text.push('}');
+        if let Some(echo) = &*self.echo.lock() {
+            echo(&text);
+        }
+        self.push(text);
+    }
+
     /// Records `line` in mongod's JSON shape, dropping the oldest beyond the bound.
     pub fn record(&self, line: LogLine<'_>) {
+        self.push(Self::format(line));
+    }
+
+    fn format(line: LogLine<'_>) -> String {
         // Written by hand: the fields in mongod's order (a JSON map would sort them).
         let date = bson::DateTime::from_millis(line.millis)
             .try_to_rfc3339_string()
             .unwrap_or_default();
-        let text = format!(
+        format!(
             "{{\"t\":{{\"$date\":{}}},\"s\":{},\"c\":{},\"id\":{},\"ctx\":{},\"msg\":{}}}",
             quoted(&date),
             quoted(line.severity),
@@ -57,7 +91,10 @@ impl RecentLog {
             line.id,
             quoted(line.ctx),
             quoted(line.message),
-        );
+        )
+    }
+
+    fn push(&self, text: String) {
         let mut inner = self.inner.lock();
         if inner.lines.len() == RECENT_LOG_LINES {
             inner.lines.pop_front();
@@ -71,6 +108,39 @@ impl RecentLog {
     pub(crate) fn snapshot(&self) -> (Vec<String>, u64) {
         let inner = self.inner.lock();
         (inner.lines.iter().cloned().collect(), inner.total)
+    }
+}
+
+/// `doc` as mongod's log writes it: relaxed Extended JSON, fields in document order.
+fn json_document(doc: &bson::Document, out: &mut String) {
+    out.push('{');
+    for (index, (key, value)) in doc.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        out.push_str(&quoted(key));
+        out.push(':');
+        json_value(value, out);
+    }
+    out.push('}');
+}
+
+fn json_value(value: &bson::Bson, out: &mut String) {
+    match value {
+        bson::Bson::Document(doc) => json_document(doc, out),
+        bson::Bson::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                json_value(item, out);
+            }
+            out.push(']');
+        }
+        bson::Bson::String(text) => out.push_str(&quoted(text)),
+        // Scalars and the `$`-wrapped types: their few keys are in canonical order already.
+        other => out.push_str(&other.clone().into_relaxed_extjson().to_string()),
     }
 }
 
@@ -95,6 +165,27 @@ fn quoted(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn attributes_keep_their_order_as_relaxed_extended_json() {
+        let log = super::RecentLog::default();
+        let attr = bson::doc! {
+            "type": "command",
+            "command": { "find": "c", "filter": { "b": 1, "a": [1, "x"] }, "comment": "hi" },
+            "n": 5i64,
+            "f": 1.5,
+        };
+        log.record_attr(line("Slow query"), &attr);
+        let (lines, _) = log.snapshot();
+        assert!(
+            lines[0].ends_with(
+                "\"msg\":\"Slow query\",\"attr\":{\"type\":\"command\",\"command\":{\"find\":\"c\",\
+                 \"filter\":{\"b\":1,\"a\":[1,\"x\"]},\"comment\":\"hi\"},\"n\":5,\"f\":1.5}}"
+            ),
+            "{}",
+            lines[0]
+        );
+    }
+
     #[test]
     fn messages_are_escaped_as_json_strings() {
         assert_eq!(

@@ -116,6 +116,9 @@ impl Server {
     pub fn bind(config: &Config, engine: Arc<Engine>) -> Result<Server, Error> {
         crate::log::set_level(config.log_level);
         crate::log::record_into(engine.recent_log());
+        engine.recent_log().echo_to(Box::new(|line| {
+            crate::log::print_only(crate::config::LogLevel::Info, line);
+        }));
         let poll = Poll::new().map_err(Error::Poll)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(Error::Poll)?);
         let mut listeners = Vec::new();

@@ -3,10 +3,17 @@
 use engine::{FileSystemFacts, Host, HostFacts, MemoryFacts};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+/// How long a reading of the process's memory (`/proc/self/statm`) is reused. mongod's
+/// own `mem` figures are sampled too; reading the file (an open, a read and a close) was
+/// the largest single cost of a serverStatus.
+const MEMORY_SAMPLE_MS: u128 = 1000;
+
 /// The real clock and machine.
 pub(crate) struct SystemHost {
     started: Instant,
     facts: HostFacts,
+    /// The last memory reading and when it was taken (`None` before the first).
+    memory: std::sync::Mutex<Option<(Instant, MemoryFacts)>>,
     /// The database file (its file system is dbStats' `fsUsedSize`/`fsTotalSize`).
     db: std::path::PathBuf,
 }
@@ -16,6 +23,7 @@ impl SystemHost {
         SystemHost {
             started: Instant::now(),
             facts: read_facts(),
+            memory: std::sync::Mutex::new(None),
             db: db.to_path_buf(),
         }
     }
@@ -84,6 +92,24 @@ fn cpuinfo(key: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The process's memory use now, from `/proc/self/statm` (zeros where there is none).
+fn read_memory() -> MemoryFacts {
+    // Sizes in pages; the first is virtual, the second resident.
+    let pages: Vec<u64> = read_trimmed("/proc/self/statm")
+        .map(|text| {
+            text.split_whitespace()
+                .filter_map(|n| n.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let page_kib = 4;
+    let mb = |index: usize| pages.get(index).map_or(0, |p| p * page_kib / 1024);
+    MemoryFacts {
+        virtual_mb: mb(0),
+        resident_mb: mb(1),
+    }
+}
+
 impl Host for SystemHost {
     fn now_millis(&self) -> i64 {
         let now = SystemTime::now()
@@ -97,20 +123,19 @@ impl Host for SystemHost {
     }
 
     fn memory(&self) -> MemoryFacts {
-        // /proc/self/statm: sizes in pages; the first is virtual, the second resident.
-        let pages: Vec<u64> = read_trimmed("/proc/self/statm")
-            .map(|text| {
-                text.split_whitespace()
-                    .filter_map(|n| n.parse().ok())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let page_kib = 4;
-        let mb = |index: usize| pages.get(index).map_or(0, |p| p * page_kib / 1024);
-        MemoryFacts {
-            virtual_mb: mb(0),
-            resident_mb: mb(1),
+        // A poisoned lock only means a reader panicked; the reading in it is whole.
+        let mut sample = self
+            .memory
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((taken, facts)) = *sample
+            && taken.elapsed().as_millis() < MEMORY_SAMPLE_MS
+        {
+            return facts;
         }
+        let facts = read_memory();
+        *sample = Some((Instant::now(), facts));
+        facts
     }
 
     fn file_system(&self) -> Option<FileSystemFacts> {

@@ -33,17 +33,29 @@ pub(crate) fn debug_enabled() -> bool {
     enabled(LogLevel::Debug)
 }
 
-pub(crate) fn write(level: LogLevel, message: std::fmt::Arguments<'_>) {
+/// Prints a line on stderr only: for lines the engine has recorded itself (its slow
+/// operations, in mongod's JSON shape), handed over through [`engine::RecentLog::echo_to`].
+pub(crate) fn print_only(level: LogLevel, message: &str) {
+    if enabled(level) {
+        print_at(level, SystemTime::now(), format_args!("{message}"));
+    }
+}
+
+fn print_at(level: LogLevel, at: SystemTime, message: std::fmt::Arguments<'_>) {
     let label = match level {
         LogLevel::Error => "ERROR",
         LogLevel::Warn => "WARN ",
         LogLevel::Info => "INFO ",
         LogLevel::Debug => "DEBUG",
     };
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
+    let now = at.duration_since(UNIX_EPOCH).unwrap_or_default();
     eprintln!("{} {label} {message}", timestamp(now));
+}
+
+pub(crate) fn write(level: LogLevel, message: std::fmt::Arguments<'_>) {
+    let at = SystemTime::now();
+    print_at(level, at, message);
+    let now = at.duration_since(UNIX_EPOCH).unwrap_or_default();
     let Ok(recent) = RECENT.read() else {
         return;
     };

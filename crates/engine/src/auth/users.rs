@@ -282,7 +282,7 @@ pub(crate) fn drop_where(
     let mut writer = store.write()?;
     let ns = users_ns();
     let doomed = writer.scan_while(&ns, None, |_, doc| {
-        doc.get_str("db").ok() == Some(db) && doc.get_str("user").is_ok_and(&matches)
+        Ok(doc.get_str("db").ok() == Some(db) && doc.get_str("user").is_ok_and(&matches))
     })?;
     for (rid, _) in &doomed {
         writer.delete(&ns, *rid)?;

@@ -136,6 +136,7 @@ impl<'r> Reading<'r> {
 
     fn keep(&self, rid: u64, bytes: &[u8]) -> Result<Option<RawDocumentBuf>, Error> {
         self.deadline.tick()?;
+        self.deadline.doc_examined();
         if_matches_cut(self.ns, self.filter, rid, bytes, self.fields)
     }
 }
@@ -149,13 +150,16 @@ pub(crate) fn candidates<'r>(
     match access {
         Access::Id(id) => match reading.reader.find_id(reading.meta, *id) {
             Ok(None) => Box::new(std::iter::empty()),
-            Ok(Some((rid, bytes))) => match reading.keep(rid, &bytes) {
-                Ok(doc) => Box::new(doc.into_iter()),
-                Err(error) => {
-                    reading.fail(error);
-                    Box::new(std::iter::empty())
+            Ok(Some((rid, bytes))) => {
+                reading.deadline.key_examined();
+                match reading.keep(rid, &bytes) {
+                    Ok(doc) => Box::new(doc.into_iter()),
+                    Err(error) => {
+                        reading.fail(error);
+                        Box::new(std::iter::empty())
+                    }
                 }
-            },
+            }
             Err(error) => {
                 reading.fail(error.into());
                 Box::new(std::iter::empty())
@@ -207,6 +211,7 @@ pub(crate) fn each_match(
 ) -> Result<(), Error> {
     let mut check = |rid: u64, bytes: &[u8]| -> Result<bool, Error> {
         reading.deadline.tick()?;
+        reading.deadline.doc_examined();
         if !matches(reading.ns, reading.filter, rid, bytes)? {
             return Ok(true);
         }
@@ -215,6 +220,7 @@ pub(crate) fn each_match(
     match access {
         Access::Id(id) => {
             if let Some((rid, bytes)) = reading.reader.find_id(reading.meta, *id)? {
+                reading.deadline.key_examined();
                 check(rid, &bytes)?;
             }
             Ok(())
@@ -231,6 +237,7 @@ pub(crate) fn each_match(
                     index.reverse,
                     &mut WalkPosition::default(),
                     |rid, bytes| -> Result<bool, Error> {
+                        reading.deadline.key_examined();
                         if (dedup || index.multikey) && !seen.insert(rid) {
                             return Ok(true);
                         }
@@ -317,6 +324,7 @@ pub(crate) fn each_match_split<S: Send>(
         for entry in reader.scan_leading(meta, after, through, fields)? {
             let (rid, bytes) = entry?;
             deadline.tick()?;
+            deadline.doc_examined();
             if matches(ns, filter, rid, &bytes)? && !visit(&mut state, rid, &bytes)? {
                 break;
             }
@@ -378,6 +386,7 @@ impl IndexStream<'_> {
             &mut self.position,
             |rid, bytes| -> Result<bool, Error> {
                 found = true;
+                reading.deadline.key_examined();
                 if dedup && !seen.insert(rid) {
                     return Ok(true);
                 }

@@ -60,16 +60,29 @@ pub(crate) fn list_collections(engine: &Engine, request: &Request<'_>) -> Result
     let batch_size = read_args::cursor_option(request)?.flatten();
     let store = engine.store();
     let reader = store.read()?;
-    let mut entries = VecDeque::new();
+    let mut listed = Vec::new();
     for (ns, meta) in reader.collections(Some(request.db))? {
-        let entry = to_raw(&collection_entry(&ns.coll, &meta)?)?;
+        let entry = collection_entry(&ns.coll, &meta)?;
+        listed.push((ns.coll, entry));
+    }
+    drop(reader);
+    // The collections mongod keeps itself, where nothing stored has their name.
+    for (name, entry) in crate::system_collections::listed(engine, request.db) {
+        if !listed.iter().any(|(stored, _)| stored == name) {
+            listed.push((name.to_owned(), entry));
+        }
+    }
+    listed.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut entries = VecDeque::new();
+    for (name, entry) in listed {
+        let entry = to_raw(&entry)?;
         if let Some(filter) = &filter
             && !filter.try_matches(&entry)?
         {
             continue;
         }
         entries.push_back(if name_only {
-            to_raw(&doc! { "name": ns.coll.as_str(), "type": "collection" })?
+            to_raw(&doc! { "name": name.as_str(), "type": "collection" })?
         } else {
             entry
         });
@@ -95,6 +108,18 @@ pub(crate) fn list_indexes(engine: &Engine, request: &Request<'_>) -> Result<Rep
     let ns = args::collection(request)?;
     let batch_size = read_args::cursor_option(request)?.flatten();
     let Some(meta) = engine.store().read()?.collection(&ns)? else {
+        if let Some(indexes) = crate::system_collections::indexes(engine, &ns) {
+            let entries = indexes.iter().map(to_raw).collect::<Result<_, _>>()?;
+            let cursor = Cursor::new(
+                Namespace::new(request.db, format!("$cmd.listIndexes.{}", ns.coll)),
+                Source::Buffered(entries),
+            );
+            let first = FirstBatch {
+                size: batch_size,
+                single: false,
+            };
+            return cursor::open(engine, cursor, first);
+        }
         let message = format!("ns does not exist: {ns}");
         return Err(Error::new(ErrorCode::NamespaceNotFound, message));
     };

@@ -74,6 +74,7 @@ pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, 
                 if wanted > 0 {
                     reader.walk_entries(&meta, &scan.index, &scan.access.ranges, |_| {
                         deadline.tick()?;
+                        deadline.key_examined();
                         counted += 1;
                         Ok::<bool, Error>(counted < wanted)
                     })?;
@@ -226,6 +227,8 @@ pub(super) fn distinct_scan(
     let (mut keys, mut docs) = (0u64, 0u64);
     let mut fetch = |rid: u64, docs: &mut u64| -> Result<(), Error> {
         deadline.tick()?;
+        deadline.key_examined();
+        deadline.doc_examined();
         *docs += 1;
         let bytes = reader
             .get(meta, rid)?

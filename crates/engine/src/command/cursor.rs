@@ -37,6 +37,8 @@ pub(crate) struct Cursor {
     pub(crate) time_left_ms: Option<i64>,
     /// `noCursorTimeout`: never reaped for idleness.
     pub(crate) no_timeout: bool,
+    /// The `planSummary` of the read it continues (each getMore reports it, as mongod's).
+    pub(crate) plan_summary: Option<String>,
     /// A shaped document that did not fit in the last batch; it opens the next one.
     pending: Option<RawDocumentBuf>,
 }
@@ -93,6 +95,7 @@ impl Cursor {
             projection: None,
             time_left_ms: None,
             no_timeout: false,
+            plan_summary: None,
             pending: None,
         }
     }
@@ -206,6 +209,7 @@ impl Scan {
         for entry in reader.scan(&meta, self.after)? {
             deadline.tick()?;
             let (rid, bytes) = entry?;
+            deadline.doc_examined();
             self.after = Some(rid);
             match take(
                 ns,
@@ -324,9 +328,11 @@ impl IndexScan {
                 &mut self.position,
                 |rid, bytes| -> Result<bool, Error> {
                     deadline.tick()?;
+                    deadline.key_examined();
                     if !seen.insert(rid) {
                         return Ok(true);
                     }
+                    deadline.doc_examined();
                     let step = take(ns, rid, bytes, shape, skip, limit, batch)?;
                     stopped = !matches!(step, Step::Next);
                     if let Step::Full(shaped) = step {
@@ -385,12 +391,27 @@ impl Batch {
     }
 }
 
-/// A `maxTimeMS` budget being spent, checked every `DEADLINE_CHECK_INTERVAL` documents.
+/// A `maxTimeMS` budget being spent, checked every `DEADLINE_CHECK_INTERVAL` documents. It
+/// also counts the index keys and documents the loop it guards examines, and adds them to
+/// the running operation when it drops (profile documents' `keysExamined`/`docsExamined`):
+/// counted in cells, so a loop pays no atomic per record.
 pub(crate) struct Deadline<'h> {
     host: &'h dyn Host,
     started_ms: i64,
     budget_ms: Option<i64>,
     ticks: Cell<usize>,
+    keys_examined: Cell<u64>,
+    docs_examined: Cell<u64>,
+    /// The operation the counts go to (this thread's when started).
+    operation: Option<std::sync::Arc<crate::operations::Running>>,
+}
+
+impl Drop for Deadline<'_> {
+    fn drop(&mut self) {
+        if let Some(operation) = &self.operation {
+            operation.add_examined(self.keys_examined.get(), self.docs_examined.get());
+        }
+    }
 }
 
 impl<'h> Deadline<'h> {
@@ -401,17 +422,34 @@ impl<'h> Deadline<'h> {
             started_ms: host.now_millis(),
             budget_ms,
             ticks: Cell::new(0),
+            keys_examined: Cell::new(0),
+            docs_examined: Cell::new(0),
+            operation: crate::operations::current(),
         }
     }
 
-    /// The same budget, counted separately: for another thread of the same command.
+    /// The same budget, counted separately: for another thread of the same command (its
+    /// counts go to the same operation).
     pub(crate) fn fork(&self) -> Deadline<'h> {
         Deadline {
             host: self.host,
             started_ms: self.started_ms,
             budget_ms: self.budget_ms,
             ticks: Cell::new(0),
+            keys_examined: Cell::new(0),
+            docs_examined: Cell::new(0),
+            operation: self.operation.clone(),
         }
+    }
+
+    /// Counts one index key examined.
+    pub(crate) fn key_examined(&self) {
+        self.keys_examined.set(self.keys_examined.get() + 1);
+    }
+
+    /// Counts one document examined (read from the records).
+    pub(crate) fn doc_examined(&self) {
+        self.docs_examined.set(self.docs_examined.get() + 1);
     }
 
     /// Counts one unit of work; every `DEADLINE_CHECK_INTERVAL`-th (the first included)
@@ -587,6 +625,9 @@ pub(crate) fn get_more(engine: &Engine, request: &Request<'_>) -> Result<Reply, 
         engine.cursors.checkin(id, cursor, engine.host.now_millis());
         let message = "cannot set maxTimeMS on getMore command for a non-awaitData cursor";
         return Err(Error::new(ErrorCode::BadValue, message));
+    }
+    if let Some(summary) = &cursor.plan_summary {
+        crate::operations::set_current_plan_summary(summary.clone());
     }
     let (docs, exhausted) = match cursor.next_batch(engine, batch_size.map(to_usize)) {
         Ok(batch) => batch,

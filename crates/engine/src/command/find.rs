@@ -85,12 +85,23 @@ pub(crate) fn find(engine: &Engine, request: &Request<'_>) -> Result<Reply, Erro
     args::check_fields(request, FIND_FIELDS)?;
     let ns = args::collection(request)?;
     let query = parse_find(request, engine.host.now_millis())?;
+    let tailable = check_tailable(request)?;
     let deadline = Deadline::start(engine.host.as_ref(), query.time_ms);
     let store = engine.store();
     let reader = store.read()?;
     let Some(meta) = reader.collection(&ns)? else {
+        drop(reader);
+        if let Some(docs) = crate::system_collections::documents(engine, &ns) {
+            if tailable {
+                return Err(refuse_tailable(&ns, &query));
+            }
+            return find_in(engine, ns, query, docs, &deadline);
+        }
         return Ok(cursor::reply(&ns, 0, &[], bson::raw::cstr!("firstBatch")));
     };
+    if tailable {
+        return Err(refuse_tailable(&ns, &query));
+    }
     let source = plan(engine, &reader, &meta, &ns, &query, &deadline)?;
     drop(reader);
     let mut cursor = Cursor::new(ns, source);
@@ -98,6 +109,42 @@ pub(crate) fn find(engine: &Engine, request: &Request<'_>) -> Result<Reply, Erro
     cursor.projection = query.projection;
     cursor.time_left_ms = deadline.remaining();
     cursor.no_timeout = query.no_timeout;
+    cursor.plan_summary = crate::operations::current().and_then(|op| op.plan_summary());
+    cursor::open(engine, cursor, query.first)
+}
+
+/// A find over documents the engine holds itself (`crate::system_collections`): the same
+/// filter, sort, skip, limit and projection as over a stored collection.
+fn find_in(
+    engine: &Engine,
+    ns: Namespace,
+    query: FindQuery<'_>,
+    docs: Vec<RawDocumentBuf>,
+    deadline: &Deadline<'_>,
+) -> Result<Reply, Error> {
+    let mut matched = Vec::new();
+    for doc in docs {
+        deadline.tick()?;
+        deadline.doc_examined();
+        let keep = match &query.filter {
+            Some(filter) => filter.try_matches(&doc)?,
+            None => true,
+        };
+        if keep {
+            matched.push(doc);
+        }
+    }
+    if let Order::Sorted(spec) = &query.order {
+        let keep = query.limit.map(|n| n.saturating_add(query.skip));
+        matched = sort_bounded(matched.into_iter(), spec, keep, query.allow_disk_use)?;
+    }
+    let limit = query.limit.map_or(usize::MAX, to_usize);
+    let docs = matched.into_iter().skip(to_usize(query.skip)).take(limit);
+    crate::operations::set_current_plan_summary("COLLSCAN".to_owned());
+    let mut cursor = Cursor::new(ns, Source::Buffered(docs.collect()));
+    cursor.filter = query.filter;
+    cursor.projection = query.projection;
+    cursor.time_left_ms = deadline.remaining();
     cursor::open(engine, cursor, query.first)
 }
 
@@ -147,13 +194,7 @@ fn parse_find<'a>(request: &Request<'a>, now_ms: i64) -> Result<FindQuery<'a>, E
 
 /// Options find knows but this engine does not do; refused rather than ignored.
 fn refuse_unsupported(request: &Request<'_>) -> Result<(), Error> {
-    for key in [
-        "returnKey",
-        "showRecordId",
-        "tailable",
-        "awaitData",
-        "$_requestResumeToken",
-    ] {
+    for key in ["returnKey", "showRecordId", "$_requestResumeToken"] {
         read_args::refuse_true(request, key)?;
     }
     for key in ["min", "max", "$_resumeAfter"] {
@@ -167,6 +208,128 @@ fn refuse_unsupported(request: &Request<'_>) -> Result<(), Error> {
         return Err(Error::new(ErrorCode::NotImplemented, message));
     }
     Ok(())
+}
+
+/// Whether the find asks for a tailable cursor; `awaitData` without `tailable` is mongod's
+/// FailedToParse.
+fn check_tailable(request: &Request<'_>) -> Result<bool, Error> {
+    let tailable = args::opt_bool(request, "tailable")?.unwrap_or(false);
+    let await_data = args::opt_bool(request, "awaitData")?.unwrap_or(false);
+    if await_data && !tailable {
+        return Err(Error::new(
+            ErrorCode::FailedToParse,
+            "Cannot set 'awaitData' without also setting 'tailable'",
+        ));
+    }
+    Ok(tailable)
+}
+
+/// A tailable find on an existing collection. As on mongod, a collection that does not
+/// exist answers an empty, closed cursor (the caller's), and one that is not capped is
+/// BadValue with the canonical query in the message (mongod's `toStringForErrorMsg`:
+/// `ns=<ns>Tree: <filter tree>Sort: <sort>\nProj: <projection>\n`). The only capped
+/// collections here are internal (`system.profile`): tailing them is not built (238).
+fn refuse_tailable(ns: &Namespace, query: &FindQuery<'_>) -> Error {
+    if ns.coll == "system.profile" {
+        return Error::new(
+            ErrorCode::NotImplemented,
+            "tailable cursors on capped collections are not supported",
+        );
+    }
+    let shown = |spec: Option<&RawDocument>| match spec {
+        Some(spec) if !spec.is_empty() => mongod_object_string(spec),
+        _ => "{}".to_owned(),
+    };
+    let message = format!(
+        "error processing query: ns={ns}Tree: {tree}Sort: {sort}\nProj: {projection}\n \
+         tailable cursor requested on non capped collection",
+        tree = filter_tree_string(query.filter_spec),
+        sort = shown(query.sort_spec),
+        projection = shown(query.projection_spec),
+    );
+    Error::new(ErrorCode::BadValue, message)
+}
+
+/// mongod's `MatchExpression::debugString` of a filter, for the common shapes: one line
+/// per top-level condition (`a $eq 1`), under `$and` when there are several or none.
+fn filter_tree_string(filter: Option<&RawDocument>) -> String {
+    let mut lines = Vec::new();
+    for element in filter.into_iter().flat_map(RawDocument::iter_elements) {
+        let Ok(element) = element else { continue };
+        let Ok(value) = element.value() else { continue };
+        let key = element.key().as_str();
+        let operators = match value {
+            bson::raw::RawBsonRef::Document(inner)
+                if inner
+                    .iter_elements()
+                    .flatten()
+                    .all(|e| e.key().as_str().starts_with('$'))
+                    && !inner.is_empty() =>
+            {
+                inner.iter_elements().flatten().collect::<Vec<_>>()
+            }
+            _ => {
+                lines.push(format!("{key} $eq {}", mongod_value_string(value)));
+                continue;
+            }
+        };
+        for operator in operators {
+            if let Ok(operand) = operator.value() {
+                let op = operator.key().as_str();
+                lines.push(format!("{key} {op} {}", mongod_value_string(operand)));
+            }
+        }
+    }
+    match lines.as_slice() {
+        [one] => format!("{one}\n"),
+        _ => {
+            let mut out = String::from("$and\n");
+            for line in &lines {
+                out.push_str("    ");
+                out.push_str(line);
+                out.push('\n');
+            }
+            out
+        }
+    }
+}
+
+/// A value as mongod's `BSONElement::toString` prints it without its name (numbers bare,
+/// strings quoted, documents `{ a: 1 }`).
+fn mongod_value_string(value: bson::raw::RawBsonRef<'_>) -> String {
+    use bson::raw::RawBsonRef;
+    match value {
+        RawBsonRef::Document(doc) => mongod_object_string(doc),
+        RawBsonRef::String(text) => format!("\"{text}\""),
+        RawBsonRef::Int32(n) => n.to_string(),
+        RawBsonRef::Int64(n) => n.to_string(),
+        RawBsonRef::Double(n) => n.to_string(),
+        RawBsonRef::Boolean(b) => b.to_string(),
+        RawBsonRef::Null => "null".to_owned(),
+        other => bson::Bson::try_from(bson::RawBson::from(other))
+            .map_or_else(|_| String::new(), |bson| bson.to_string()),
+    }
+}
+
+/// A document as mongod's `BSONObj::toString` prints it: `{ a: 1, b: "x" }`.
+fn mongod_object_string(doc: &RawDocument) -> String {
+    let fields: Vec<String> = doc
+        .iter_elements()
+        .flatten()
+        .filter_map(|e| {
+            let value = e.value().ok()?;
+            Some(format!(
+                "{}: {}",
+                e.key().as_str(),
+                mongod_value_string(value)
+            ))
+        })
+        .collect();
+    if fields.is_empty() {
+        "{}".to_owned()
+    } else {
+        format!("{{ {} }}", fields.join(", "))
+    }
 }
 
 /// `Some(true)` for a sort of exactly `{_id: 1}`, `Some(false)` for `{_id: -1}`.
@@ -228,6 +391,8 @@ fn plan(
         // A reverse natural order is the collection's, read backwards.
         access = Access::Collection;
     }
+    let summary = |text: String| crate::operations::set_current_plan_summary(text);
+    summary(plan::explain::summary(meta, &access));
     match (&access, &query.order) {
         (Access::Collection, Order::Natural(true)) => {
             return Ok(Source::Scan(Scan {
@@ -263,6 +428,7 @@ fn plan(
             spec,
         )?
     {
+        summary(plan::explain::walk_summary(meta, &sorted));
         return Ok(Source::Index(IndexScan {
             uuid: meta.uuid,
             access: sorted,
@@ -276,6 +442,7 @@ fn plan(
     if let (Access::Collection, Some(forward), Some(limit)) = (&access, query.id_sort, query.limit)
         && matches!(query.hint, Hint::None | Hint::Id)
     {
+        summary("IXSCAN { _id: 1 }".to_owned());
         return walk_id_index(reader, meta, ns, query, deadline, forward, limit);
     }
     let failure = RefCell::new(None);
@@ -361,6 +528,8 @@ fn walk_id_index(
         }
         deadline.tick()?;
         let (rid, bytes) = record?;
+        deadline.key_examined();
+        deadline.doc_examined();
         docs.extend(if_matches(ns, query.filter.as_ref(), rid, &bytes)?);
     }
     docs.drain(..to_usize(query.skip).min(docs.len()));

@@ -211,7 +211,7 @@ const COMMANDS: &[Spec] = &[
         true,
         false,
     ),
-    spec("serverStatus", tree!(status::server_status), true, false),
+    spec("serverStatus", status::server_status, true, false),
     spec(
         "replSetGetStatus",
         tree!(maintenance::repl_set_get_status),
@@ -448,8 +448,9 @@ fn count_operation(engine: &Engine, request: &Request<'_>) {
     engine.stats().add(counter, value);
 }
 
-/// Hands a finished command to the profiler (which decides whether its database profiles
-/// it); the profiler's own failures do not fail the command, which has run.
+/// Hands a finished command to the slow operation log and to the profiler (which decides
+/// whether its database profiles it); the profiler's own failures do not fail the
+/// command, which has run.
 fn profile(
     engine: &Engine,
     request: &Request<'_>,
@@ -479,6 +480,7 @@ fn profile(
             .map(|(user, db)| format!("{user}@{db}"))
             .unwrap_or_default(),
     };
+    crate::profile::log_slow(engine, &finished);
     if let Err(error) = crate::profile::record(engine, &finished) {
         let _ = error;
     }

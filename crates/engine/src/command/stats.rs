@@ -215,7 +215,7 @@ fn storage_stats(meta: Option<&crate::store::CollectionMeta>, scale: u64) -> Doc
 
 /// The one document of a `$collStats` stage over `ns`, as mongod shapes it: `ns`, `host`,
 /// `localTime`, then the sections asked for. `latencyStats` comes from the operations
-/// `top` counts (its histograms are empty: no per-operation latencies are kept);
+/// registry's per-namespace latencies (`crate::latency`, mongod's histogram buckets);
 /// `queryExecStats` counts no scans (none are counted per collection). `storageStats`
 /// and `count` of a missing collection fail with 26, as mongod's do.
 pub(super) fn coll_stats_stage(
@@ -231,21 +231,10 @@ pub(super) fn coll_stats_stage(
         "localTime": bson::DateTime::from_millis(engine.host.now_millis()),
     };
     if let Some(histograms) = spec.latency {
-        let mut latency = Document::new();
-        let [reads, writes, commands] = engine.operations.latency(&ns.full());
-        for (name, (micros, ops)) in [
-            ("reads", reads),
-            ("writes", writes),
-            ("commands", commands),
-            ("transactions", (0, 0)),
-        ] {
-            let mut section = doc! { "latency": long(micros), "ops": long(ops) };
-            if histograms {
-                section.insert("histogram", Bson::Array(Vec::new()));
-            }
-            latency.insert(name, section);
-        }
-        out.insert("latencyStats", latency);
+        out.insert(
+            "latencyStats",
+            engine.operations.latency_stats(&ns.full(), histograms),
+        );
     }
     let missing = || {
         Error::new(

@@ -363,10 +363,17 @@ pub(super) fn select(
     hint: &Hint,
     first_only: bool,
 ) -> Result<Vec<(u64, RawDocumentBuf)>, Failure> {
+    // Counts what the selection reads for the operation (profile `keysExamined`,
+    // `docsExamined`); no time budget of its own.
+    let counts = super::cursor::Deadline::start(engine.host.as_ref(), None);
     if *hint == Hint::None
         && let Some(id) = pinned_id(filter_doc)
     {
         let found = writer.find_id(ns, id).map_err(Failure::fatal)?;
+        if found.is_some() {
+            counts.key_examined();
+            counts.doc_examined();
+        }
         return match found {
             Some((rid, doc)) if filter.try_matches(&doc)? => Ok(vec![(rid, doc)]),
             _ => Ok(Vec::new()),
@@ -398,8 +405,7 @@ pub(super) fn select(
         if examined.is_multiple_of(crate::limits::DEADLINE_CHECK_INTERVAL)
             && let Err(error) = crate::operations::check_current()
         {
-            // A walk stops here; a scan reads on without matching (the store's scan
-            // takes no stop signal).
+            // A walk or a scan stops at this record (see `stop_if_interrupted`).
             *interrupted.borrow_mut() = Some(error);
             return first_only;
         }
@@ -425,9 +431,11 @@ pub(super) fn select(
                         &index.ranges,
                         &mut position,
                         |rid, bytes| -> Result<bool, StoreError> {
+                            counts.key_examined();
                             if !seen.insert(rid) {
                                 return Ok(true);
                             }
+                            counts.doc_examined();
                             let doc = RawDocument::from_bytes(bytes).map_err(|_| {
                                 StoreError::Corrupt(format!("record {rid} is not BSON"))
                             })?;
@@ -446,16 +454,28 @@ pub(super) fn select(
         }
         Access::Id(id) => {
             let found = writer.find_id(ns, id).map_err(Failure::fatal)?;
+            if found.is_some() {
+                counts.key_examined();
+                counts.doc_examined();
+            }
             found.into_iter().filter(|(_, doc)| test(doc)).collect()
         }
         Access::Collection if first_only => {
             let found = writer
-                .find_first(ns, None, |_, doc| test(doc))
+                .find_first(ns, None, |_, doc| {
+                    counts.doc_examined();
+                    let keep = test(doc);
+                    stop_if_interrupted(&interrupted).map(|()| keep)
+                })
                 .map_err(Failure::fatal)?;
             found.into_iter().collect()
         }
         Access::Collection => writer
-            .scan_while(ns, None, |_, doc| test(doc))
+            .scan_while(ns, None, |_, doc| {
+                counts.doc_examined();
+                let keep = test(doc);
+                stop_if_interrupted(&interrupted).map(|()| keep)
+            })
             .map_err(Failure::fatal)?,
     };
     if let Some(error) = interrupted.into_inner() {
@@ -464,6 +484,15 @@ pub(super) fn select(
     match failure {
         Some(error) => Err(error.into()),
         None => Ok(selected),
+    }
+}
+
+/// Stops a selection scan at the record where its operation was found interrupted
+/// (killOp, maxTimeMS): the interruption as the store's error, which ends the scan.
+fn stop_if_interrupted(interrupted: &std::cell::RefCell<Option<Error>>) -> Result<(), StoreError> {
+    match &*interrupted.borrow() {
+        Some(error) => Err(StoreError::Rejected(error.clone())),
+        None => Ok(()),
     }
 }
 

@@ -195,3 +195,57 @@ fn multikey_components(field: &FieldView<'_>) -> Bson {
             .collect(),
     )
 }
+
+/// mongod's `planSummary` of `access`: its leaf stages, `COLLSCAN`, `IDHACK` or `IXSCAN`
+/// with the key pattern (`IXSCAN { a: 1 }`), joined by `, ` for an `$or`'s walks.
+pub(crate) fn summary(meta: &CollectionMeta, access: &Access<'_>) -> String {
+    match access {
+        Access::Collection => "COLLSCAN".to_owned(),
+        Access::Id(_) => "IDHACK".to_owned(),
+        Access::Index(_) | Access::Or(_) => access
+            .walks()
+            .iter()
+            .map(|walk| walk_summary(meta, walk))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// `IXSCAN { <key pattern> }` of one index walk, as mongod's `planSummary` names it.
+pub(crate) fn walk_summary(meta: &CollectionMeta, walk: &IndexAccess) -> String {
+    let pattern = match (&walk.target, &walk.wildcard_path) {
+        (WalkTarget::Id, _) => doc! { "_id": 1 },
+        (WalkTarget::Index(name), Some(path)) => {
+            let mut pattern = doc! { "$_path": 1 };
+            let direction = meta
+                .index(name)
+                .and_then(|index| index.spec.key_pattern.iter().next().map(|(_, v)| v.clone()))
+                .unwrap_or(Bson::Int32(1));
+            pattern.insert(path.as_str(), direction);
+            pattern
+        }
+        (WalkTarget::Index(name), None) => meta
+            .index(name)
+            .map_or_else(Document::new, |index| index.spec.key_pattern.clone()),
+    };
+    format!("IXSCAN {}", pattern_string(&pattern))
+}
+
+/// A key pattern as mongod's `BSONObj::toString` prints it: `{ a: 1, b: "hashed" }`.
+fn pattern_string(pattern: &Document) -> String {
+    let fields: Vec<String> = pattern
+        .iter()
+        .map(|(key, value)| match value {
+            Bson::String(text) => format!("{key}: \"{text}\""),
+            Bson::Int32(n) => format!("{key}: {n}"),
+            Bson::Int64(n) => format!("{key}: {n}"),
+            Bson::Double(n) => format!("{key}: {n}"),
+            other => format!("{key}: {other}"),
+        })
+        .collect();
+    if fields.is_empty() {
+        "{}".to_owned()
+    } else {
+        format!("{{ {} }}", fields.join(", "))
+    }
+}

@@ -330,6 +330,9 @@ struct Wakeup {
     cv: Condvar,
 }
 
+/// How often a writer waiting at the write gate checks its operation's interruption.
+const GATE_CHECK_MS: u64 = 10;
+
 /// The database's storage: one data file and its log.
 pub struct Store {
     pager: pager::Pager,
@@ -596,10 +599,28 @@ impl Store {
 
     fn begin(&self, logged: bool) -> Result<Writer<'_>, StoreError> {
         self.check_open()?;
-        let gate = self.gate.lock();
+        let gate = self.gate_interruptibly()?;
         self.check_open()?;
         let txn = self.pager.begin_write()?;
         Ok(Writer::new(self, gate, txn, logged))
+    }
+
+    /// The write gate. While another holds it (a long write, or fsyncLock for as long as
+    /// it lasts) the waiting thread's operation is checked every [`GATE_CHECK_MS`]: a
+    /// killOp or a spent maxTimeMS ends the wait with its error (`Rejected`), as mongod's
+    /// interruptible lock waits do. Outside an operation (checkpoints, the TTL monitor)
+    /// the check always passes.
+    fn gate_interruptibly(&self) -> Result<parking_lot::MutexGuard<'_, ()>, StoreError> {
+        if let Some(gate) = self.gate.try_lock() {
+            return Ok(gate);
+        }
+        loop {
+            crate::operations::check_current().map_err(StoreError::Rejected)?;
+            let wait = std::time::Duration::from_millis(GATE_CHECK_MS);
+            if let Some(gate) = self.gate.try_lock_for(wait) {
+                return Ok(gate);
+            }
+        }
     }
 
     fn check_open(&self) -> Result<(), StoreError> {

@@ -445,23 +445,24 @@ impl<'s> Writer<'s> {
         indexes::duplicate_groups(&self.txn, index)
     }
 
-    /// Records of `ns` after `after` for which `keep` holds, in id order.
+    /// Records of `ns` after `after` for which `keep` holds, in id order. An error from
+    /// `keep` (an interrupted operation) stops the scan at that record and is returned.
     pub fn scan_while(
         &mut self,
         ns: &Namespace,
         after: Option<u64>,
-        keep: impl FnMut(u64, &RawDocument) -> bool,
+        keep: impl FnMut(u64, &RawDocument) -> Result<bool, StoreError>,
     ) -> Result<Vec<(u64, RawDocumentBuf)>, StoreError> {
         self.matching(ns, after, usize::MAX, keep)
     }
 
     /// The first record of `ns` after `after` for which `keep` holds, in id order; reading
-    /// stops at that record.
+    /// stops at that record (or at an error from `keep`, returned).
     pub fn find_first(
         &mut self,
         ns: &Namespace,
         after: Option<u64>,
-        keep: impl FnMut(u64, &RawDocument) -> bool,
+        keep: impl FnMut(u64, &RawDocument) -> Result<bool, StoreError>,
     ) -> Result<Option<(u64, RawDocumentBuf)>, StoreError> {
         Ok(self.matching(ns, after, 1, keep)?.pop())
     }
@@ -472,7 +473,7 @@ impl<'s> Writer<'s> {
         ns: &Namespace,
         after: Option<u64>,
         limit: usize,
-        mut keep: impl FnMut(u64, &RawDocument) -> bool,
+        mut keep: impl FnMut(u64, &RawDocument) -> Result<bool, StoreError>,
     ) -> Result<Vec<(u64, RawDocumentBuf)>, StoreError> {
         let Some(meta) = self.meta(ns)?.cloned() else {
             return Ok(Vec::new());
@@ -485,7 +486,7 @@ impl<'s> Writer<'s> {
             let (rid, bytes) = entry?;
             let doc = RawDocument::from_bytes(&bytes)
                 .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
-            if keep(rid, doc) {
+            if keep(rid, doc)? {
                 out.push((rid, doc.to_owned()));
             }
         }

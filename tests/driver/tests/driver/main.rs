@@ -5,6 +5,7 @@ mod auth;
 mod bad_input;
 mod client_parity;
 mod crash;
+mod diagnostics;
 mod drivers;
 mod full_disk;
 mod harness;

@@ -232,11 +232,13 @@ fn find_refuses_bad_and_unsupported_options() {
         ),
         (rawdoc! { "find": "c", "returnKey": true }, 238),
         (rawdoc! { "find": "c", "showRecordId": true }, 238),
-        (rawdoc! { "find": "c", "tailable": true }, 238),
+        // A collection that is not capped: mongod's BadValue (issue 22).
+        (rawdoc! { "find": "c", "tailable": true }, 2),
         (
             rawdoc! { "find": "c", "tailable": true, "awaitData": true },
-            238,
+            2,
         ),
+        (rawdoc! { "find": "c", "awaitData": true }, 9),
         (
             rawdoc! { "find": "c", "collation": { "locale": "fr" } },
             238,

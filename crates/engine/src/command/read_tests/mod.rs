@@ -7,6 +7,7 @@ mod catalog;
 mod count;
 mod cursor;
 mod find;
+mod interrupts;
 mod plans;
 mod props;
 mod split;
