@@ -41,8 +41,10 @@ pub const DIRTY_BYTES_MAX_DEFAULT: usize = 256 * 1024 * 1024;
 pub const WRITE_BACK_BYTES_MAX_DEFAULT: usize = 32 * 1024 * 1024;
 
 /// Commits that change at most this many extents keep their single pages in the write-back
-/// buffer; larger ones write every page at once.
-pub const WRITE_BACK_COMMIT_PAGES_MAX: usize = 64;
+/// buffer; larger ones write every page at once. 256 (was 64): an indexed `updateMany` of 66
+/// large documents changes ~140 (66 extents, their leaves, branches), and buffering its
+/// leaves took 10-13% off the call in an interleaved A/B (D60); bulk loads stay above it.
+pub const WRITE_BACK_COMMIT_PAGES_MAX: usize = 256;
 
 const _: () = assert!(PAGE_SIZE.is_multiple_of(512));
 const _: () = assert!(PAGE_HEADER_SIZE < PAGE_SIZE);
