@@ -126,6 +126,29 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
+/// Replaces document `k` of collection `c` by `new(old)` in the store and the model, when
+/// both have it.
+fn replace_modeled(
+    store: &Store,
+    model: &mut Model,
+    c: usize,
+    k: i64,
+    new: impl FnOnce(&RawDocumentBuf) -> RawDocumentBuf,
+) {
+    let mut w = store.write().expect("write");
+    let found = w
+        .find_id(&ns(c), bson::raw::RawBsonRef::Int64(k))
+        .expect("find");
+    let modeled = model.get_mut(&ns(c)).and_then(|m| m.get_mut(&k));
+    assert_eq!(found.is_some(), modeled.is_some(), "find_id {k}");
+    if let (Some((rid, _)), Some(slot)) = (found, modeled) {
+        let replacement = new(slot);
+        w.update(&ns(c), rid, &replacement).expect("update");
+        w.commit().expect("commit");
+        *slot = replacement;
+    }
+}
+
 /// Applies one step to the store and the model. Each committed write is durable on return.
 fn run(store: &Store, model: &mut Model, step: &Step) {
     match *step {
@@ -142,33 +165,8 @@ fn run(store: &Store, model: &mut Model, step: &Step) {
                 Err(e) => panic!("insert: {e}"),
             }
         }
-        Step::Update(c, k, n) => {
-            let mut w = store.write().expect("write");
-            let found = w
-                .find_id(&ns(c), bson::raw::RawBsonRef::Int64(k))
-                .expect("find");
-            let modeled = model.get_mut(&ns(c)).and_then(|m| m.get_mut(&k));
-            assert_eq!(found.is_some(), modeled.is_some(), "find_id {k}");
-            if let (Some((rid, _)), Some(slot)) = (found, modeled) {
-                w.update(&ns(c), rid, &doc(k, n)).expect("update");
-                w.commit().expect("commit");
-                *slot = doc(k, n);
-            }
-        }
-        Step::Bump(c, k, v) => {
-            let mut w = store.write().expect("write");
-            let found = w
-                .find_id(&ns(c), bson::raw::RawBsonRef::Int64(k))
-                .expect("find");
-            let modeled = model.get_mut(&ns(c)).and_then(|m| m.get_mut(&k));
-            assert_eq!(found.is_some(), modeled.is_some(), "find_id {k}");
-            if let (Some((rid, _)), Some(slot)) = (found, modeled) {
-                let bumped = with_field(slot, v);
-                w.update(&ns(c), rid, &bumped).expect("update");
-                w.commit().expect("commit");
-                *slot = bumped;
-            }
-        }
+        Step::Update(c, k, n) => replace_modeled(store, model, c, k, |_| doc(k, n)),
+        Step::Bump(c, k, v) => replace_modeled(store, model, c, k, |old| with_field(old, v)),
         Step::Delete(c, k) => {
             let mut w = store.write().expect("write");
             if let Some((rid, _)) = w

@@ -294,42 +294,20 @@ fn filter_tree_string(filter: Option<&RawDocument>) -> String {
     }
 }
 
-/// A value as mongod's `BSONElement::toString` prints it without its name (numbers bare,
-/// strings quoted, documents `{ a: 1 }`).
+/// A value as mongod's `BSONElement::toString` prints it without its name.
 fn mongod_value_string(value: bson::raw::RawBsonRef<'_>) -> String {
-    use bson::raw::RawBsonRef;
-    match value {
-        RawBsonRef::Document(doc) => mongod_object_string(doc),
-        RawBsonRef::String(text) => format!("\"{text}\""),
-        RawBsonRef::Int32(n) => n.to_string(),
-        RawBsonRef::Int64(n) => n.to_string(),
-        RawBsonRef::Double(n) => n.to_string(),
-        RawBsonRef::Boolean(b) => b.to_string(),
-        RawBsonRef::Null => "null".to_owned(),
-        other => bson::Bson::try_from(bson::RawBson::from(other))
-            .map_or_else(|_| String::new(), |bson| bson.to_string()),
-    }
+    bson::Bson::try_from(bson::RawBson::from(value)).map_or_else(
+        |_| String::new(),
+        |value| crate::index::display::value(&value),
+    )
 }
 
 /// A document as mongod's `BSONObj::toString` prints it: `{ a: 1, b: "x" }`.
 fn mongod_object_string(doc: &RawDocument) -> String {
-    let fields: Vec<String> = doc
-        .iter_elements()
-        .flatten()
-        .filter_map(|e| {
-            let value = e.value().ok()?;
-            Some(format!(
-                "{}: {}",
-                e.key().as_str(),
-                mongod_value_string(value)
-            ))
-        })
-        .collect();
-    if fields.is_empty() {
-        "{}".to_owned()
-    } else {
-        format!("{{ {} }}", fields.join(", "))
-    }
+    bson::Document::try_from(doc).map_or_else(
+        |_| "{}".to_owned(),
+        |doc| crate::index::display::document(&doc),
+    )
 }
 
 /// `Some(true)` for a sort of exactly `{_id: 1}`, `Some(false)` for `{_id: -1}`.

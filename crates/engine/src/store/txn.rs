@@ -700,10 +700,8 @@ impl<'s> Writer<'s> {
                 meta.next_rid = meta.next_rid.max(rid + 1);
             }
             Op::Update { ns, rid, doc } => {
-                let patch = self.update_record(ns, *rid, doc)?;
-                if self.logged
-                    && let Some(patch) = patch
-                {
+                // A patch comes back only for a logged writer (`update_record`).
+                if let Some(patch) = self.update_record(ns, *rid, doc)? {
                     self.ops.push(Op::Patch {
                         ns: ns.clone(),
                         rid: *rid,
