@@ -302,6 +302,15 @@ impl Pager {
         Ok(())
     }
 
+    /// Writes `images` one after another from `offset` on through the seam (one vectored
+    /// write, no concatenated copy), counting them for `unsynced_bytes`.
+    pub(crate) fn write_vectored_at(&self, images: &[&[u8]], offset: u64) -> Result<()> {
+        let bytes: usize = images.iter().map(|image| image.len()).sum();
+        self.unsynced.fetch_add(bytes as u64, Ordering::Relaxed);
+        self.storage.write_all_vectored_at(images, offset)?;
+        Ok(())
+    }
+
     /// Makes the last committed state durable and records `lsn`, the WAL position it covers.
     ///
     /// Writes the free list, syncs, writes the next header slot, syncs. Waits for (and
@@ -421,7 +430,7 @@ impl Pager {
         // The entries stay until every write is done: they hold these very bytes.
         write_coalesced(pages, |batch, start| {
             crashpoint::hit("pager.commit.before_batch");
-            self.write_at(batch, PageId(start).offset())?;
+            self.write_vectored_at(batch, PageId(start).offset())?;
             Ok(())
         })?;
         if let Some(view) = view {
@@ -478,28 +487,31 @@ impl Pager {
     }
 }
 
-/// Hands `pages` (ascending page numbers, each a sealed image) to `write` in batches of
-/// contiguous pages of up to 1 MiB: one write per run instead of one per page.
+/// Hands `pages` (ascending page numbers, each a sealed image) to `write` in runs of
+/// contiguous pages of up to 1 MiB (or one larger image): one vectored write per run
+/// instead of one per page, and no copy of the images into a run buffer.
 pub(crate) fn write_coalesced<'a>(
     pages: impl Iterator<Item = (u32, &'a [u8])>,
-    mut write: impl FnMut(&[u8], u32) -> Result<()>,
+    mut write: impl FnMut(&[&'a [u8]], u32) -> Result<()>,
 ) -> Result<()> {
-    let mut batch: Vec<u8> = Vec::new();
-    let mut batch_start = 0u32;
+    let mut run: Vec<&'a [u8]> = Vec::new();
+    let mut run_start = 0u32;
+    let mut run_bytes = 0u64;
     for (id, image) in pages {
-        let contiguous =
-            u64::from(batch_start) * PAGE_SIZE as u64 + batch.len() as u64 == PageId(id).offset();
-        if !batch.is_empty() && (!contiguous || batch.len() >= 1 << 20) {
-            write(&batch, batch_start)?;
-            batch.clear();
+        let contiguous = u64::from(run_start) * PAGE_SIZE as u64 + run_bytes == PageId(id).offset();
+        if !run.is_empty() && (!contiguous || run_bytes >= 1 << 20) {
+            write(&run, run_start)?;
+            run.clear();
+            run_bytes = 0;
         }
-        if batch.is_empty() {
-            batch_start = id;
+        if run.is_empty() {
+            run_start = id;
         }
-        batch.extend_from_slice(image);
+        run.push(image);
+        run_bytes += image.len() as u64;
     }
-    if !batch.is_empty() {
-        write(&batch, batch_start)?;
+    if !run.is_empty() {
+        write(&run, run_start)?;
     }
     Ok(())
 }

@@ -378,12 +378,13 @@ impl<'p> WriteTxn<'p> {
 }
 
 /// Writes `batch`, the images of the pages from `start` on, through the seam.
-fn write_batch(pager: &Pager, batch: &[u8], start: u32) -> Result<()> {
-    if !batch.is_empty() {
+fn write_batch(pager: &Pager, batch: &[&[u8]], start: u32) -> Result<()> {
+    let bytes: usize = batch.iter().map(|image| image.len()).sum();
+    if bytes > 0 {
         wal::crashpoint::hit("pager.commit.before_batch");
-        let pages = u32::try_from(batch.len() / PAGE_SIZE).expect("batch pages fit u32");
+        let pages = u32::try_from(bytes / PAGE_SIZE).expect("batch pages fit u32");
         pager.write_back.forget(PageId(start), pages);
-        pager.write_at(batch, PageId(start).offset())?;
+        pager.write_vectored_at(batch, PageId(start).offset())?;
     }
     Ok(())
 }

@@ -94,6 +94,19 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
         Ok(())
     }
 
+    /// Writes `bufs` one after another from `offset` on: the same bytes, in the same
+    /// places, as `write_all_at` of their concatenation, without building it. The default
+    /// writes each buffer in turn (so a faulty storage sees, and can fail, each one); a
+    /// real file does it in `pwritev`s, going on after short ones.
+    fn write_all_vectored_at(&self, bufs: &[&[u8]], offset: u64) -> io::Result<()> {
+        let mut at = offset;
+        for buf in bufs {
+            self.write_all_at(buf, at)?;
+            at += buf.len() as u64;
+        }
+        Ok(())
+    }
+
     /// Writes all of `buf` at `offset`, continuing after short writes.
     fn write_all_at(&self, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
         while !buf.is_empty() {
@@ -140,6 +153,36 @@ impl Storage for OsStorage {
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
         std::os::unix::fs::FileExt::write_at(&self.file, buf, offset)
+    }
+
+    fn write_all_vectored_at(&self, bufs: &[&[u8]], offset: u64) -> io::Result<()> {
+        let mut bufs: Vec<&[u8]> = bufs.iter().copied().filter(|b| !b.is_empty()).collect();
+        let mut first = 0;
+        let mut at = offset;
+        while first < bufs.len() {
+            // rustix passes at most IOV_MAX buffers: a longer list is a short write.
+            let slices: Vec<io::IoSlice<'_>> =
+                bufs[first..].iter().map(|b| io::IoSlice::new(b)).collect();
+            let mut written = match rustix::io::pwritev(&self.file, &slices, at) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => n,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(errno) => return Err(errno.into()),
+            };
+            at += written as u64;
+            // A short write ends inside some buffer: go on from its first unwritten byte.
+            while written > 0 {
+                let len = bufs[first].len();
+                if written >= len {
+                    written -= len;
+                    first += 1;
+                } else {
+                    bufs[first] = &bufs[first][written..];
+                    written = 0;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn sync(&self) -> io::Result<()> {
