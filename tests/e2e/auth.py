@@ -1,7 +1,8 @@
 """PyMongo against a server started with --auth (issue 20): the localhost exception,
 SCRAM-SHA-256 and SCRAM-SHA-1 logins, roles enforced, failures as drivers report them.
 
-Usage: python auth.py mongodb://127.0.0.1:PORT/
+Usage: python auth.py mongodb://127.0.0.1:PORT/[?options]
+The URI's options (tls=true&tlsCAFile=... for the TLS round) apply to every client.
 """
 
 import sys
@@ -12,6 +13,7 @@ from pymongo.errors import OperationFailure
 
 def main(uri: str) -> None:
     host = uri.split("//", 1)[1].split("/", 1)[0]
+    options = "&" + uri.split("?", 1)[1] if "?" in uri else ""
     anonymous = MongoClient(uri, serverSelectionTimeoutMS=5000)
     assert anonymous.admin.command("ping")["ok"] == 1
     # The localhost exception: the first user, on admin, from loopback.
@@ -23,23 +25,24 @@ def main(uri: str) -> None:
         raise AssertionError("an unauthenticated find must fail")
     except OperationFailure as error:
         assert error.code == 13, error.details
-    root = MongoClient(f"mongodb://root:rootpw@{host}/?authSource=admin")
+    root = MongoClient(f"mongodb://root:rootpw@{host}/?authSource=admin{options}")
     root.app.command("createUser", "reader", pwd="r", roles=["read"])
     root.app.command(
         "createUser", "old", pwd="o", roles=["readWrite"], mechanisms=["SCRAM-SHA-1"]
     )
     root.app.items.insert_one({"_id": 1, "n": 1})
-    reader = MongoClient(f"mongodb://reader:r@{host}/?authSource=app")
+    reader = MongoClient(f"mongodb://reader:r@{host}/?authSource=app{options}")
     assert reader.app.items.find_one({"_id": 1})["n"] == 1
     try:
         reader.app.items.insert_one({"_id": 2})
         raise AssertionError("a read-only user must not insert")
     except OperationFailure as error:
         assert error.code == 13, error.details
-    old = MongoClient(f"mongodb://old:o@{host}/?authSource=app&authMechanism=SCRAM-SHA-1")
+    old = MongoClient(f"mongodb://old:o@{host}/?authSource=app&authMechanism=SCRAM-SHA-1{options}")
     old.app.items.insert_one({"_id": 3})
     wrong = MongoClient(
-        f"mongodb://reader:nope@{host}/?authSource=app", serverSelectionTimeoutMS=5000
+        f"mongodb://reader:nope@{host}/?authSource=app{options}",
+        serverSelectionTimeoutMS=5000,
     )
     try:
         wrong.app.items.find_one()
@@ -48,7 +51,8 @@ def main(uri: str) -> None:
         assert error.code == 18, error.details
     users = sorted(u["user"] for u in root.app.command("usersInfo")["users"])
     assert users == ["old", "reader"], users
-    print(f"auth ok: users={','.join(users)} count={root.app.items.count_documents({})}")
+    tls = root.admin.command("getCmdLineOpts")["parsed"]["net"].get("tls", {}).get("mode")
+    print(f"auth ok: tls={tls} users={','.join(users)} count={root.app.items.count_documents({})}")
 
 
 if __name__ == "__main__":

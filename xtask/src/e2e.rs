@@ -105,16 +105,23 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
         ),
         (
             "mongosh --auth",
-            run_mongosh_login(&mongosh, &secured.address),
+            run_mongosh_login(&mongosh, &secured.address, ""),
         ),
     ];
     let secured_stopped = stop(&mut secured);
+    // The same round over TLS (requireTLS, a certificate made for this run).
+    let (tls_results, tls_stopped, tls_log) = tls_round(root, &python, &mongosh, &e2e)?;
     let mut failed = false;
     let admin = [
         ("mongosh admin", admin),
         ("mongosh shutdownServer", shutdown),
     ];
-    for (name, result) in results.iter().chain(&admin).chain(&auth_results) {
+    for (name, result) in results
+        .iter()
+        .chain(&admin)
+        .chain(&auth_results)
+        .chain(&tls_results)
+    {
         match result {
             Ok(output) => println!("e2e {name}: ok\n{}", indent(output)),
             Err(error) => {
@@ -123,7 +130,7 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
             }
         }
     }
-    for stopped in [&stopped, &secured_stopped] {
+    for stopped in [&stopped, &secured_stopped, &tls_stopped] {
         if let Err(error) = stopped {
             failed = true;
             println!("e2e shutdown: FAILED: {error:#}");
@@ -138,6 +145,7 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
             "--auth server log:\n{}",
             indent(&secured.log.lock().expect("log").join("\n"))
         );
+        println!("TLS server log:\n{}", indent(&tls_log));
         bail!("e2e failed");
     }
     println!("e2e: all passed");
@@ -275,20 +283,114 @@ fn run_mongosh_shutdown(root: &Path, mongosh: &Path, e2e: &Path) -> Result<Strin
     Ok(text)
 }
 
-/// mongosh logging in as the root user `auth.py` created (SCRAM-SHA-256), then its user
-/// helpers.
-fn run_mongosh_login(mongosh: &Path, address: &str) -> Result<String> {
+type Round = Vec<(&'static str, Result<String>)>;
+
+/// `auth.py` and mongosh's login against `--auth --tlsMode requireTLS` with a CA and
+/// certificate made for this run: the results, the clean stop, and the server's log.
+fn tls_round(
+    root: &Path,
+    python: &Path,
+    mongosh: &Path,
+    e2e: &Path,
+) -> Result<(Round, Result<()>, String)> {
+    let dir = std::env::temp_dir().join(format!("mfdb-e2e-tls-{}", std::process::id()));
+    let files = crate::certs::write(&dir)?;
+    let server_pem = files.server.to_str().context("utf-8 path")?.to_owned();
+    let flags = [
+        "--log-level",
+        "debug",
+        "--auth",
+        "--tlsMode",
+        "requireTLS",
+        "--tlsCertificateKeyFile",
+        &server_pem,
+    ];
+    let mut server = start_with(root, "e2e-tls", &flags)?;
+    let options = format!("tls=true&tlsCAFile={}", files.ca.display());
+    let uri = format!(
+        "mongodb://{}/?directConnection=true&{options}",
+        server.address
+    );
+    let results: Round = vec![
+        (
+            "pymongo --auth over TLS",
+            check(Command::new(python).arg(e2e.join("auth.py")).arg(&uri)).and_then(|text| {
+                if text.contains("auth ok: tls=requireTLS") {
+                    Ok(text)
+                } else {
+                    bail!("auth.py over TLS:\n{}", indent(&text))
+                }
+            }),
+        ),
+        (
+            "mongosh --auth over TLS",
+            run_mongosh_login(mongosh, &server.address, &format!("&{options}")),
+        ),
+    ];
+    let stopped = stop(&mut server);
+    let log = server.log.lock().expect("log").join("\n");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&server.db);
+    Ok((results, stopped, log))
+}
+
+/// mongosh logging in as the root user `auth.py` created (SCRAM-SHA-256, URI `options`
+/// appended), a CRUD round, its user helpers; then a read-only user's insert (13) and a
+/// wrong password (18).
+fn run_mongosh_login(mongosh: &Path, address: &str, options: &str) -> Result<String> {
     let eval = "const s = db.runCommand({connectionStatus: 1}); \
                 const u = db.getSiblingDB('app').getUsers().users.map(x => x.user).sort().join(','); \
-                print('login ' + s.authInfo.authenticatedUsers[0].user + ' users=' + u);";
-    check(
+                const c = db.getSiblingDB('app').sh_items; \
+                c.insertMany([{_id: 1, n: 1}, {_id: 2, n: 2}]); \
+                c.updateOne({_id: 2}, {$inc: {n: 10}}); \
+                c.deleteOne({_id: 1}); \
+                const crud = c.countDocuments({}) + ',' + c.findOne({_id: 2}).n; \
+                c.drop(); \
+                print('login ' + s.authInfo.authenticatedUsers[0].user + ' users=' + u + ' crud=' + crud);";
+    let text = check(
         Command::new(mongosh)
             .arg(format!(
-                "mongodb://root:rootpw@{address}/admin?directConnection=true"
+                "mongodb://root:rootpw@{address}/admin?directConnection=true{options}"
             ))
             .args(["--quiet", "--eval", eval])
             .env("MONGOSH_NO_UPDATE_CHECK", "1"),
-    )
+    )?;
+    if !text.contains("login root users=old,reader crud=1,12") {
+        bail!("mongosh login round:\n{}", indent(&text));
+    }
+    let refused = "let code = 0; \
+                   try { db.getSiblingDB('app').items.insertOne({_id: 99}); } \
+                   catch (e) { code = e.code; } \
+                   print('reader insert code=' + code);";
+    let reader = check(
+        Command::new(mongosh)
+            .arg(format!(
+                "mongodb://reader:r@{address}/app?directConnection=true{options}"
+            ))
+            .args(["--quiet", "--eval", refused])
+            .env("MONGOSH_NO_UPDATE_CHECK", "1"),
+    )?;
+    if !reader.contains("reader insert code=13") {
+        bail!("mongosh read-only insert:\n{}", indent(&reader));
+    }
+    let wrong = Command::new(mongosh)
+        .arg(format!(
+            "mongodb://reader:wrong@{address}/app?directConnection=true{options}"
+        ))
+        .args(["--quiet", "--eval", "print('logged in')"])
+        .env("MONGOSH_NO_UPDATE_CHECK", "1")
+        .output()?;
+    let wrong_text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&wrong.stdout),
+        String::from_utf8_lossy(&wrong.stderr)
+    );
+    if wrong.status.success() || !wrong_text.contains("Authentication failed") {
+        bail!("mongosh with a wrong password:\n{}", indent(&wrong_text));
+    }
+    Ok(format!(
+        "{text}{reader}mongosh wrong password: Authentication failed\n"
+    ))
 }
 
 /// Starts `binary` on `--port 0` and database `db` with `args` and environment `env`

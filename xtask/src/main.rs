@@ -3,6 +3,7 @@
 //! Each subcommand lives in its own module; `main` only dispatches.
 
 mod bench;
+mod certs;
 mod crash;
 mod e2e;
 mod fuzz;

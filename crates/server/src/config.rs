@@ -42,6 +42,54 @@ pub enum CompressorArg {
     Lz4,
 }
 
+/// TLS on the port (`--tlsMode`, mongod's meanings for a server's incoming connections).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TlsMode {
+    /// Plain connections only (the default).
+    #[value(name = "disabled")]
+    Disabled,
+    /// TLS and plain clients on the same port (the first byte tells them apart).
+    #[value(name = "allowTLS")]
+    AllowTls,
+    /// As `allowTLS`: mongod differs only for the connections it opens itself.
+    #[value(name = "preferTLS")]
+    PreferTls,
+    /// TLS clients only; a plain client is disconnected.
+    #[value(name = "requireTLS")]
+    RequireTls,
+}
+
+impl TlsMode {
+    /// The flag's spelling (what getCmdLineOpts reports).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            TlsMode::Disabled => "disabled",
+            TlsMode::AllowTls => "allowTLS",
+            TlsMode::PreferTls => "preferTLS",
+            TlsMode::RequireTls => "requireTLS",
+        }
+    }
+}
+
+/// A protocol `--tlsDisabledProtocols` names. TLS 1.0 and 1.1 are never offered (rustls
+/// does not implement them); naming them is accepted, as mongod accepts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TlsProtocol {
+    /// TLS 1.0 (never offered).
+    #[value(name = "TLS1_0")]
+    Tls1_0,
+    /// TLS 1.1 (never offered).
+    #[value(name = "TLS1_1")]
+    Tls1_1,
+    /// TLS 1.2.
+    #[value(name = "TLS1_2")]
+    Tls1_2,
+    /// TLS 1.3.
+    #[value(name = "TLS1_3")]
+    Tls1_3,
+}
+
 /// The `multiforadb` command line.
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -91,6 +139,28 @@ pub struct Config {
     /// user exists, a loopback client may create the first one on `admin`.
     #[arg(long, default_value_t = false)]
     pub auth: bool,
+    /// TLS on the port: disabled, allowTLS or preferTLS (TLS and plain clients both
+    /// served), requireTLS (TLS only). Needs `--tlsCertificateKeyFile`. SIGHUP reloads the
+    /// certificate files for new connections.
+    #[arg(long = "tlsMode", value_enum, default_value_t = TlsMode::Disabled)]
+    pub tls_mode: TlsMode,
+    /// PEM file with the server's certificate chain (leaf first) and its private key.
+    #[arg(long = "tlsCertificateKeyFile")]
+    pub tls_certificate_key_file: Option<PathBuf>,
+    /// PEM file of the CA certificates client certificates must chain to; when given,
+    /// clients must present one (unless `--tlsAllowConnectionsWithoutCertificates`).
+    #[arg(long = "tlsCAFile")]
+    pub tls_ca_file: Option<PathBuf>,
+    /// With `--tlsCAFile`: clients without a certificate are served too (a certificate
+    /// that is presented must still verify).
+    #[arg(
+        long = "tlsAllowConnectionsWithoutCertificates",
+        default_value_t = false
+    )]
+    pub tls_allow_connections_without_certificates: bool,
+    /// Protocols not to offer, comma-separated (TLS1_0, TLS1_1, TLS1_2, TLS1_3).
+    #[arg(long = "tlsDisabledProtocols", value_enum, value_delimiter = ',')]
+    pub tls_disabled_protocols: Vec<TlsProtocol>,
     /// Where commands run (for benchmarking the worker hand-off).
     #[arg(long, value_enum, default_value_t = Dispatch::Auto, hide = true)]
     pub dispatch: Dispatch,
@@ -134,7 +204,36 @@ impl Config {
             // As mongod reports `--auth`.
             parsed.insert("security", doc! { "authorization": "enabled" });
         }
+        if self.tls_mode != TlsMode::Disabled
+            && let Ok(net) = parsed.get_document_mut("net")
+        {
+            net.insert("tls", self.tls_document());
+        }
         parsed
+    }
+
+    /// `net.tls` as mongod reports it in getCmdLineOpts.
+    fn tls_document(&self) -> bson::Document {
+        let mut tls = doc! { "mode": self.tls_mode.name() };
+        if let Some(path) = &self.tls_certificate_key_file {
+            tls.insert("certificateKeyFile", path.display().to_string());
+        }
+        if let Some(path) = &self.tls_ca_file {
+            tls.insert("CAFile", path.display().to_string());
+        }
+        if self.tls_allow_connections_without_certificates {
+            tls.insert("allowConnectionsWithoutCertificates", true);
+        }
+        if !self.tls_disabled_protocols.is_empty() {
+            let names: Vec<String> = self
+                .tls_disabled_protocols
+                .iter()
+                .filter_map(|protocol| protocol.to_possible_value())
+                .map(|value| value.get_name().to_owned())
+                .collect();
+            tls.insert("disabledProtocols", names.join(","));
+        }
+        tls
     }
 
     fn engine_options(&self, argv: Vec<String>) -> EngineOptions {

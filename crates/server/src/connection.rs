@@ -11,16 +11,20 @@
 //! runs when its wait is over) and a pending `continuation` (the next request of an
 //! exhaust stream, run once the replies before it have drained below
 //! `WRITE_QUEUE_MAX`, so a client that stops reading stops the stream).
+//!
+//! Bytes go through the connection's [`Transport`] (plain or TLS, `crate::tls`): the
+//! buffers here always hold wire-protocol bytes.
 
 use crate::limits::{READ_AHEAD_MAX, WRITE_QUEUE_MAX};
+use crate::tls::{Received, Transport};
 use engine::ConnectionContext;
 use mio::net::TcpStream;
-use std::io::{ErrorKind, Read, Write};
 use std::time::Instant;
 
 /// A client connection.
 pub(crate) struct Connection {
     pub(crate) stream: TcpStream,
+    pub(crate) transport: Transport,
     pub(crate) ctx: ConnectionContext,
     read_buffer: Vec<u8>,
     read_start: usize,
@@ -30,7 +34,9 @@ pub(crate) struct Connection {
     pub(crate) in_flight: bool,
     /// The peer closed its side (or a read failed).
     pub(crate) peer_closed: bool,
-    /// When the first byte of the frame being assembled arrived.
+    /// Why the peer is gone, when it is worth more than "client disconnected".
+    pub(crate) closed_reason: Option<String>,
+    /// When the first byte of the frame being assembled (or of the TLS handshake) arrived.
     pub(crate) frame_started: Option<Instant>,
     /// When the client last sent anything.
     pub(crate) last_read: Instant,
@@ -51,9 +57,14 @@ pub(crate) enum FrameState {
 }
 
 impl Connection {
-    pub(crate) fn new(stream: TcpStream, ctx: ConnectionContext) -> Connection {
+    pub(crate) fn new(
+        stream: TcpStream,
+        transport: Transport,
+        ctx: ConnectionContext,
+    ) -> Connection {
         Connection {
             stream,
+            transport,
             ctx,
             read_buffer: Vec::new(),
             read_start: 0,
@@ -61,6 +72,7 @@ impl Connection {
             write_start: 0,
             in_flight: false,
             peer_closed: false,
+            closed_reason: None,
             frame_started: None,
             last_read: Instant::now(),
             parked: None,
@@ -106,9 +118,16 @@ impl Connection {
     pub(crate) fn fill(&mut self, scratch: &mut [u8]) -> bool {
         let mut got = false;
         while self.read_allowed() {
-            match self.stream.read(scratch) {
-                Ok(0) => self.peer_closed = true,
-                Ok(count) => {
+            let handshaking = self.transport.is_handshaking();
+            let received = self.transport.receive(&mut self.stream, scratch);
+            if handshaking && !self.transport.is_handshaking() && self.buffered() == 0 {
+                // The handshake's clock stops; the first frame's starts with its first byte.
+                self.frame_started = None;
+            } else if self.transport.is_handshaking() && self.frame_started.is_none() {
+                self.frame_started = Some(Instant::now());
+            }
+            match received {
+                Received::Bytes(count) => {
                     if self.read_start > 0 && self.read_start * 2 >= self.read_buffer.len() {
                         self.read_buffer.drain(..self.read_start);
                         self.read_start = 0;
@@ -121,13 +140,13 @@ impl Connection {
                     self.last_read = Instant::now();
                     got = true;
                 }
-                Err(error) if error.kind() == ErrorKind::Interrupted => {}
-                Err(error) => {
-                    if error.kind() != ErrorKind::WouldBlock {
-                        log_debug!("conn{} read error: {error}", self.ctx.connection_id);
-                        self.peer_closed = true;
+                Received::WouldBlock => break,
+                Received::Closed(reason) => {
+                    log_debug!("conn{} read side closed: {reason}", self.ctx.connection_id);
+                    self.peer_closed = true;
+                    if reason != "client disconnected" {
+                        self.closed_reason = Some(reason);
                     }
-                    break;
                 }
             }
         }
@@ -158,7 +177,7 @@ impl Connection {
 
     /// Whether a frame is partly assembled.
     pub(crate) fn has_partial_frame(&self) -> bool {
-        self.buffered() > 0 && !self.busy()
+        (self.buffered() > 0 || self.transport.is_handshaking()) && !self.busy()
     }
 
     /// Queues reply bytes: they become the write buffer when nothing else is waiting (a
@@ -175,18 +194,16 @@ impl Connection {
     /// Writes queued bytes until done or the socket would block. `Err` means the
     /// connection is broken.
     pub(crate) fn flush(&mut self) -> std::io::Result<()> {
-        while self.write_pending() > 0 {
+        while self.write_pending() > 0 || self.transport.wants_write() {
             let pending = self
                 .write_buffer
                 .get(self.write_start..)
                 .unwrap_or_default();
-            match self.stream.write(pending) {
-                Ok(0) => return Err(ErrorKind::WriteZero.into()),
-                Ok(count) => self.write_start += count,
-                Err(error) if error.kind() == ErrorKind::WouldBlock => break,
-                Err(error) if error.kind() == ErrorKind::Interrupted => {}
-                Err(error) => return Err(error),
+            let count = self.transport.send(&mut self.stream, pending)?;
+            if count == 0 {
+                break;
             }
+            self.write_start += count;
         }
         if self.write_pending() == 0 {
             self.write_buffer.clear();
@@ -197,6 +214,9 @@ impl Connection {
 
     /// Whether the connection has nothing left to do and can be dropped.
     pub(crate) fn finished(&self) -> bool {
-        self.peer_closed && !self.in_flight && self.write_pending() == 0
+        self.peer_closed
+            && !self.in_flight
+            && self.write_pending() == 0
+            && !self.transport.wants_write()
     }
 }

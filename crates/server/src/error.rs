@@ -24,6 +24,9 @@ pub enum Error {
     /// A worker thread could not be started.
     #[error("starting worker threads: {0}")]
     Workers(std::io::Error),
+    /// The TLS flags contradict each other, or a certificate or key file is unusable.
+    #[error("TLS: {0}")]
+    Tls(String),
     /// The database file could not be opened or closed.
     #[error("{0}")]
     Database(String),

@@ -13,12 +13,14 @@
 //! one before it has answered, as if the client had sent it (see `engine::streaming`).
 //!
 //! Shutdown (SIGTERM/SIGINT or [`ShutdownHandle::shutdown`]): stop accepting,
-//! wait up to `SHUTDOWN_GRACE` for in-flight commands, flush, close all.
+//! wait up to `SHUTDOWN_GRACE` for in-flight commands, flush, close all. SIGHUP reloads
+//! the TLS certificate (`crate::tls`) for the handshakes after it.
 
 use crate::config::{Config, Dispatch};
 use crate::connection::{Connection, FrameState};
 use crate::error::Error;
 use crate::limits::{AWAIT_MAX, READ_CHUNK, SHUTDOWN_GRACE, TICK, WRITE_QUEUE_MAX};
+use crate::tls::Tls;
 use crate::worker::{self, Continuation, Done, Job, Outcome};
 use crossbeam::channel::{self, Receiver, Sender};
 use engine::{ConnectionContext, Engine};
@@ -39,6 +41,8 @@ const CONNECTION_BASE: usize = 1 << 16;
 pub struct ShutdownHandle {
     requested: Arc<AtomicBool>,
     waker: Arc<Waker>,
+    /// What SIGHUP reloads.
+    tls: Option<Arc<Tls>>,
 }
 
 /// Workers when `--workers` is 0: sixteen per CPU, between 16 and 128. A durable write
@@ -60,17 +64,22 @@ impl ShutdownHandle {
         }
     }
 
-    /// Calls [`ShutdownHandle::shutdown`] on SIGTERM or SIGINT, from a helper thread.
+    /// Calls [`ShutdownHandle::shutdown`] on SIGTERM or SIGINT, and reloads the TLS
+    /// certificate on SIGHUP, from a helper thread.
     pub fn on_signals(&self) -> Result<SignalGuard, Error> {
-        use signal_hook::consts::{SIGINT, SIGTERM};
-        let mut signals =
-            signal_hook::iterator::Signals::new([SIGTERM, SIGINT]).map_err(Error::Signals)?;
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])
+            .map_err(Error::Signals)?;
         let handle = signals.handle();
         let this = self.clone();
         std::thread::Builder::new()
             .name("signals".into())
             .spawn(move || {
-                if let Some(signal) = signals.forever().next() {
+                for signal in signals.forever() {
+                    if signal == SIGHUP {
+                        this.reload();
+                        continue;
+                    }
                     let name = if signal == SIGTERM {
                         "SIGTERM"
                     } else {
@@ -78,10 +87,24 @@ impl ShutdownHandle {
                     };
                     log_info!("received {name}: shutting down");
                     this.shutdown();
+                    return;
                 }
             })
             .map_err(Error::Signals)?;
         Ok(SignalGuard { handle })
+    }
+
+    /// SIGHUP: new TLS handshakes use the certificate files as they are now; when they do
+    /// not make a valid configuration, the one in use stays (and the failure is logged).
+    fn reload(&self) {
+        match &self.tls {
+            None => log_info!("received SIGHUP: no TLS certificate to reload"),
+            Some(tls) => {
+                if let Err(error) = tls.reload() {
+                    log_warn!("received SIGHUP: TLS certificate kept, reload failed: {error}");
+                }
+            }
+        }
     }
 }
 
@@ -109,11 +132,22 @@ pub struct Server {
     idle_timeout: Option<Duration>,
     dispatch: Dispatch,
     workers: usize,
+    tls: Option<Arc<Tls>>,
 }
 
 impl Server {
-    /// Listens on every `--bind` address at `--port`.
+    /// Listens on every `--bind` address at `--port`, with the TLS settings of `config`.
     pub fn bind(config: &Config, engine: Arc<Engine>) -> Result<Server, Error> {
+        let tls = Tls::from_config(config)?;
+        Server::bind_with_tls(config, engine, tls)
+    }
+
+    /// [`Server::bind`] with TLS settings already loaded ([`Tls::from_config`]).
+    pub fn bind_with_tls(
+        config: &Config,
+        engine: Arc<Engine>,
+        tls: Option<Arc<Tls>>,
+    ) -> Result<Server, Error> {
         crate::log::set_level(config.log_level);
         crate::log::record_into(engine.recent_log());
         engine.recent_log().echo_to(Box::new(|line| {
@@ -144,6 +178,7 @@ impl Server {
         let shutdown = ShutdownHandle {
             requested: Arc::new(AtomicBool::new(false)),
             waker,
+            tls: tls.clone(),
         };
         // The `shutdown` command stops this server as SIGTERM does.
         let handle = shutdown.clone();
@@ -162,6 +197,7 @@ impl Server {
             idle_timeout: seconds(config.idle_timeout_secs),
             dispatch: config.dispatch,
             workers,
+            tls,
         })
     }
 
@@ -467,7 +503,8 @@ impl LoopState {
             auth: engine::AuthSession::default(),
         };
         if let Some(entry) = self.connections.get_mut(slot) {
-            *entry = Some(Connection::new(stream, ctx));
+            let transport = Tls::transport(self.server.tls.as_deref());
+            *entry = Some(Connection::new(stream, transport, ctx));
         }
         self.open += 1;
         self.server.engine.stats().connection_opened();
@@ -488,6 +525,7 @@ impl LoopState {
         if let Some(next) = connection.continuation.take() {
             abandon(&self.server.engine, &next);
         }
+        connection.transport.close(&mut connection.stream);
         let _ = self
             .server
             .poll
@@ -581,7 +619,12 @@ impl LoopState {
             close_reason = Some(format!("write failed: {error}"));
         }
         if close_reason.is_none() && connection.finished() {
-            close_reason = Some("client disconnected".into());
+            close_reason = Some(
+                connection
+                    .closed_reason
+                    .take()
+                    .unwrap_or_else(|| "client disconnected".into()),
+            );
         }
         if let Some(reason) = close_reason {
             self.close(slot, &reason);
@@ -625,9 +668,14 @@ impl LoopState {
                 && connection.has_partial_frame()
                 && now.duration_since(started) > limit
             {
+                let what = if connection.transport.is_handshaking() {
+                    "TLS handshake"
+                } else {
+                    "message"
+                };
                 expired.push((
                     slot,
-                    format!("message incomplete after {}s", limit.as_secs()),
+                    format!("{what} incomplete after {}s", limit.as_secs()),
                 ));
             } else if let Some(limit) = self.server.idle_timeout
                 && !connection.busy()

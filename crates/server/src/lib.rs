@@ -14,11 +14,13 @@ mod error;
 mod event_loop;
 mod host;
 pub mod limits;
+mod tls;
 mod worker;
 
-pub use config::{Config, Dispatch, LogLevel};
+pub use config::{Config, Dispatch, LogLevel, TlsMode, TlsProtocol};
 pub use error::Error;
 pub use event_loop::{Server, ShutdownHandle};
+pub use tls::Tls;
 
 use clap::Parser;
 use std::sync::Arc;
@@ -27,6 +29,8 @@ use std::sync::Arc;
 pub fn run_cli() -> Result<(), Error> {
     let config = Config::parse();
     log::set_level(config.log_level);
+    // Certificates are checked before the database is opened: a bad file costs nothing.
+    let tls = Tls::from_config(&config)?;
     let argv: Vec<String> = std::env::args().collect();
     let engine = config.engine(argv).map_err(|error| {
         Error::Database(format!(
@@ -36,7 +40,7 @@ pub fn run_cli() -> Result<(), Error> {
         ))
     })?;
     let engine = Arc::new(engine);
-    let server = Server::bind(&config, Arc::clone(&engine))?;
+    let server = Server::bind_with_tls(&config, Arc::clone(&engine), tls)?;
     let shutdown = server.shutdown_handle();
     let signals = shutdown.on_signals()?;
     let result = server.run();

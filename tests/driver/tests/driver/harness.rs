@@ -78,9 +78,15 @@ impl TestServer {
     /// Runs the server on `db` expecting it to refuse to start: waits (up to 10 s) for it
     /// to exit and returns its status and everything it wrote to stderr.
     pub fn refused_at(db: &std::path::Path) -> (ExitStatus, String) {
+        TestServer::refused_with(db, &[])
+    }
+
+    /// [`TestServer::refused_at`] with the server flags `extra`.
+    pub fn refused_with(db: &std::path::Path, extra: &[&str]) -> (ExitStatus, String) {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mfdb-server"))
             .args(["--port", "0", "--db"])
             .arg(db)
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -94,7 +100,7 @@ impl TestServer {
             if Instant::now() > deadline {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("the server on an already open file kept running");
+                panic!("the server that should refuse to start kept running");
             }
             std::thread::sleep(Duration::from_millis(10));
         };

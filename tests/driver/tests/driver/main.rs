@@ -16,6 +16,7 @@ mod protocol;
 mod reads;
 mod streaming;
 mod surface;
+mod tls;
 mod ttl;
 mod wildcard;
 mod writes;
