@@ -81,6 +81,8 @@ pub struct Engine {
     shutdown: parking_lot::Mutex<Option<ShutdownHook>>,
     /// The winners of plan trials, per collection and query shape.
     pub(crate) plans: crate::plan::PlanCache,
+    /// Blocking sorts' memory limit and spill files (`crate::spill`).
+    pub(crate) sorting: crate::spill::Settings,
     /// Whether commands need authentication, and the users' generation.
     pub(crate) auth: crate::auth::Auth,
     /// hello's `topologyVersion.processId`: fixed for the life of the engine.
@@ -128,7 +130,7 @@ impl Engine {
         store_options: StoreOptions,
     ) -> Result<Engine, Error> {
         let store = Store::open_path(path, store_options).map_err(Error::from)?;
-        drop_leftover_temporaries(&store).map_err(Error::from)?;
+        drop_leftover_temporaries(&store)?;
         Ok(Engine::with_store(options, store))
     }
 
@@ -141,7 +143,7 @@ impl Engine {
         store_options: StoreOptions,
     ) -> Result<Engine, Error> {
         let store = Store::open(dir, name, store_options).map_err(Error::from)?;
-        drop_leftover_temporaries(&store).map_err(Error::from)?;
+        drop_leftover_temporaries(&store)?;
         Ok(Engine::with_store(options, store))
     }
 
@@ -173,8 +175,17 @@ impl Engine {
             fsync_lock: crate::fsync_lock::FsyncLock::default(),
             shutdown: parking_lot::Mutex::new(None),
             plans: crate::plan::PlanCache::default(),
+            sorting: crate::spill::Settings::default(),
             auth: crate::auth::Auth::default(),
         }
+    }
+
+    /// Sets the most document bytes a blocking sort holds in memory (default 100 MiB,
+    /// mongod's `internalQueryMaxBlockingSortMemoryUsageBytes`, also settable with
+    /// setParameter): past it a sort spills to disk with `allowDiskUse`, else fails with
+    /// 292 QueryExceededMemoryLimitNoDiskUseAllowed.
+    pub fn set_sort_bytes_max(&self, bytes: usize) {
+        self.sorting.set_bytes_max(bytes);
     }
 
     /// The storage layer. After an I/O failure the failed store refuses every command
@@ -352,11 +363,22 @@ impl Drop for Engine {
     }
 }
 
+/// Removes what a crash can leave behind: sorts' spill files (`crate::spill`) and `$out`'s
+/// temporary collections. As mongod does with its `_tmp` directory and temporary
+/// collections at startup.
+fn drop_leftover_temporaries(store: &Store) -> Result<(), Error> {
+    let (dir, name) = store.files();
+    crate::spill::remove_leftovers(dir.as_ref(), name).map_err(|e| {
+        let message = format!("cannot remove a sort's leftover spill files: {e}");
+        Error::new(ErrorCode::InternalError, message)
+    })?;
+    drop_leftover_collections(store).map_err(Error::from)
+}
+
 /// Drops the `tmp.agg_out.*` collections an interrupted `$out` left (its output goes to
 /// one of those and is renamed over the target in the same transaction, so one can only
-/// be left by a file from a build that wrote them otherwise, or by a bug). As mongod does
-/// with temporary collections at startup.
-fn drop_leftover_temporaries(store: &Store) -> Result<(), crate::store::StoreError> {
+/// be left by a file from a build that wrote them otherwise, or by a bug).
+fn drop_leftover_collections(store: &Store) -> Result<(), crate::store::StoreError> {
     let leftovers: Vec<_> = {
         let reader = store.read()?;
         reader

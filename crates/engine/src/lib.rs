@@ -32,6 +32,7 @@ mod plan;
 mod profile;
 mod recent_log;
 mod sessions;
+mod spill;
 mod stats;
 pub mod store;
 mod streaming;

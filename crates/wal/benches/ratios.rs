@@ -240,6 +240,9 @@ impl Dir for CountingDir {
     fn remove(&self, name: &str) -> std::io::Result<()> {
         self.inner.remove(name)
     }
+    fn list(&self) -> std::io::Result<Vec<String>> {
+        self.inner.list()
+    }
     fn sync(&self) -> std::io::Result<()> {
         self.inner.sync()
     }

@@ -51,6 +51,9 @@ pub(crate) enum Source {
     Index(IndexScan),
     /// Results computed when the cursor opened.
     Buffered(VecDeque<RawDocumentBuf>),
+    /// A sort that spilled, merged from its file as batches are read (the file goes with
+    /// the cursor).
+    Merged(crate::spill::Merge),
 }
 
 /// The position and counters of a natural-order scan.
@@ -133,6 +136,16 @@ impl Cursor {
         match &mut self.source {
             Source::Buffered(queue) => {
                 while let Some(doc) = queue.pop_front() {
+                    deadline.tick()?;
+                    if let Err(doc) = batch.offer(shape.apply(&doc)?) {
+                        self.pending = Some(doc);
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Source::Merged(merge) => {
+                while let Some(doc) = merge.next_document()? {
                     deadline.tick()?;
                     if let Err(doc) = batch.offer(shape.apply(&doc)?) {
                         self.pending = Some(doc);

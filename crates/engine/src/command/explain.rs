@@ -17,6 +17,7 @@ use super::{Request, name_of};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::plan::{self, Access};
+use crate::spill::{SortStats, Sorter, SpillTo};
 use crate::store::{CollectionMeta, Namespace, Reader, WalkPosition};
 use bson::raw::RawBsonRef;
 use bson::{Bson, Document, RawDocument, doc};
@@ -38,6 +39,10 @@ struct Explained<'a> {
     pipeline: Option<Vec<Bson>>,
     /// distinct's `key`.
     distinct_key: Option<&'a str>,
+    /// find's `allowDiskUse`: whether the SORT stage may spill.
+    allow_disk_use: bool,
+    /// The SORT stage's memory limit (`memLimit`).
+    bytes_max: usize,
 }
 
 /// `explain: {<command>}, verbosity`.
@@ -78,6 +83,7 @@ pub(crate) fn explain_command(
     let name = name_of(inner)?;
     let inner_request = Request::new(request.db, name, inner, request.ctx);
     let mut explained = parse(&inner_request)?;
+    explained.bytes_max = engine.sorting.bytes_max();
     let compiled = explained.filter.map(Filter::parse).transpose()?;
     let started = engine.host.now_millis();
     let store = engine.store();
@@ -144,7 +150,7 @@ pub(crate) fn explain_command(
                         keys,
                         docs,
                         matched: docs,
-                        branches: Vec::new(),
+                        ..Counts::default()
                     };
                 }
                 (plan::exact::distinct_stage(index), counts)
@@ -163,7 +169,15 @@ pub(crate) fn explain_command(
                 let counts = if verbosity == "queryPlanner" {
                     Counts::default()
                 } else {
-                    count(&reader, meta, &explained.ns, &access, compiled.as_ref())?
+                    let sorter = explained.sorter(engine)?;
+                    count(
+                        &reader,
+                        meta,
+                        &explained.ns,
+                        &access,
+                        compiled.as_ref(),
+                        sorter,
+                    )?
                 };
                 (stage, counts)
             }
@@ -208,14 +222,21 @@ pub(crate) fn explain_command(
         }
     }
     if verbosity != "queryPlanner" {
-        let mut stats = doc! {
-            "executionSuccess": true,
+        let mut stats = match &counts.failure {
+            None => doc! { "executionSuccess": true },
+            Some(error) => doc! {
+                "executionSuccess": false,
+                "errorMessage": error.to_string(),
+                "errorCode": error.code().code(),
+            },
+        };
+        stats.extend(doc! {
             "nReturned": to_i64(returned),
             "executionTimeMillis": engine.host.now_millis().saturating_sub(started),
             "totalKeysExamined": to_i64(counts.keys),
             "totalDocsExamined": to_i64(counts.docs),
             "executionStages": annotate(winning, &counts, returned),
-        };
+        });
         if verbosity == "allPlansExecution" {
             let all: Vec<Bson> = tried
                 .plans
@@ -260,6 +281,8 @@ fn parse<'a>(request: &Request<'a>) -> Result<Explained<'a>, Error> {
         wrapper: None,
         pipeline: None,
         distinct_key: None,
+        allow_disk_use: false,
+        bytes_max: crate::limits::SORT_BYTES_MAX,
     };
     match request.name {
         "find" => {
@@ -269,6 +292,7 @@ fn parse<'a>(request: &Request<'a>) -> Result<Explained<'a>, Error> {
             explained.skip = read_args::non_negative(request, "skip")?.unwrap_or(0);
             explained.limit = read_args::non_negative(request, "limit")?.filter(|&n| n > 0);
             explained.hint = read_args::hint(request)?;
+            explained.allow_disk_use = args::opt_bool(request, "allowDiskUse")?.unwrap_or(false);
         }
         "count" => {
             explained.filter = read_args::object_or_null(request, "query")?;
@@ -362,6 +386,24 @@ fn parse<'a>(request: &Request<'a>) -> Result<Explained<'a>, Error> {
 }
 
 impl Explained<'_> {
+    /// The SORT stage's sort, run at the `executionStats` verbosities over the matches
+    /// (it may spill, as the command would), for its counters.
+    fn sorter(&self, engine: &Engine) -> Result<Option<Sorter>, Error> {
+        let Some(sort) = self.sort else {
+            return Ok(None);
+        };
+        if self.pipeline.is_some() || self.wrapper.is_some() {
+            return Ok(None);
+        }
+        let spec = query::SortSpec::parse(sort)?;
+        let keep = self
+            .limit
+            .map(|n| usize::try_from(n.saturating_add(self.skip)).unwrap_or(usize::MAX));
+        let spill_to = SpillTo::of(engine, self.allow_disk_use);
+        let sorter = Sorter::new(&spec, keep, self.bytes_max, spill_to, "find command");
+        Ok(Some(sorter))
+    }
+
     /// The index walk that provides a find's sort, as `find` chooses it.
     fn sorted_walk(
         &self,
@@ -422,7 +464,7 @@ impl Explained<'_> {
             let mut sorted = doc! {
                 "stage": "SORT",
                 "sortPattern": sort,
-                "memLimit": crate::limits::SORT_BYTES_MAX as i64,
+                "memLimit": to_i64(self.bytes_max as u64),
             };
             if let Some(limit) = self.limit {
                 sorted.insert("limitAmount", to_i64(limit.saturating_add(self.skip)));
@@ -477,7 +519,7 @@ impl TriedPlan {
             keys: self.stats.keys,
             docs: self.stats.docs,
             matched: self.stats.results,
-            branches: Vec::new(),
+            ..Counts::default()
         };
         let returned = explained.returned(counts.matched);
         doc! {
@@ -498,6 +540,10 @@ struct Counts {
     matched: u64,
     /// Per walk of an `$or` plan, in branch order.
     branches: Vec<Branch>,
+    /// What the SORT stage did, when it ran.
+    sort: Option<SortStats>,
+    /// Why the run stopped (a sort over its memory limit), if it did.
+    failure: Option<Error>,
 }
 
 /// What one walk of an `$or` plan examined.
@@ -515,13 +561,20 @@ fn count(
     ns: &Namespace,
     access: &Access<'_>,
     filter: Option<&Filter>,
+    mut sorter: Option<Sorter>,
 ) -> Result<Counts, Error> {
     let mut counts = Counts::default();
-    let test = |rid: u64, bytes: &[u8], counts: &mut Counts| -> Result<(), Error> {
+    let mut test = |rid: u64, bytes: &[u8], counts: &mut Counts| -> Result<(), Error> {
         counts.docs += 1;
         let doc = RawDocument::from_bytes(bytes).map_err(|_| corrupt_record(ns, rid))?;
         if filter.map_or(Ok(true), |f| f.try_matches(doc))? {
             counts.matched += 1;
+            if let Some(sorting) = &mut sorter
+                && counts.failure.is_none()
+                && let Err(error) = sorting.push(doc.to_owned())
+            {
+                counts.failure = Some(error);
+            }
         }
         Ok(())
     };
@@ -566,6 +619,16 @@ fn count(
             }
         }
     }
+    if let Some(sorting) = sorter {
+        counts.sort = Some(sorting.stats());
+        if counts.failure.is_none() {
+            match sorting.finish() {
+                // Dropped at once: a spill file goes with it.
+                Ok(sorted) => counts.sort = Some(sorted.stats()),
+                Err(error) => counts.failure = Some(error),
+            }
+        }
+    }
     Ok(counts)
 }
 
@@ -585,9 +648,15 @@ fn annotate(mut stage: Document, counts: &Counts, returned: u64) -> Document {
             stage.insert("dupsDropped", to_i64(tested.saturating_sub(counts.docs)));
             (counts.docs, None)
         }
-        "SORT" | "SKIP" | "LIMIT" | "PROJECTION_DEFAULT" | "COUNT" | "UPDATE" | "DELETE" => {
+        "SORT" => {
+            if let Some(sort) = counts.sort {
+                stage.insert("totalDataSizeSorted", to_i64(sort.bytes_sorted));
+                stage.insert("usedDisk", sort.spills > 0);
+                stage.insert("spills", to_i64(sort.spills));
+            }
             (returned, None)
         }
+        "SKIP" | "LIMIT" | "PROJECTION_DEFAULT" | "COUNT" | "UPDATE" | "DELETE" => (returned, None),
         _ => (0, None),
     };
     stage.insert("nReturned", to_i64(n));

@@ -15,10 +15,11 @@ use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::limits::{BATCH_SIZE_DEFAULT, SORT_BYTES_MAX};
 use crate::plan::{self, Access};
+use crate::spill::{Sorted, Sorter, SpillTo};
 use crate::store::{CollectionMeta, Namespace, Reader, WalkPosition};
 use bson::{RawDocument, RawDocumentBuf};
 use query::{Filter, Projection, SortSpec};
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::{HashSet, VecDeque};
 
 /// The options of find besides the generic ones.
@@ -134,14 +135,16 @@ fn find_in(
             matched.push(doc);
         }
     }
-    if let Order::Sorted(spec) = &query.order {
-        let keep = query.limit.map(|n| n.saturating_add(query.skip));
-        matched = sort_bounded(matched.into_iter(), spec, keep, query.allow_disk_use)?;
-    }
-    let limit = query.limit.map_or(usize::MAX, to_usize);
-    let docs = matched.into_iter().skip(to_usize(query.skip)).take(limit);
+    let source = match &query.order {
+        Order::Sorted(spec) => sorted_source(engine, matched.into_iter(), spec, &query)?,
+        Order::Natural(_) => {
+            let limit = query.limit.map_or(usize::MAX, to_usize);
+            let docs = matched.into_iter().skip(to_usize(query.skip)).take(limit);
+            Source::Buffered(docs.collect())
+        }
+    };
     crate::operations::set_current_plan_summary("COLLSCAN".to_owned());
-    let mut cursor = Cursor::new(ns, Source::Buffered(docs.collect()));
+    let mut cursor = Cursor::new(ns, source);
     cursor.filter = query.filter;
     cursor.projection = query.projection;
     cursor.time_left_ms = deadline.remaining();
@@ -436,10 +439,9 @@ fn plan(
     let found = access::candidates(reading, &access);
     let docs = match &query.order {
         Order::Sorted(spec) => {
-            let keep = query.limit.map(|n| n.saturating_add(query.skip));
-            let sorted = sort_bounded(found, spec, keep, query.allow_disk_use);
+            let sorted = sorted_source(engine, found, spec, query);
             fail_on(&failure)?;
-            sorted?
+            return sorted;
         }
         Order::Natural(forward) => {
             let all = collect_bounded(found, query.allow_disk_use);
@@ -454,6 +456,34 @@ fn plan(
     let limit = query.limit.map_or(usize::MAX, to_usize);
     let docs = docs.into_iter().skip(to_usize(query.skip)).take(limit);
     Ok(Source::Buffered(docs.collect::<VecDeque<_>>()))
+}
+
+/// `docs` in `spec` order after the query's skip, up to its limit: sorted in memory, or
+/// merged from a spill file when they pass the memory limit and `allowDiskUse` is given
+/// (`crate::spill`).
+fn sorted_source(
+    engine: &Engine,
+    docs: impl Iterator<Item = RawDocumentBuf>,
+    spec: &SortSpec,
+    query: &FindQuery<'_>,
+) -> Result<Source, Error> {
+    let keep = query.limit.map(|n| to_usize(n.saturating_add(query.skip)));
+    let spill_to = SpillTo::of(engine, query.allow_disk_use);
+    let bytes_max = engine.sorting.bytes_max();
+    let mut sorter = Sorter::new(spec, keep, bytes_max, spill_to, "find command");
+    for doc in docs {
+        sorter.push(doc)?;
+    }
+    match sorter.finish()? {
+        Sorted::Memory(docs, _) => {
+            let docs = docs.into_iter().skip(to_usize(query.skip));
+            Ok(Source::Buffered(docs.collect()))
+        }
+        Sorted::Spilled(mut merge) => {
+            merge.skip(to_usize(query.skip))?;
+            Ok(Source::Merged(merge))
+        }
+    }
 }
 
 /// An index walk that already yields `spec`'s order, instead of a blocking sort: taken when
@@ -550,38 +580,4 @@ pub(crate) fn collect_bounded(
         out.push(doc);
     }
     Ok(out)
-}
-
-/// The first `keep` documents of `docs` in `spec` order (all when `None`), failing as a
-/// blocking sort that buffers more than `SORT_BYTES_MAX`.
-fn sort_bounded(
-    docs: impl Iterator<Item = RawDocumentBuf>,
-    spec: &SortSpec,
-    keep: Option<u64>,
-    allow_disk_use: bool,
-) -> Result<Vec<RawDocumentBuf>, Error> {
-    let bytes = Cell::new(0usize);
-    let over = Cell::new(false);
-    // Without a limit every document is buffered: count them as they arrive. With one,
-    // top-k keeps at most about 2 * keep of them; the result is checked below.
-    let counted = docs.map_while(|doc| {
-        if keep.is_none() {
-            bytes.set(bytes.get() + doc.as_bytes().len());
-            if bytes.get() > SORT_BYTES_MAX {
-                over.set(true);
-                return None;
-            }
-        }
-        Some(doc)
-    });
-    let sorted = spec.sort(counted, keep.map(to_usize), as_document);
-    let kept: usize = sorted.iter().map(|doc| doc.as_bytes().len()).sum();
-    if over.get() || kept > SORT_BYTES_MAX {
-        return Err(memory_exceeded(allow_disk_use));
-    }
-    Ok(sorted)
-}
-
-fn as_document(doc: &RawDocumentBuf) -> &RawDocument {
-    doc
 }

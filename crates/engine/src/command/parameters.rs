@@ -5,7 +5,8 @@
 //! 72 InvalidOptions, and a value of the wrong type with 2 BadValue.
 //!
 //! A settable parameter is either consumed (`cursorTimeoutMillis`: the cursor registry's
-//! idle timeout; `scramIterationCount`/`scramSHA256IterationCount`: new credentials') or recorded and reported (`logLevel`, `quiet`,
+//! idle timeout; `internalQueryMaxBlockingSortMemoryUsageBytes`: blocking sorts' memory
+//! limit; `scramIterationCount`/`scramSHA256IterationCount`: new credentials') or recorded and reported (`logLevel`, `quiet`,
 //! `transactionLifetimeLimitSeconds`: the server's log verbosity is its own flag, and
 //! transactions are refused on a standalone).
 
@@ -89,6 +90,12 @@ const PARAMETERS: &[Parameter] = &[
     startup("localLogicalSessionTimeoutMinutes", |_| {
         Bson::Int32(crate::limits::LOGICAL_SESSION_TIMEOUT_MINUTES)
     }),
+    // Consumed: blocking sorts' memory limit (`crate::spill`).
+    runtime(
+        "internalQueryMaxBlockingSortMemoryUsageBytes",
+        Kind::Int,
+        |engine| Bson::Int32(i32::try_from(engine.sorting.bytes_max()).unwrap_or(i32::MAX)),
+    ),
     runtime("logLevel", Kind::Int, log_level),
     startup("maxBSONObjectSize", |_| {
         Bson::Int32(i32::try_from(crate::limits::BSON_OBJECT_SIZE_MAX).unwrap_or(i32::MAX))
@@ -191,6 +198,16 @@ fn checked(name: &str, kind: Kind, raw: RawBsonRef<'_>) -> Result<Bson, Error> {
             format!("Invalid value for {name}: {raw:?}"),
         )
     })?;
+    if let ("internalQueryMaxBlockingSortMemoryUsageBytes", Bson::Int32(bytes)) = (name, &value)
+        && *bytes < 0
+    {
+        return Err(Error::new(
+            ErrorCode::BadValue,
+            format!(
+                "Invalid value for parameter {name}: {bytes} is not greater than or equal to 0"
+            ),
+        ));
+    }
     // mongod's floor for SCRAM iteration counts.
     let scram = matches!(name, "scramIterationCount" | "scramSHA256IterationCount");
     if let (true, Bson::Int32(count)) = (scram, &value)
@@ -240,6 +257,11 @@ pub(super) fn set_parameter(engine: &Engine, request: &Request<'_>) -> Result<Do
         was = (parameter.value)(engine);
         match (parameter.name, &value) {
             ("cursorTimeoutMillis", Bson::Int64(ms)) => engine.cursors.set_idle_timeout_ms(*ms),
+            ("internalQueryMaxBlockingSortMemoryUsageBytes", Bson::Int32(bytes)) => {
+                engine
+                    .sorting
+                    .set_bytes_max(usize::try_from(*bytes).unwrap_or(0));
+            }
             _ => {
                 engine.parameters.lock().insert(parameter.name, value);
             }

@@ -391,6 +391,13 @@ impl Store {
         Store::open_locked(dir, name, file, options)
     }
 
+    /// The directory the database's files live in and the data file's name there:
+    /// temporary files (a sort's spill, `crate::spill`) go beside it.
+    pub(crate) fn files(&self) -> (&Arc<dyn Dir>, &str) {
+        let name = self.wal_name.strip_suffix("-wal").unwrap_or(&self.wal_name);
+        (&self.dir, name)
+    }
+
     /// Recovers a failed store in place of a restart: a new store over the same files,
     /// reopened from what is durable (the data file's checkpoint and the log's records,
     /// replayed), exactly as after a crash. The data file's handle, and with it the lock,

@@ -31,6 +31,10 @@ pub trait Dir: Send + Sync + std::fmt::Debug {
     /// Removes `name`; a missing file is not an error.
     fn remove(&self, name: &str) -> io::Result<()>;
 
+    /// The names of the files in the directory, sorted (the engine finds the temporary
+    /// files a crash left behind by name).
+    fn list(&self) -> io::Result<Vec<String>>;
+
     /// Makes entry changes (create, rename, remove) durable.
     fn sync(&self) -> io::Result<()>;
 
@@ -95,6 +99,18 @@ impl Dir for OsDir {
             Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
             other => other,
         }
+    }
+
+    fn list(&self) -> io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(&self.path)? {
+            // A name that is not UTF-8 is no file this program wrote.
+            if let Ok(name) = entry?.file_name().into_string() {
+                names.push(name);
+            }
+        }
+        names.sort();
+        Ok(names)
     }
 
     fn sync(&self) -> io::Result<()> {
@@ -180,6 +196,10 @@ impl<S: Storage + 'static> Dir for MemDir<S> {
     fn remove(&self, name: &str) -> io::Result<()> {
         self.files.lock().remove(name);
         Ok(())
+    }
+
+    fn list(&self) -> io::Result<Vec<String>> {
+        Ok(self.names())
     }
 
     fn sync(&self) -> io::Result<()> {

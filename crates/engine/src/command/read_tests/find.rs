@@ -387,11 +387,16 @@ fn blocking_sorts_refuse_to_buffer_more_than_100_mib() {
         message.contains("Sort exceeded memory limit of 104857600 bytes"),
         "{message}"
     );
-    fails(
+    // allowDiskUse spills (read_tests::spill has the rest).
+    let spilled = ok(
         &engine,
-        rawdoc! { "find": "s", "sort": { "n": 1 }, "allowDiskUse": true },
-        146,
+        rawdoc! {
+            "find": "s", "sort": { "n": 1 }, "allowDiskUse": true, "projection": { "pad": 0 },
+            "batchSize": 1000,
+        },
     );
+    let expected: Vec<Bson> = (1..=26).map(Bson::Int32).collect();
+    assert_eq!(field_values(&batch(&spilled).0, "n"), expected);
     fails(
         &engine,
         rawdoc! { "find": "s", "hint": { "$natural": -1 } },

@@ -10,6 +10,7 @@ mod find;
 mod interrupts;
 mod plans;
 mod props;
+mod spill;
 mod split;
 
 use crate::host::{Host, HostFacts, MemoryFacts};
