@@ -161,8 +161,7 @@ pub(crate) fn overflow_extent(part: &Part, len: usize) -> Option<Extent> {
 }
 
 fn store_overflow(txn: &mut WriteTxn<'_>, bytes: &[u8]) -> Result<Encoded> {
-    let id = txn.allocate(KIND_OVERFLOW, pages_for_payload(bytes.len()))?;
-    txn.page_mut(id)?[..bytes.len()].copy_from_slice(bytes);
+    let id = txn.allocate_filled(KIND_OVERFLOW, bytes)?;
     Ok(Encoded {
         len: len_u32(bytes.len()),
         overflow: true,
@@ -499,7 +498,21 @@ fn insert_at(
     if is_leaf {
         if found {
             *replaced = true;
-            remove_leaf_cell(txn, id, index)?;
+            // The new cell takes the old one's place when it fits there: a replacement
+            // whose cell keeps its size (a record's overflow reference) then costs no
+            // compaction of a full leaf.
+            let size = free_leaf_cell_extents(txn, id, index)?;
+            let cell = encode_leaf_cell(txn, key, value)?;
+            let page = txn.page_mut(id)?;
+            if cell.len() <= size {
+                node::overwrite_cell(page, index, size, &cell);
+                return Ok((id, Inserted::Fitted));
+            }
+            node::remove_cell(page, index, size);
+            if node::insert_cell(page, index, &cell) {
+                return Ok((id, Inserted::Fitted));
+            }
+            return Ok((id, Inserted::Full { index, cell }));
         }
         let cell = encode_leaf_cell(txn, key, value)?;
         if node::insert_cell(txn.page_mut(id)?, index, &cell) {
@@ -631,6 +644,14 @@ fn share_with_sibling(
 
 /// Removes leaf cell `i` of dirty page `id`, freeing its overflow extents.
 fn remove_leaf_cell(txn: &mut WriteTxn<'_>, id: PageId, i: usize) -> Result<()> {
+    let size = free_leaf_cell_extents(txn, id, i)?;
+    node::remove_cell(txn.page_mut(id)?, i, size);
+    Ok(())
+}
+
+/// Frees the overflow extents of leaf cell `i` of dirty page `id`, which stays in place;
+/// returns its size.
+fn free_leaf_cell_extents(txn: &mut WriteTxn<'_>, id: PageId, i: usize) -> Result<usize> {
     let (size, extents) = {
         let page = txn.page(id)?;
         let node = Node::parse(&page, id)?;
@@ -642,8 +663,7 @@ fn remove_leaf_cell(txn: &mut WriteTxn<'_>, id: PageId, i: usize) -> Result<()> 
     for extent in extents.into_iter().flatten() {
         txn.free(extent);
     }
-    node::remove_cell(txn.page_mut(id)?, i, size);
-    Ok(())
+    Ok(size)
 }
 
 /// Removes branch cell `i` of dirty page `id` (its key and the child right of it).

@@ -163,6 +163,28 @@ impl<'p> WriteTxn<'p> {
         self.place(image, pages)
     }
 
+    /// Allocates an extent of page kind `kind` (>= `KIND_USER_MIN`) just large enough for
+    /// `payload`, which it holds from the payload's first byte; the rest of the extent is
+    /// zeros. Equal to [`WriteTxn::allocate`] then copying `payload` in, without zero-filling
+    /// the bytes `payload` covers (a 16 KiB record's extent was ~3% of an indexed
+    /// `updateMany`'s server CPU in `memset`).
+    pub fn allocate_filled(&mut self, kind: u8, payload: &[u8]) -> Result<PageId> {
+        assert!(
+            kind >= KIND_USER_MIN,
+            "kind {kind} is reserved by the pager"
+        );
+        let pages = page::pages_for_payload(payload.len());
+        assert!(pages <= EXTENT_PAGES_MAX, "extent of {pages} pages");
+        let len = pages as usize * PAGE_SIZE;
+        let mut image = Vec::with_capacity(len);
+        image.resize(PAGE_HEADER_SIZE, 0);
+        image.extend_from_slice(payload);
+        image.resize(len, 0);
+        let mut image = image.into_boxed_slice();
+        page::init(&mut image, kind);
+        self.place(image, pages)
+    }
+
     /// Takes `pages` pages of free space (or grows the file) for `image`, which this
     /// transaction then owns.
     fn place(&mut self, image: Box<[u8]>, pages: u32) -> Result<PageId> {

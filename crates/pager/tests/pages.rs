@@ -623,3 +623,49 @@ fn a_checkpoint_never_grows_the_file_whatever_the_free_list_size() {
     pager.checkpoint(2).expect("checkpoint on a full disk");
     assert_eq!(storage.len().expect("len"), len, "the file did not grow");
 }
+
+/// `allocate_filled` equals `allocate` then copying the payload in: the same extent length
+/// and kind, the payload from the first payload byte, zeros after it, before and after
+/// a commit and a checkpoint; over payload lengths around the page boundaries.
+#[test]
+fn allocate_filled_equals_allocate_and_copy() {
+    let (_storage, pager) = mem_pager();
+    let payload_size = PAGE_SIZE - pager::limits::PAGE_HEADER_SIZE;
+    let lengths = [
+        0,
+        1,
+        payload_size - 1,
+        payload_size,
+        payload_size + 1,
+        3 * PAGE_SIZE,
+        16_384,
+    ];
+    let mut txn = pager.begin_write().expect("write");
+    let mut made = Vec::new();
+    for (i, &len) in lengths.iter().enumerate() {
+        let payload: Vec<u8> = (0..len).map(|b| (b * 7 + i) as u8 | 1).collect();
+        let filled = txn.allocate_filled(KIND, &payload).expect("filled");
+        let pages = pager::pages_for_payload(len);
+        let copied = txn.allocate(KIND, pages).expect("allocate");
+        txn.page_mut(copied).expect("own")[..len].copy_from_slice(&payload);
+        let a = txn.page(filled).expect("filled page").into_owned();
+        let b = txn.page(copied).expect("copied page").into_owned();
+        assert_eq!(a.len(), b.len(), "extent length for {len} bytes");
+        assert_eq!(a, b, "contents for {len} bytes");
+        assert_eq!(&a[..len], &payload[..], "payload of {len} bytes");
+        assert!(a[len..].iter().all(|&z| z == 0), "zeros after {len} bytes");
+        made.push((filled, pages, a));
+    }
+    txn.set_root(0, u64::from(made[0].0.0));
+    txn.commit().expect("commit");
+    pager.checkpoint(1).expect("checkpoint");
+    let read = pager.begin_read().expect("read");
+    for (id, _, image) in &made {
+        assert_eq!(
+            &*read.page(*id).expect("page"),
+            &image[..],
+            "{id:?} as committed"
+        );
+    }
+    drop(read);
+}

@@ -4,7 +4,7 @@ use super::Request;
 use super::args;
 use super::write::{
     BatchErrors, Failure, Fields, check_collation, check_hint, command_variables, count, reply,
-    select, statements,
+    select_ids, statements,
 };
 use super::write_concern::WriteConcern;
 use crate::engine::Engine;
@@ -111,7 +111,7 @@ fn run_statement(
     let hint = check_hint(statement.hint)?;
     check_collation(statement.collation)?;
     let filter = Filter::parse_with(statement.filter, vars)?;
-    let selected = select(
+    let selected = select_ids(
         writer,
         engine,
         ns,
@@ -120,8 +120,8 @@ fn run_statement(
         &hint,
         statement.first_only,
     )?;
-    for (rid, _) in &selected {
-        writer.delete(ns, *rid).map_err(Failure::fatal)?;
+    for &rid in &selected {
+        writer.delete(ns, rid).map_err(Failure::fatal)?;
     }
     Ok(selected.len())
 }

@@ -11,16 +11,16 @@ use super::args;
 use super::insert;
 use super::write::{
     BatchErrors, Failure, Fields, check_collation, check_hint, command_variables, count, reply,
-    select, statements,
+    select_ids, statements,
 };
 use super::write_concern::WriteConcern;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
-use crate::store::{Namespace, Writer};
+use crate::store::{Namespace, StoreError, Writer};
 use bson::raw::RawBsonRef;
 use bson::{Bson, DateTime, Document, RawArray, RawDocument, RawDocumentBuf, doc};
 use query::{Filter, Variables};
-use update::{ApplyContext, Update, UpdateOptions};
+use update::{Applied, ApplyContext, Update, UpdateOptions};
 
 /// The arguments update takes besides the generic ones.
 const FIELDS: &[&str] = &[
@@ -212,7 +212,7 @@ fn run_statement(
             "multi update is not supported for replacement-style update",
         )));
     }
-    let selected = select(
+    let selected = select_ids(
         writer,
         engine,
         ns,
@@ -232,9 +232,9 @@ fn run_statement(
         }
         return Ok(outcome);
     }
-    for (rid, doc) in &selected {
+    for &rid in &selected {
         outcome.matched += 1;
-        if apply_stored(writer, ns, *rid, doc, &update, &filter, now)?.is_some() {
+        if apply_record(writer, ns, rid, &update, &filter, now)? {
             outcome.modified += 1;
         }
     }
@@ -269,6 +269,39 @@ pub(super) fn apply_stored(
     now: i64,
 ) -> Result<Option<RawDocumentBuf>, Failure> {
     let applied = update.apply(doc, &context(filter, now, false))?;
+    write_applied(writer, ns, rid, applied)
+}
+
+/// [`apply_stored`] reading record `rid` where it is stored (no copy of the old
+/// document); whether it changed.
+fn apply_record(
+    writer: &mut Writer<'_>,
+    ns: &Namespace,
+    rid: u64,
+    update: &Update,
+    filter: &Filter,
+    now: i64,
+) -> Result<bool, Failure> {
+    let applied = writer
+        .with_record(ns, rid, |doc| {
+            update.apply(doc, &context(filter, now, false))
+        })
+        .map_err(Failure::fatal)?
+        .ok_or_else(|| {
+            Failure::fatal(StoreError::Corrupt(format!(
+                "{ns}: selected record {rid} vanished"
+            )))
+        })??;
+    Ok(write_applied(writer, ns, rid, applied)?.is_some())
+}
+
+/// Writes an applied update over record `rid`; `None` when it changed nothing.
+fn write_applied(
+    writer: &mut Writer<'_>,
+    ns: &Namespace,
+    rid: u64,
+    applied: Applied,
+) -> Result<Option<RawDocumentBuf>, Failure> {
     if !applied.modified {
         return Ok(None);
     }

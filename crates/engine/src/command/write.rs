@@ -363,21 +363,60 @@ pub(super) fn select(
     hint: &Hint,
     first_only: bool,
 ) -> Result<Vec<(u64, RawDocumentBuf)>, Failure> {
+    let take = |rid, doc: &RawDocument| (rid, doc.to_owned());
+    select_taking(
+        writer, engine, ns, filter, filter_doc, hint, first_only, take,
+    )
+}
+
+/// The record ids [`select`] selects, in its order, with no document copied (a write
+/// that re-reads each record as it changes it: `updateMany`, `deleteMany`).
+pub(super) fn select_ids(
+    writer: &mut Writer<'_>,
+    engine: &crate::engine::Engine,
+    ns: &Namespace,
+    filter: &Filter,
+    filter_doc: &RawDocument,
+    hint: &Hint,
+    first_only: bool,
+) -> Result<Vec<u64>, Failure> {
+    let take = |rid, _: &RawDocument| rid;
+    select_taking(
+        writer, engine, ns, filter, filter_doc, hint, first_only, take,
+    )
+}
+
+/// What `take` makes of each record [`select`] selects, the record borrowed where it is
+/// stored.
+#[allow(clippy::too_many_arguments)]
+fn select_taking<T>(
+    writer: &mut Writer<'_>,
+    engine: &crate::engine::Engine,
+    ns: &Namespace,
+    filter: &Filter,
+    filter_doc: &RawDocument,
+    hint: &Hint,
+    first_only: bool,
+    take: impl Fn(u64, &RawDocument) -> T,
+) -> Result<Vec<T>, Failure> {
     // Counts what the selection reads for the operation (profile `keysExamined`,
     // `docsExamined`); no time budget of its own.
     let counts = super::cursor::Deadline::start(engine.host.as_ref(), None);
     if *hint == Hint::None
         && let Some(id) = pinned_id(filter_doc)
     {
-        let found = writer.find_id(ns, id).map_err(Failure::fatal)?;
+        let found = writer
+            .with_id(ns, id, |rid, doc| {
+                filter
+                    .try_matches(doc)
+                    .map(|matched| matched.then(|| take(rid, doc)))
+            })
+            .map_err(Failure::fatal)?;
         if found.is_some() {
             counts.key_examined();
             counts.doc_examined();
         }
-        return match found {
-            Some((rid, doc)) if filter.try_matches(&doc)? => Ok(vec![(rid, doc)]),
-            _ => Ok(Vec::new()),
-        };
+        return Ok(found.transpose()?.flatten().into_iter().collect());
     }
     let Some(meta) = writer.collection(ns).map_err(Failure::fatal)? else {
         return Ok(Vec::new());
@@ -440,7 +479,7 @@ pub(super) fn select(
                                 StoreError::Corrupt(format!("record {rid} is not BSON"))
                             })?;
                             if test(doc) {
-                                out.push((rid, doc.to_owned()));
+                                out.push(take(rid, doc));
                             }
                             if interrupted.borrow().is_some() {
                                 return Ok(false);
@@ -453,30 +492,25 @@ pub(super) fn select(
             out
         }
         Access::Id(id) => {
-            let found = writer.find_id(ns, id).map_err(Failure::fatal)?;
+            let found = writer
+                .with_id(ns, id, |rid, doc| test(doc).then(|| take(rid, doc)))
+                .map_err(Failure::fatal)?;
             if found.is_some() {
                 counts.key_examined();
                 counts.doc_examined();
             }
-            found.into_iter().filter(|(_, doc)| test(doc)).collect()
+            found.flatten().into_iter().collect()
         }
-        Access::Collection if first_only => {
-            let found = writer
-                .find_first(ns, None, |_, doc| {
+        Access::Collection => {
+            let limit = if first_only { 1 } else { usize::MAX };
+            writer
+                .scan_taking(ns, None, limit, |rid, doc| {
                     counts.doc_examined();
                     let keep = test(doc);
-                    stop_if_interrupted(&interrupted).map(|()| keep)
+                    stop_if_interrupted(&interrupted).map(|()| keep.then(|| take(rid, doc)))
                 })
-                .map_err(Failure::fatal)?;
-            found.into_iter().collect()
+                .map_err(Failure::fatal)?
         }
-        Access::Collection => writer
-            .scan_while(ns, None, |_, doc| {
-                counts.doc_examined();
-                let keep = test(doc);
-                stop_if_interrupted(&interrupted).map(|()| keep)
-            })
-            .map_err(Failure::fatal)?,
     };
     if let Some(error) = interrupted.into_inner() {
         return Err(Failure::Fatal(error));

@@ -370,6 +370,20 @@ impl<'s> Writer<'s> {
         Ok((meta, txn))
     }
 
+    /// The cached entry of `ns` (`None`: no such collection) and the pager transaction, for
+    /// reading both without copying the entry.
+    fn meta_and_view(
+        &mut self,
+        ns: &Namespace,
+    ) -> Result<Option<(&CollectionMeta, &WriteTxn<'s>)>, StoreError> {
+        self.meta(ns)?;
+        let Writer { metas, txn, .. } = self;
+        Ok(metas
+            .get(ns)
+            .and_then(Option::as_ref)
+            .map(|meta| (meta, &*txn)))
+    }
+
     /// The collections of `db` (every database when `None`) as this transaction sees them.
     pub fn collections(
         &mut self,
@@ -391,11 +405,24 @@ impl<'s> Writer<'s> {
 
     /// The record `rid` of `ns`.
     pub fn get(&mut self, ns: &Namespace, rid: u64) -> Result<Option<RawDocumentBuf>, StoreError> {
-        let Some(meta) = self.meta(ns)?.cloned() else {
+        self.with_record(ns, rid, RawDocument::to_owned)
+    }
+
+    /// What `read` makes of record `rid` of `ns`, borrowed where it is stored (`None`
+    /// when there is no such record or collection).
+    pub fn with_record<T>(
+        &mut self,
+        ns: &Namespace,
+        rid: u64,
+        read: impl FnOnce(&RawDocument) -> T,
+    ) -> Result<Option<T>, StoreError> {
+        let Some((meta, txn)) = self.meta_and_view(ns)? else {
             return Ok(None);
         };
-        let bytes = meta.records.get(&self.txn, &rid_key(rid))?;
-        bytes.map(|b| to_doc(&b)).transpose()
+        match meta.records.get(txn, &rid_key(rid))? {
+            Some(bytes) => Ok(Some(read(record_doc(rid, &bytes)?))),
+            None => Ok(None),
+        }
     }
 
     /// The record of `ns` whose `_id` is `id`.
@@ -404,11 +431,22 @@ impl<'s> Writer<'s> {
         ns: &Namespace,
         id: RawBsonRef<'_>,
     ) -> Result<Option<(u64, RawDocumentBuf)>, StoreError> {
-        let Some(meta) = self.meta(ns)?.cloned() else {
+        self.with_id(ns, id, |rid, doc| (rid, doc.to_owned()))
+    }
+
+    /// What `read` makes of the record of `ns` whose `_id` is `id` (its record id and
+    /// document, borrowed where it is stored).
+    pub fn with_id<T>(
+        &mut self,
+        ns: &Namespace,
+        id: RawBsonRef<'_>,
+        read: impl FnOnce(u64, &RawDocument) -> T,
+    ) -> Result<Option<T>, StoreError> {
+        let Some((meta, txn)) = self.meta_and_view(ns)? else {
             return Ok(None);
         };
-        match lookup_id(&self.txn, &meta, id)? {
-            Some((rid, bytes)) => Ok(Some((rid, to_doc(&bytes)?))),
+        match lookup_id(txn, meta, id)? {
+            Some((rid, bytes)) => Ok(Some(read(rid, record_doc(rid, &bytes)?))),
             None => Ok(None),
         }
     }
@@ -423,10 +461,10 @@ impl<'s> Writer<'s> {
         position: &mut WalkPosition,
         visit: impl FnMut(u64, &[u8]) -> Result<bool, E>,
     ) -> Result<(), E> {
-        let Some(meta) = self.meta(ns)?.cloned() else {
+        let Some((meta, txn)) = self.meta_and_view(ns)? else {
             return Ok(());
         };
-        indexes::walk(&self.txn, &meta, target, ranges, false, position, visit)
+        indexes::walk(txn, meta, target, ranges, false, position, visit)
     }
 
     /// The groups of records of `ns` that share a key in index `name` (see
@@ -451,9 +489,11 @@ impl<'s> Writer<'s> {
         &mut self,
         ns: &Namespace,
         after: Option<u64>,
-        keep: impl FnMut(u64, &RawDocument) -> Result<bool, StoreError>,
+        mut keep: impl FnMut(u64, &RawDocument) -> Result<bool, StoreError>,
     ) -> Result<Vec<(u64, RawDocumentBuf)>, StoreError> {
-        self.matching(ns, after, usize::MAX, keep)
+        self.scan_taking(ns, after, usize::MAX, |rid, doc| {
+            Ok(keep(rid, doc)?.then(|| (rid, doc.to_owned())))
+        })
     }
 
     /// The first record of `ns` after `after` for which `keep` holds, in id order; reading
@@ -462,32 +502,35 @@ impl<'s> Writer<'s> {
         &mut self,
         ns: &Namespace,
         after: Option<u64>,
-        keep: impl FnMut(u64, &RawDocument) -> Result<bool, StoreError>,
+        mut keep: impl FnMut(u64, &RawDocument) -> Result<bool, StoreError>,
     ) -> Result<Option<(u64, RawDocumentBuf)>, StoreError> {
-        Ok(self.matching(ns, after, 1, keep)?.pop())
+        let found = self.scan_taking(ns, after, 1, |rid, doc| {
+            Ok(keep(rid, doc)?.then(|| (rid, doc.to_owned())))
+        })?;
+        Ok(found.into_iter().next())
     }
 
-    /// Up to `limit` records of `ns` after `after` for which `keep` holds, in id order.
-    fn matching(
+    /// What `take` makes of up to `limit` records of `ns` after `after`, in id order: a
+    /// record counts when `take` returns something for it (borrowed, so a caller that
+    /// keeps only record ids copies no document). An error from `take` stops the scan.
+    pub fn scan_taking<T>(
         &mut self,
         ns: &Namespace,
         after: Option<u64>,
         limit: usize,
-        mut keep: impl FnMut(u64, &RawDocument) -> Result<bool, StoreError>,
-    ) -> Result<Vec<(u64, RawDocumentBuf)>, StoreError> {
-        let Some(meta) = self.meta(ns)?.cloned() else {
+        mut take: impl FnMut(u64, &RawDocument) -> Result<Option<T>, StoreError>,
+    ) -> Result<Vec<T>, StoreError> {
+        let Some((meta, txn)) = self.meta_and_view(ns)? else {
             return Ok(Vec::new());
         };
         let mut out = Vec::new();
-        for entry in scan_records(&self.txn, &meta, after)? {
+        for entry in scan_records(txn, meta, after)? {
             if out.len() >= limit {
                 break;
             }
             let (rid, bytes) = entry?;
-            let doc = RawDocument::from_bytes(&bytes)
-                .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
-            if keep(rid, doc)? {
-                out.push((rid, doc.to_owned()));
+            if let Some(item) = take(rid, record_doc(rid, &bytes)?)? {
+                out.push(item);
             }
         }
         Ok(out)
@@ -547,12 +590,24 @@ impl<'s> Writer<'s> {
         rid: u64,
         doc: &RawDocument,
     ) -> Result<(), StoreError> {
-        // `apply` refuses an `_id` another record has before it changes anything.
-        self.apply(Op::Update {
-            ns: ns.clone(),
-            rid,
-            doc: doc.to_owned(),
-        })
+        // Refuses an `_id` another record has before it changes anything. The document
+        // is copied into the log's operation only when no patch stands for it.
+        let patch = self.update_record(ns, rid, doc)?;
+        if self.logged {
+            self.ops.push(match patch {
+                Some(patch) => Op::Patch {
+                    ns: ns.clone(),
+                    rid,
+                    patch,
+                },
+                None => Op::Update {
+                    ns: ns.clone(),
+                    rid,
+                    doc: doc.to_owned(),
+                },
+            });
+        }
+        Ok(())
     }
 
     /// Deletes record `rid` of `ns`.
@@ -641,21 +696,14 @@ impl<'s> Writer<'s> {
     ) -> Result<Option<Patch>, StoreError> {
         let logged = self.logged;
         let (meta, txn) = self.meta_and_txn(ns)?;
-        let old = stored_record(txn, meta, rid, logged.then_some(doc))?;
+        let old = stored_record(txn, ns, meta, rid, Some(doc), logged)?;
         let new_key = id_key(doc);
-        if old.id_key != new_key && meta.ids.get(&*txn, &new_key)?.is_some() {
-            return Err(StoreError::duplicate(ns, doc));
-        }
-        let changes = match &old.doc {
-            Some(old_doc) => indexes::plan(&*txn, ns, meta, rid, Some(old_doc), Some(doc))?,
-            None => Vec::new(),
-        };
         if old.id_key != new_key {
             meta.ids.remove(txn, &old.id_key)?;
             meta.ids.insert(txn, &new_key, &rid_key(rid))?;
         }
         let stored = meta.records.insert(txn, &rid_key(rid), doc.as_bytes())?;
-        indexes::apply(txn, meta, rid, changes)?;
+        indexes::apply(txn, meta, rid, old.changes)?;
         meta.size = meta.size - old.len + doc.as_bytes().len() as u64;
         meta.stored = meta.stored - old.stored + stored;
         Ok(old.patch)
@@ -719,14 +767,10 @@ impl<'s> Writer<'s> {
             }
             Op::Delete { ns, rid } => {
                 let (meta, txn) = self.meta_and_txn(ns)?;
-                let old = stored_record(txn, meta, *rid, None)?;
-                let changes = match &old.doc {
-                    Some(old_doc) => indexes::plan(&*txn, ns, meta, *rid, Some(old_doc), None)?,
-                    None => Vec::new(),
-                };
+                let old = stored_record(txn, ns, meta, *rid, None, false)?;
                 meta.ids.remove(txn, &old.id_key)?;
                 meta.records.remove(txn, &rid_key(*rid))?;
-                indexes::apply(txn, meta, *rid, changes)?;
+                indexes::apply(txn, meta, *rid, old.changes)?;
                 meta.count -= 1;
                 meta.size -= old.len;
                 meta.stored -= old.stored;
@@ -872,35 +916,54 @@ struct Stored {
     len: u64,
     /// Bytes the record takes as stored (its length when raw).
     stored: u64,
-    /// The document, copied only when secondary indexes need its keys.
-    doc: Option<RawDocumentBuf>,
+    /// The secondary-index changes from this record to its replacement (or its removal).
+    changes: Vec<indexes::Change>,
     /// The edit from this record to the one replacing it, when asked for and worth it.
     patch: Option<Patch>,
 }
 
-/// The `_id_` key, byte length and (with secondary indexes) document of record `rid`.
-/// Record `rid` as stored; with `new`, also the edit from it to `new` when one is worth
-/// logging (`Patch::diff`).
+/// Record `rid` as stored: its `_id_` key, byte length, the index changes from it to `new`
+/// (`None`: a delete), planned while the record is borrowed, so the old document is never
+/// copied (a `new` whose `_id` another record has is `DuplicateKey`); with `diff`, also the edit from it to `new` when one is worth logging
+/// (`Patch::diff`). Every refusal (a unique key) comes before the caller changes anything.
 fn stored_record(
     txn: &WriteTxn<'_>,
+    ns: &Namespace,
     meta: &CollectionMeta,
     rid: u64,
     new: Option<&RawDocument>,
+    diff: bool,
 ) -> Result<Stored, StoreError> {
     let record = meta.records.get_sized(txn, &rid_key(rid))?;
     let (bytes, stored) = record.ok_or_else(|| StoreError::Corrupt(format!("no record {rid}")))?;
     let doc = RawDocument::from_bytes(&bytes)
         .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
+    let old_key = id_key(doc);
+    // The `_id_` index refuses first, as mongod's does.
+    if let Some(new) = new {
+        let new_key = id_key(new);
+        if new_key != old_key && meta.ids.get(txn, &new_key)?.is_some() {
+            return Err(StoreError::duplicate(ns, new));
+        }
+    }
+    let changes = if meta.indexes.is_empty() {
+        Vec::new()
+    } else {
+        indexes::plan(txn, ns, meta, rid, Some(doc), new)?
+    };
     Ok(Stored {
-        id_key: id_key(doc),
+        id_key: old_key,
         len: bytes.len() as u64,
         stored,
-        doc: (!meta.indexes.is_empty()).then(|| doc.to_owned()),
-        patch: new.and_then(|new| Patch::diff(&bytes, new.as_bytes())),
+        changes,
+        patch: new
+            .filter(|_| diff)
+            .and_then(|new| Patch::diff(&bytes, new.as_bytes())),
     })
 }
 
-fn to_doc(bytes: &[u8]) -> Result<RawDocumentBuf, StoreError> {
-    RawDocumentBuf::from_bytes(bytes.to_vec())
-        .map_err(|_| StoreError::Corrupt("stored record is not BSON".into()))
+/// Record `rid`'s stored bytes as a document; bytes that are not one are corruption.
+fn record_doc(rid: u64, bytes: &[u8]) -> Result<&RawDocument, StoreError> {
+    RawDocument::from_bytes(bytes)
+        .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))
 }
