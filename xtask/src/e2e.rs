@@ -69,6 +69,23 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
             check(Command::new("node").arg(e2e.join("smoke.mjs")).arg(&uri)),
         ),
         ("mongosh", run_mongosh(&mongosh, &uri)),
+        // Issue 20: the same rounds with OP_COMPRESSED (zlib: built into both drivers).
+        (
+            "pymongo compressors=zlib",
+            check(
+                Command::new(&python)
+                    .arg(e2e.join("smoke.py"))
+                    .arg(format!("{uri}&compressors=zlib")),
+            ),
+        ),
+        (
+            "node compressors=zlib",
+            check(
+                Command::new("node")
+                    .arg(e2e.join("smoke.mjs"))
+                    .arg(format!("{uri}&compressors=zlib")),
+            ),
+        ),
         // ODMs as apps use them: Decimal128 money, DBRef links, refused transactions.
         (
             "beanie",

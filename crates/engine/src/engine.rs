@@ -47,6 +47,9 @@ pub struct ConnectionContext {
     pub client_address: String,
     /// Who authenticated on the connection (shared by the context's clones).
     pub auth: crate::auth::AuthSession,
+    /// The OP_COMPRESSED compressors the server enables, in its order (`hello` answers
+    /// the ones the client names too); none when embedded.
+    pub compressors: Arc<[wire::Compressor]>,
 }
 
 /// The database. Shared across threads by reference (`&Engine` is `Sync`).

@@ -161,6 +161,11 @@ pub struct Config {
     /// Protocols not to offer, comma-separated (TLS1_0, TLS1_1, TLS1_2, TLS1_3).
     #[arg(long = "tlsDisabledProtocols", value_enum, value_delimiter = ',')]
     pub tls_disabled_protocols: Vec<TlsProtocol>,
+    /// Compressors offered for OP_COMPRESSED messages, comma-separated (snappy, zstd,
+    /// zlib, noop), or `disabled`: mongod's `--networkMessageCompressors`. A client uses
+    /// one it also names in `hello`; its requests' replies are compressed the same way.
+    #[arg(long = "networkMessageCompressors", default_value = "snappy,zstd,zlib")]
+    pub network_message_compressors: String,
     /// Where commands run (for benchmarking the worker hand-off).
     #[arg(long, value_enum, default_value_t = Dispatch::Auto, hide = true)]
     pub dispatch: Dispatch,

@@ -27,6 +27,9 @@ pub enum Error {
     /// The TLS flags contradict each other, or a certificate or key file is unusable.
     #[error("TLS: {0}")]
     Tls(String),
+    /// A flag's value is not one the server takes.
+    #[error("{0}")]
+    Config(String),
     /// The database file could not be opened or closed.
     #[error("{0}")]
     Database(String),

@@ -133,6 +133,8 @@ pub struct Server {
     dispatch: Dispatch,
     workers: usize,
     tls: Option<Arc<Tls>>,
+    /// What `--networkMessageCompressors` enables, in its order.
+    compressors: Arc<[wire::Compressor]>,
 }
 
 impl Server {
@@ -198,6 +200,9 @@ impl Server {
             dispatch: config.dispatch,
             workers,
             tls,
+            compressors: crate::compression::parse(&config.network_message_compressors)
+                .map_err(Error::Config)?
+                .into(),
         })
     }
 
@@ -292,6 +297,7 @@ impl Starter<'_> {
         connection: &mut Connection,
         slot: usize,
         (header, message): (wire::Header, wire::Message),
+        compressor: Option<wire::Compressor>,
         waited: bool,
     ) -> Result<(), String> {
         let wait = match &message {
@@ -309,7 +315,8 @@ impl Starter<'_> {
             return Ok(());
         }
         if self.dispatch == Dispatch::Auto && is_quick(self.engine, &message) {
-            let outcome = worker::execute(self.engine, &header, &message, &connection.ctx);
+            let outcome =
+                worker::execute(self.engine, &header, &message, &connection.ctx, compressor);
             return deliver(connection, outcome);
         }
         let Some(jobs) = self.jobs else {
@@ -322,6 +329,7 @@ impl Starter<'_> {
             header,
             message,
             ctx: connection.ctx.clone(),
+            compressor,
         };
         jobs.send(job).map_err(|_| "worker pool stopped".to_owned())
     }
@@ -422,7 +430,8 @@ impl LoopState {
                 jobs: self.jobs.as_ref(),
                 parked: &mut self.parked,
             };
-            if let Err(reason) = starter.start(connection, slot, request, true) {
+            // A hello is never compressed, so a parked one has no compressor to keep.
+            if let Err(reason) = starter.start(connection, slot, request, None, true) {
                 self.close(slot, &reason);
                 continue;
             }
@@ -501,6 +510,7 @@ impl LoopState {
             connection_id,
             client_address: peer.to_string(),
             auth: engine::AuthSession::default(),
+            compressors: Arc::clone(&self.server.compressors),
         };
         if let Some(entry) = self.connections.get_mut(slot) {
             let transport = Tls::transport(self.server.tls.as_deref());
@@ -569,8 +579,14 @@ impl LoopState {
                 if connection.write_pending() < WRITE_QUEUE_MAX
                     && let Some(next) = connection.continuation.take()
                 {
-                    let Continuation { header, message } = *next;
-                    if let Err(reason) = starter.start(connection, slot, (header, message), false) {
+                    let Continuation {
+                        header,
+                        message,
+                        compressor,
+                    } = *next;
+                    let request = (header, message);
+                    if let Err(reason) = starter.start(connection, slot, request, compressor, false)
+                    {
                         close_reason = Some(reason);
                         break;
                     }
@@ -583,9 +599,18 @@ impl LoopState {
                     break;
                 }
                 FrameState::Ready(frame) => {
+                    let (frame, compressor) = match uncompressed(connection, frame) {
+                        Ok(uncompressed) => uncompressed,
+                        Err(reason) => {
+                            close_reason = Some(reason);
+                            break;
+                        }
+                    };
                     match wire::decode(&frame) {
                         Ok(request) => {
-                            if let Err(reason) = starter.start(connection, slot, request, false) {
+                            if let Err(reason) =
+                                starter.start(connection, slot, request, compressor, false)
+                            {
                                 close_reason = Some(reason);
                                 break;
                             }
@@ -695,6 +720,28 @@ impl LoopState {
                 let _ = connection.flush();
             }
             self.close(slot, "server shutting down");
+        }
+    }
+}
+
+/// The frame an OP_COMPRESSED `frame` wraps and its compressor (any other frame as it is);
+/// `Err` (logged) is the reason to close the connection: a compressed message that does not
+/// decompress to exactly its announced size, or names a compressor not enabled here.
+fn uncompressed(
+    connection: &Connection,
+    frame: Vec<u8>,
+) -> Result<(Vec<u8>, Option<wire::Compressor>), String> {
+    if !wire::compression::is_compressed(&frame) {
+        return Ok((frame, None));
+    }
+    match wire::compression::decompress(&frame, &connection.ctx.compressors) {
+        Ok((inner, compressor)) => Ok((inner, Some(compressor))),
+        Err((_, error)) => {
+            log_error!(
+                "conn{} refused a compressed message: {error}",
+                connection.ctx.connection_id
+            );
+            Err(format!("bad compressed message: {error}"))
         }
     }
 }

@@ -8,6 +8,7 @@
 
 #[macro_use]
 mod log;
+mod compression;
 mod config;
 mod connection;
 mod error;

@@ -33,6 +33,8 @@ pub(crate) struct Job {
     pub(crate) header: Header,
     pub(crate) message: Message,
     pub(crate) ctx: ConnectionContext,
+    /// The compressor the request came with (its reply goes out the same way).
+    pub(crate) compressor: Option<wire::Compressor>,
 }
 
 /// The request an exhaust stream runs next on its connection, as if the client sent it.
@@ -42,6 +44,8 @@ pub(crate) struct Continuation {
     /// its length is 0 (no bytes came in for it).
     pub(crate) header: Header,
     pub(crate) message: Message,
+    /// The compressor of the request that started the stream.
+    pub(crate) compressor: Option<wire::Compressor>,
 }
 
 impl Continuation {
@@ -103,6 +107,7 @@ fn stream_reply(
                     op_code: wire::OpCode::Msg.code(),
                 },
                 message: Message::Msg(message),
+                compressor: None,
             };
             Outcome::Stream(out, Box::new(continuation))
         }
@@ -131,15 +136,17 @@ fn reply_reply(engine: &Engine, header: &Header, body: bson::RawDocumentBuf) -> 
     }
 }
 
-/// Runs one decoded message against the engine and encodes the answer, counting both
-/// frames in serverStatus `network`.
+/// Runs one decoded message against the engine and encodes the answer (compressed as the
+/// request was, `compressor`), counting both frames in serverStatus `network`.
 pub(crate) fn execute(
     engine: &Engine,
     header: &Header,
     message: &Message,
     ctx: &ConnectionContext,
+    compressor: Option<wire::Compressor>,
 ) -> Outcome {
     let outcome = answer(engine, header, message, ctx);
+    let outcome = crate::compression::compress_reply(outcome, message, compressor);
     count(engine, header, &outcome);
     outcome
 }
@@ -237,7 +244,8 @@ pub(crate) fn spawn_pool(
                 .name(format!("worker-{index}"))
                 .spawn(move || {
                     for job in jobs {
-                        let outcome = execute(&engine, &job.header, &job.message, &job.ctx);
+                        let outcome =
+                            execute(&engine, &job.header, &job.message, &job.ctx, job.compressor);
                         let result = Done {
                             token: job.token,
                             connection_id: job.connection_id,

@@ -117,4 +117,47 @@ pub enum Error {
         /// The limit.
         max: usize,
     },
+    /// An OP_COMPRESSED naming a compressor this server does not have enabled (or none).
+    #[error("unsupported or disabled compressor id {id}")]
+    UnsupportedCompressor {
+        /// The compressor id from the message.
+        id: u8,
+    },
+    /// An OP_COMPRESSED whose announced uncompressed size is negative or past the limit.
+    #[error("uncompressed size {size} is outside [0, {max}]")]
+    UncompressedSizeOutOfRange {
+        /// The size the message announced.
+        size: i64,
+        /// The largest legal size.
+        max: usize,
+    },
+    /// A compressed payload that does not decompress to exactly its announced size.
+    #[error("{compressor} payload decompresses to {actual} bytes, not the announced {declared}")]
+    UncompressedSizeMismatch {
+        /// The compressor's name.
+        compressor: &'static str,
+        /// The size the message announced.
+        declared: usize,
+        /// What the payload holds (one more than announced: at least that).
+        actual: usize,
+    },
+    /// A compressed payload the decompressor refused.
+    #[error("{compressor} payload does not decompress: {reason}")]
+    Decompression {
+        /// The compressor's name.
+        compressor: &'static str,
+        /// The decompressor's words.
+        reason: String,
+    },
+    /// A message the compressor could not compress.
+    #[error("{compressor} could not compress the message: {reason}")]
+    Compression {
+        /// The compressor's name.
+        compressor: &'static str,
+        /// The compressor's words.
+        reason: String,
+    },
+    /// An OP_COMPRESSED wrapping another OP_COMPRESSED.
+    #[error("an OP_COMPRESSED message may not wrap another")]
+    NestedCompression,
 }

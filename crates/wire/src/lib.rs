@@ -13,6 +13,7 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 mod bson_check;
+pub mod compression;
 mod crc32c;
 mod error;
 mod header;
@@ -22,6 +23,7 @@ mod op_msg;
 mod op_query;
 mod reader;
 
+pub use compression::{Compressor, OP_COMPRESSED};
 pub use crc32c::crc32c;
 pub use error::Error;
 pub use header::{Header, OpCode, frame_length};

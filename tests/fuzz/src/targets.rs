@@ -62,6 +62,11 @@ pub const TARGETS: &[Target] = &[
         run: wire_targets::run,
     },
     Target {
+        name: "wire-compressed",
+        seeds: wire_targets::compressed_seeds,
+        run: wire_targets::compressed,
+    },
+    Target {
         name: "update-parse",
         seeds: update_targets::seeds,
         run: update_targets::parse,
@@ -554,6 +559,53 @@ mod wire_targets {
                 other => panic!("re-encoded OP_MSG failed to decode: {other:?}"),
             }
         }
+    }
+
+    /// OP_COMPRESSED frames, with lying sizes and damaged payloads under every compressor:
+    /// a clean refusal or the announced size exactly, and what decompresses decodes or is
+    /// refused (the wire target's checks), never a panic.
+    pub fn compressed(bytes: &[u8]) {
+        use wire::Compressor;
+        const ALL: [Compressor; 4] = [
+            Compressor::Noop,
+            Compressor::Snappy,
+            Compressor::Zlib,
+            Compressor::Zstd,
+        ];
+        let mut repaired = bytes.to_vec();
+        if repaired.len() >= 16 {
+            let length = i32::try_from(repaired.len())
+                .unwrap_or(i32::MAX)
+                .to_le_bytes();
+            repaired.splice(0..4, length);
+            repaired.splice(12..16, wire::OP_COMPRESSED.to_le_bytes());
+        }
+        for frame in [bytes, &repaired[..]] {
+            if let Ok((inner, _)) = wire::compression::decompress(frame, &ALL) {
+                let announced = frame
+                    .get(20..24)
+                    .map(|b| i32::from_le_bytes(b.try_into().expect("four bytes")));
+                assert_eq!(
+                    Some(i32::try_from(inner.len()).expect("bounded") - 16),
+                    announced,
+                    "decompressed length is the announced one"
+                );
+                decode_checked(&inner);
+            }
+        }
+    }
+
+    pub fn compressed_seeds() -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for frame in seeds() {
+            for id in 0..4 {
+                let compressor = wire::Compressor::from_id(id).expect("id");
+                if let Ok(compressed) = wire::compression::compress(&frame, compressor) {
+                    out.push(compressed);
+                }
+            }
+        }
+        out
     }
 
     pub fn seeds() -> Vec<Vec<u8>> {

@@ -50,7 +50,44 @@ pub(super) fn hello(engine: &Engine, request: &Request<'_>) -> Result<Document, 
     if let Some(step) = super::authentication::speculative(engine, request) {
         reply.insert("speculativeAuthenticate", step);
     }
+    if let Some(names) = negotiated_compressors(request)? {
+        reply.insert("compression", names);
+    }
     Ok(reply)
+}
+
+/// The compressors of the client's `compression` list (in its order) that the server
+/// enables, as mongod negotiates OP_COMPRESSED; `None` when there are none in common (then
+/// hello names none) or the client sent no list.
+fn negotiated_compressors(request: &Request<'_>) -> Result<Option<Vec<Bson>>, Error> {
+    use bson::raw::RawBsonRef;
+    let Some(list) = request.field("compression")? else {
+        return Ok(None);
+    };
+    let RawBsonRef::Array(list) = list else {
+        let message = format!(
+            "BSON field '{}.compression' is the wrong type, expected type 'array'",
+            request.name
+        );
+        return Err(Error::new(ErrorCode::TypeMismatch, message));
+    };
+    let mut names: Vec<Bson> = Vec::new();
+    for item in list {
+        let Ok(RawBsonRef::String(name)) = item else {
+            let message = format!(
+                "BSON field '{}.compression' is the wrong type, expected type 'string'",
+                request.name
+            );
+            return Err(Error::new(ErrorCode::TypeMismatch, message));
+        };
+        let enabled =
+            wire::Compressor::from_name(name).is_some_and(|c| request.ctx.compressors.contains(&c));
+        let named = Bson::String(name.to_owned());
+        if enabled && !names.contains(&named) {
+            names.push(named);
+        }
+    }
+    Ok((!names.is_empty()).then_some(names))
 }
 
 /// The awaitable hello's options, checked as mongod 7.0 checks them: `topologyVersion`

@@ -4,6 +4,7 @@
 mod auth;
 mod bad_input;
 mod client_parity;
+mod compression;
 mod crash;
 mod diagnostics;
 mod drivers;
