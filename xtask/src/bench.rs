@@ -1,4 +1,5 @@
-//! `cargo xtask bench ping|embedded|surface`: runs the ping benchmark (`tests/netbench`), the
+//! `cargo xtask bench ping|compression|embedded|surface`: runs the ping benchmark
+//! (`tests/netbench`; `compression`: its OP_COMPRESSED row), the
 //! embedded comparison with PoloDB and SQLite (`benches/embedded`) in release mode, or issue
 //! 22's command-surface rows through PyMongo (dev build).
 
@@ -10,6 +11,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let Some((what, rest)) = args.split_first() else {
         bail!(
             "usage: cargo xtask bench ping [--seconds S] [--clients 1,8,64]\n       \
+             cargo xtask bench compression [--rounds R]\n       \
              cargo xtask bench embedded [--docs N] [--dir PATH] [--rounds R] [--only-ours] \
              [--only-typed]"
         );
@@ -23,6 +25,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         .args(["run", "--release", "--quiet"]);
     match what.as_str() {
         "ping" => command.args(["-p", "mfdb-netbench"]),
+        // Issue 20's OP_COMPRESSED row (the same binary, `--compression`).
+        "compression" => command.args(["-p", "mfdb-netbench"]),
         // A workspace of its own (the peers stay out of the main build); the same target
         // dir as the workspace's (`CARGO_TARGET_DIR` when set).
         "embedded" => command
@@ -32,9 +36,13 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
                 "--target-dir",
             ])
             .arg(std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into())),
-        _ => bail!("unknown benchmark {what:?}; available: ping, embedded, surface"),
+        _ => bail!("unknown benchmark {what:?}; available: ping, compression, embedded, surface"),
     };
-    let status = command.arg("--").args(rest).status()?;
+    command.arg("--");
+    if what == "compression" {
+        command.arg("--compression");
+    }
+    let status = command.args(rest).status()?;
     if !status.success() {
         bail!("{what} benchmark failed: {status}");
     }

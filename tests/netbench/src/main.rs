@@ -1,3 +1,6 @@
+//! With `--compression [--rounds R]`: issue 20's OP_COMPRESSED row instead (see
+//! `compression.rs`).
+//!
 //! Ping round trips per second against the multiforadb server and against a bare TCP echo
 //! server, both in this process, from 1, 8 and 64 concurrent clients.
 //!
@@ -10,6 +13,7 @@
 //! this machine's neighbours are noisy.
 #![forbid(unsafe_code)]
 
+mod compression;
 mod echo;
 
 use std::io::{Read, Write};
@@ -104,6 +108,15 @@ fn reply_len(address: SocketAddr) -> usize {
 
 fn main() {
     let options = options();
+    if std::env::args().any(|a| a == "--compression") {
+        let rounds = std::env::args()
+            .skip_while(|a| a != "--rounds")
+            .nth(1)
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(21);
+        compression::run(start_server(server::Dispatch::Auto), rounds);
+        return;
+    }
     let server = start_server(server::Dispatch::Auto);
     let pool = start_server(server::Dispatch::Pool);
     let echo = echo::start();
