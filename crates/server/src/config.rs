@@ -112,8 +112,9 @@ pub struct Config {
     /// `ttlMonitorSleepSecs`; 0 disables the monitor, so nothing expires).
     #[arg(long, default_value_t = 60)]
     pub ttl_sweep_secs: u64,
-    /// Most client connections open at once; further ones are accepted and closed.
-    #[arg(long, default_value_t = 1000)]
+    /// Most client connections open at once; further ones are accepted and closed
+    /// (also `--maxConns`, mongod's name).
+    #[arg(long, alias = "maxConns", default_value_t = 1000)]
     pub max_connections: usize,
     /// Log verbosity.
     #[arg(long, value_enum, default_value_t = LogLevel::Info)]

@@ -152,7 +152,8 @@ fn thousand_connections_at_once_are_all_served() {
 
 #[test]
 fn connections_over_the_limit_are_closed_and_others_unaffected() {
-    let mut server = TestServer::start(&["--max-connections", "3"]);
+    // mongod's spelling of the flag.
+    let mut server = TestServer::start(&["--maxConns", "3"]);
     let mut kept: Vec<TcpStream> = (0..3).map(|_| server.raw()).collect();
     for stream in &mut kept {
         roundtrip(stream, &ping_frame(1));
