@@ -56,6 +56,7 @@ mod bulk;
 mod collection;
 mod error;
 mod find;
+mod index;
 mod results;
 
 pub use bulk::{
@@ -76,6 +77,10 @@ pub use error::{
 pub use find::{
     Aggregate, Cursor, Find, FindOne, FindOneAndDelete, FindOneAndReplace, FindOneAndUpdate,
     ReturnDocument,
+};
+pub use index::{
+    CreateIndex, CreateIndexResult, CreateIndexes, CreateIndexesResult, DropIndex, IndexModel,
+    IndexModelBuilder, IndexOptions, IndexOptionsBuilder, ListIndexNames, ListIndexes,
 };
 pub use results::{DeleteResult, InsertManyResult, InsertOneResult, UpdateResult};
 

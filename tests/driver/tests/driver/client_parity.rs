@@ -485,6 +485,129 @@ macro_rules! suite {
             log
         }
 
+        /// Index helpers: create (default and given names, options, several at once, the
+        /// same again, a conflicting one), a unique index refusing a duplicate, listing
+        /// (names, keys, options, TTL), dropping (one, a missing one, all).
+        pub fn indexes(client: &Client, db: &str) -> Vec<String> {
+            use std::time::Duration;
+            let mut log = Vec::new();
+            let coll = client.database(db).collection::<Document>("ix");
+            line(&mut log, "drop", coll.drop().run());
+            line(
+                &mut log,
+                "insert",
+                coll.insert_one(doc! {"_id": 1, "a": 1, "b": "x"})
+                    .run()
+                    .map(|r| r.inserted_id),
+            );
+            let model = IndexModel::builder().keys(doc! {"a": 1, "b": -1}).build();
+            line(
+                &mut log,
+                "create default name",
+                coll.create_index(model.clone()).run().map(|r| r.index_name),
+            );
+            line(
+                &mut log,
+                "create same again",
+                coll.create_index(model).run().map(|r| r.index_name),
+            );
+            let unique = IndexModel::builder()
+                .keys(doc! {"b": 1})
+                .options(
+                    IndexOptions::builder()
+                        .name("b_unique".to_string())
+                        .unique(true)
+                        .build(),
+                )
+                .build();
+            line(
+                &mut log,
+                "create unique",
+                coll.create_index(unique).run().map(|r| r.index_name),
+            );
+            let r = coll.insert_one(doc! {"_id": 2, "b": "x"}).run();
+            line(&mut log, "duplicate under unique", r.map(|r| r.inserted_id));
+            let several = vec![
+                IndexModel::builder().keys(doc! {"c": 1}).build(),
+                IndexModel::builder()
+                    .keys(doc! {"when": 1})
+                    .options(
+                        IndexOptions::builder()
+                            .expire_after(Duration::from_secs(3600))
+                            .build(),
+                    )
+                    .build(),
+                IndexModel::builder()
+                    .keys(doc! {"d": 1})
+                    .options(IndexOptions::builder().sparse(true).build())
+                    .build(),
+                IndexModel::builder()
+                    .keys(doc! {"e": 1})
+                    .options(
+                        IndexOptions::builder()
+                            .partial_filter_expression(doc! {"e": {"$gt": 0}})
+                            .build(),
+                    )
+                    .build(),
+            ];
+            line(
+                &mut log,
+                "create_indexes",
+                coll.create_indexes(several).run().map(|r| r.index_names),
+            );
+            let conflicting = IndexModel::builder()
+                .keys(doc! {"c": 1})
+                .options(
+                    IndexOptions::builder()
+                        .name("other_name".to_string())
+                        .build(),
+                )
+                .build();
+            line(
+                &mut log,
+                "create conflicting",
+                coll.create_index(conflicting).run().map(|r| r.index_name),
+            );
+            let names = coll.list_index_names().run().map(|mut n| {
+                n.sort();
+                n
+            });
+            line(&mut log, "list_index_names", names);
+            let listed = coll.list_indexes().run().map(|cursor| {
+                let mut out: Vec<String> = cursor
+                    .map(|m| {
+                        let m = m.expect("index model");
+                        let o = m.options.clone().unwrap_or_default();
+                        format!(
+                            "{:?} {:?} unique={:?} sparse={:?} ttl={:?} partial={:?}",
+                            m.keys,
+                            o.name,
+                            o.unique,
+                            o.sparse,
+                            o.expire_after,
+                            o.partial_filter_expression
+                        )
+                    })
+                    .collect();
+                out.sort();
+                out
+            });
+            line(&mut log, "list_indexes", listed);
+            line(&mut log, "drop_index", coll.drop_index("c_1").run());
+            line(
+                &mut log,
+                "drop missing index",
+                coll.drop_index("nope_1").run(),
+            );
+            line(&mut log, "drop_indexes", coll.drop_indexes().run());
+            line(
+                &mut log,
+                "after drop_indexes",
+                coll.list_index_names().run(),
+            );
+            log
+        }
+
         /// `bulk_write` over two namespaces: the summary of mixed models, ordered and
         /// unordered failures by model index with what was written, and the driver's
         /// check of an empty call.
@@ -611,9 +734,9 @@ macro_rules! suite {
 
 mod embedded {
     use engine::client::{
-        Client, DeleteManyModel, DeleteOneModel, Error, ErrorKind, InsertOneModel, Namespace,
-        PartialBulkWriteResult, ReplaceOneModel, ReturnDocument, SummaryBulkWriteResult,
-        UpdateManyModel, UpdateOneModel, WriteFailure, WriteModel,
+        Client, DeleteManyModel, DeleteOneModel, Error, ErrorKind, IndexModel, IndexOptions,
+        InsertOneModel, Namespace, PartialBulkWriteResult, ReplaceOneModel, ReturnDocument,
+        SummaryBulkWriteResult, UpdateManyModel, UpdateOneModel, WriteFailure, WriteModel,
     };
 
     fn run_bulk(
@@ -628,16 +751,16 @@ mod embedded {
 }
 
 mod driver {
-    use mongodb::Namespace;
     use mongodb::error::{
         BulkWriteError, Error, ErrorKind, PartialBulkWriteResult, WriteError, WriteFailure,
     };
     use mongodb::options::{
-        DeleteManyModel, DeleteOneModel, InsertOneModel, ReplaceOneModel, ReturnDocument,
-        UpdateManyModel, UpdateOneModel, WriteModel,
+        DeleteManyModel, DeleteOneModel, IndexOptions, InsertOneModel, ReplaceOneModel,
+        ReturnDocument, UpdateManyModel, UpdateOneModel, WriteModel,
     };
     use mongodb::results::SummaryBulkWriteResult;
     use mongodb::sync::Client;
+    use mongodb::{IndexModel, Namespace};
     use std::collections::HashMap;
 
     /// The server answers with MongoDB 7.0's wire version, which has no `bulkWrite`
@@ -752,6 +875,11 @@ use engine::client as embedded_client;
 #[test]
 fn typed_crud_answers_alike_embedded_and_through_the_driver() {
     both(embedded::crud, driver::crud);
+}
+
+#[test]
+fn index_helpers_answer_alike_embedded_and_through_the_driver() {
+    both(embedded::indexes, driver::indexes);
 }
 
 #[test]
