@@ -44,6 +44,7 @@
 
 use super::collection::{Collection, UpdateModifications, check_replacement, check_size, with_id};
 use super::error::{self, Error, ErrorKind, Result, WriteError};
+use super::results::{DeleteResult, InsertOneResult, UpdateResult};
 use super::{Client, MESSAGE_OVERHEAD, MESSAGE_SIZE_MAX, WRITE_BATCH_SIZE_MAX};
 use bson::raw::cstr;
 use bson::{Array, Bson, Document, RawArrayBuf, RawDocumentBuf, doc};
@@ -448,12 +449,29 @@ pub struct SummaryBulkWriteResult {
     pub deleted_count: i64,
 }
 
-/// What a failed bulk write had written (the driver's; only the summary here).
+/// What a [`Client::bulk_write`] with [`BulkWrite::verbose_results`] wrote: the summary
+/// and each successful model's own result, by its position in the call (the driver's).
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct VerboseBulkWriteResult {
+    /// The totals.
+    pub summary: SummaryBulkWriteResult,
+    /// Each insert's result.
+    pub insert_results: HashMap<usize, InsertOneResult>,
+    /// Each update's and replacement's result.
+    pub update_results: HashMap<usize, UpdateResult>,
+    /// Each delete's result.
+    pub delete_results: HashMap<usize, DeleteResult>,
+}
+
+/// What a failed bulk write had written (the driver's).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum PartialBulkWriteResult {
     /// The counts of what was written before and around the failures.
     Summary(SummaryBulkWriteResult),
+    /// With [`BulkWrite::verbose_results`]: also each successful model's result.
+    Verbose(VerboseBulkWriteResult),
 }
 
 /// The failures of a [`Client::bulk_write`] (`ErrorKind::BulkWrite`).
@@ -521,13 +539,14 @@ fn put(statement: &mut Document, key: &str, value: Option<impl Into<Bson>>) {
     }
 }
 
-/// A model as its command's kind, namespace and statement, checked as the driver checks it.
-fn statement(model: WriteModel) -> Result<(Kind, Namespace, RawDocumentBuf)> {
+/// A model as its command's kind, namespace and statement (and an insert's `_id`), checked
+/// as the driver checks it.
+fn statement(model: WriteModel) -> Result<(Kind, Namespace, RawDocumentBuf, Option<Bson>)> {
     let (kind, namespace, statement) = match model {
         WriteModel::InsertOne(m) => {
-            let (_, document) = with_id(super::encode(&m.document)?)?;
+            let (id, document) = with_id(super::encode(&m.document)?)?;
             check_size(&document)?;
-            return Ok((Kind::Insert, m.namespace, document));
+            return Ok((Kind::Insert, m.namespace, document, Some(id)));
         }
         WriteModel::UpdateOne(m) => {
             let mut s = doc! {"q": m.filter, "u": m.update.checked()?, "multi": false};
@@ -568,7 +587,7 @@ fn statement(model: WriteModel) -> Result<(Kind, Namespace, RawDocumentBuf)> {
             (Kind::Delete, m.namespace, s)
         }
     };
-    Ok((kind, namespace, super::encode(&statement)?))
+    Ok((kind, namespace, super::encode(&statement)?, None))
 }
 
 /// What a batch leaves of a message for its command's other fields (the name, `ordered`,
@@ -582,12 +601,16 @@ struct Batch {
     /// The position of the first statement in the call.
     first: usize,
     statements: Vec<RawDocumentBuf>,
+    /// The inserts' `_id`s, by statement.
+    ids: Vec<Option<Bson>>,
 }
 
 /// What the batches have written so far.
 #[derive(Default)]
 struct Progress {
     summary: SummaryBulkWriteResult,
+    /// Each model's result, when the call asked for them.
+    verbose: Option<VerboseBulkWriteResult>,
     write_errors: HashMap<usize, WriteError>,
     /// Statements that succeeded.
     succeeded: usize,
@@ -603,8 +626,13 @@ impl Progress {
         };
         let error = Error::new(ErrorKind::BulkWrite(BulkWriteError {
             write_errors: self.write_errors,
-            partial_result: (self.succeeded > 0)
-                .then_some(PartialBulkWriteResult::Summary(self.summary)),
+            partial_result: (self.succeeded > 0).then(|| match self.verbose {
+                Some(mut verbose) => {
+                    verbose.summary = self.summary;
+                    PartialBulkWriteResult::Verbose(verbose)
+                }
+                None => PartialBulkWriteResult::Summary(self.summary),
+            }),
         }));
         match top {
             Some(top) => error.with_source(top),
@@ -617,7 +645,7 @@ fn count(reply: &Document, field: &str) -> i64 {
     i64::try_from(super::collection::count_of(reply.get(field))).unwrap_or(i64::MAX)
 }
 
-impl BulkWrite<'_> {
+impl<'a> BulkWrite<'a> {
     /// Whether to stop at the first failed model (the default) or try every one.
     pub fn ordered(mut self, value: bool) -> Self {
         self.ordered = value;
@@ -642,22 +670,33 @@ impl BulkWrite<'_> {
         self
     }
 
+    /// Asks for each model's result beside the totals (the driver's `verbose_results`).
+    /// Updates and deletes then run one statement per command, since a command's reply
+    /// counts only its whole batch.
+    pub fn verbose_results(self) -> VerboseBulkWrite<'a> {
+        VerboseBulkWrite { inner: self }
+    }
+
     /// The batches: consecutive statements of one kind and namespace, split by count and
-    /// size as the driver splits them.
-    fn batches(models: Vec<WriteModel>) -> Result<Vec<Batch>> {
+    /// size as the driver splits them (updates and deletes alone when `verbose`).
+    fn batches(models: Vec<WriteModel>, verbose: bool) -> Result<Vec<Batch>> {
         let mut batches: Vec<Batch> = Vec::new();
         let mut bytes = 0;
         for (index, model) in models.into_iter().enumerate() {
-            let (kind, namespace, statement) = statement(model)?;
+            let (kind, namespace, statement, id) = statement(model)?;
             let size = statement.as_bytes().len();
             let joins = batches.last().is_some_and(|b| {
-                b.kind == kind
+                (kind == Kind::Insert || !verbose)
+                    && b.kind == kind
                     && b.namespace == namespace
                     && b.statements.len() < WRITE_BATCH_SIZE_MAX
                     && bytes + size <= MESSAGE_SIZE_MAX - MESSAGE_OVERHEAD - HEAD_MAX
             });
             match batches.last_mut() {
-                Some(batch) if joins => batch.statements.push(statement),
+                Some(batch) if joins => {
+                    batch.statements.push(statement);
+                    batch.ids.push(id);
+                }
                 _ => {
                     bytes = 0;
                     batches.push(Batch {
@@ -665,6 +704,7 @@ impl BulkWrite<'_> {
                         namespace,
                         first: index,
                         statements: vec![statement],
+                        ids: vec![id],
                     });
                 }
             }
@@ -700,15 +740,22 @@ impl BulkWrite<'_> {
     }
 
     /// Runs the writes, batch by batch: the summary, or the failures and what was written.
-    pub fn run(mut self) -> Result<SummaryBulkWriteResult> {
+    pub fn run(self) -> Result<SummaryBulkWriteResult> {
+        self.execute(false).map(|progress| progress.summary)
+    }
+
+    fn execute(mut self, verbose: bool) -> Result<Progress> {
         if self.models.is_empty() {
             return Err(Error::invalid_argument(
                 "bulk_write must be provided at least one write operation",
             ));
         }
         let models = std::mem::take(&mut self.models);
-        let batches = Self::batches(models)?;
-        let mut progress = Progress::default();
+        let batches = Self::batches(models, verbose)?;
+        let mut progress = Progress {
+            verbose: verbose.then(VerboseBulkWriteResult::default),
+            ..Progress::default()
+        };
         for batch in &batches {
             let command = self.command(batch)?;
             let reply = match self.client.command(&batch.namespace.db, &command) {
@@ -733,6 +780,9 @@ impl BulkWrite<'_> {
                 _ => batch.statements.len() - errors.len(),
             };
             progress.succeeded += attempted;
+            if let Some(verbose) = &mut progress.verbose {
+                record(verbose, batch, &reply, &errors, self.ordered);
+            }
             let stop = self.ordered && !errors.is_empty();
             for error in errors {
                 progress
@@ -744,8 +794,99 @@ impl BulkWrite<'_> {
             }
         }
         if progress.write_errors.is_empty() {
-            return Ok(progress.summary);
+            return Ok(progress);
         }
         Err(progress.into_error(None))
+    }
+}
+
+/// Each successful statement's result of `batch` (updates and deletes come one per batch
+/// in verbose mode), from its command's `reply`.
+fn record(
+    verbose: &mut VerboseBulkWriteResult,
+    batch: &Batch,
+    reply: &Document,
+    errors: &[error::IndexedWriteError],
+    ordered: bool,
+) {
+    let failed = |i: usize| errors.iter().any(|e| e.index == i);
+    let stopped_at = if ordered {
+        errors.first().map(|e| e.index)
+    } else {
+        None
+    };
+    for (i, id) in batch.ids.iter().enumerate() {
+        if failed(i) || stopped_at.is_some_and(|stop| i > stop) {
+            continue;
+        }
+        let at = batch.first + i;
+        match batch.kind {
+            Kind::Insert => {
+                let inserted_id = id.clone().unwrap_or(Bson::Null);
+                verbose
+                    .insert_results
+                    .insert(at, InsertOneResult { inserted_id });
+            }
+            Kind::Update => {
+                let upserted_id = reply
+                    .get_array("upserted")
+                    .ok()
+                    .and_then(|u| u.first())
+                    .and_then(Bson::as_document)
+                    .and_then(|u| u.get("_id").cloned());
+                let n = count(reply, "n");
+                let matched = n - i64::from(upserted_id.is_some());
+                verbose.update_results.insert(
+                    at,
+                    UpdateResult {
+                        matched_count: u64::try_from(matched).unwrap_or(0),
+                        modified_count: u64::try_from(count(reply, "nModified")).unwrap_or(0),
+                        upserted_id,
+                    },
+                );
+            }
+            Kind::Delete => {
+                let deleted_count = u64::try_from(count(reply, "n")).unwrap_or(0);
+                verbose
+                    .delete_results
+                    .insert(at, DeleteResult { deleted_count });
+            }
+        }
+    }
+}
+
+/// A [`BulkWrite`] that reports each model's result; build with
+/// [`BulkWrite::verbose_results`].
+#[must_use]
+pub struct VerboseBulkWrite<'a> {
+    inner: BulkWrite<'a>,
+}
+
+impl VerboseBulkWrite<'_> {
+    /// As [`BulkWrite::ordered`].
+    pub fn ordered(mut self, value: bool) -> Self {
+        self.inner = self.inner.ordered(value);
+        self
+    }
+
+    /// As [`BulkWrite::comment`].
+    pub fn comment(mut self, value: impl Into<Bson>) -> Self {
+        self.inner = self.inner.comment(value);
+        self
+    }
+
+    /// As [`BulkWrite::let_vars`].
+    pub fn let_vars(mut self, value: Document) -> Self {
+        self.inner = self.inner.let_vars(value);
+        self
+    }
+
+    /// Runs the writes: the totals and each model's result, or the failures and what was
+    /// written (`PartialBulkWriteResult::Verbose`).
+    pub fn run(self) -> Result<VerboseBulkWriteResult> {
+        let progress = self.inner.execute(true)?;
+        let mut verbose = progress.verbose.unwrap_or_default();
+        verbose.summary = progress.summary;
+        Ok(verbose)
     }
 }

@@ -63,7 +63,8 @@ pub use bulk::{
     BulkWrite, BulkWriteError, DeleteManyModel, DeleteManyModelBuilder, DeleteOneModel,
     DeleteOneModelBuilder, InsertOneModel, InsertOneModelBuilder, Namespace,
     PartialBulkWriteResult, ReplaceOneModel, ReplaceOneModelBuilder, SummaryBulkWriteResult,
-    UpdateManyModel, UpdateManyModelBuilder, UpdateOneModel, UpdateOneModelBuilder, WriteModel,
+    UpdateManyModel, UpdateManyModelBuilder, UpdateOneModel, UpdateOneModelBuilder,
+    VerboseBulkWrite, VerboseBulkWriteResult, WriteModel,
 };
 pub use collection::{
     Collection, CountDocuments, CreateCollection, Delete, Distinct, DropCollection, DropDatabase,

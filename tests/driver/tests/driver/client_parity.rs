@@ -70,7 +70,10 @@ macro_rules! suite {
                     errors.sort();
                     let partial = b.partial_result.as_ref().map(|p| match p {
                         PartialBulkWriteResult::Summary(s) => summary(s),
-                        _ => "verbose".to_owned(),
+                        PartialBulkWriteResult::Verbose(v) => verbose_text(v),
+                        // Ours is `non_exhaustive`; the driver's is not.
+                        #[allow(unreachable_patterns)]
+                        _ => "unexpected partial result".to_owned(),
                     });
                     format!("BulkWrite({errors:?}, {partial:?})")
                 }
@@ -89,6 +92,25 @@ macro_rules! suite {
                 s.upserted_count,
                 s.deleted_count
             )
+        }
+
+        /// Each model's result, by position, after the totals.
+        fn verbose_text(v: &VerboseBulkWriteResult) -> String {
+            let mut each: Vec<String> = Vec::new();
+            for (i, r) in &v.insert_results {
+                each.push(format!("{i}: insert {}", r.inserted_id));
+            }
+            for (i, r) in &v.update_results {
+                each.push(format!(
+                    "{i}: update {} {} {:?}",
+                    r.matched_count, r.modified_count, r.upserted_id
+                ));
+            }
+            for (i, r) in &v.delete_results {
+                each.push(format!("{i}: delete {}", r.deleted_count));
+            }
+            each.sort_by_key(|e| e.split(':').next().and_then(|n| n.parse::<usize>().ok()));
+            format!("{} [{}]", summary(&v.summary), each.join("; "))
         }
 
         fn line<T: std::fmt::Debug>(log: &mut Vec<String>, what: &str, result: Result<T, Error>) {
@@ -608,6 +630,80 @@ macro_rules! suite {
             log
         }
 
+        /// `bulk_write` with `verbose_results`: each model's result beside the totals, and
+        /// a verbose partial result when models fail (ordered and unordered).
+        pub fn bulk_verbose(client: &Client, db: &str) -> Vec<String> {
+            let mut log = Vec::new();
+            let coll = client.database(db).collection::<Document>("bulk_verbose");
+            let _ = coll.drop().run();
+            let ns = coll.namespace();
+            let insert = |id: i32| -> WriteModel {
+                InsertOneModel::builder()
+                    .namespace(ns.clone())
+                    .document(doc! {"_id": id, "n": id})
+                    .build()
+                    .into()
+            };
+            let models = vec![
+                insert(1),
+                insert(2),
+                insert(3),
+                UpdateOneModel::builder()
+                    .namespace(ns.clone())
+                    .filter(doc! {"_id": 1})
+                    .update(doc! {"$inc": {"n": 10}})
+                    .build()
+                    .into(),
+                UpdateManyModel::builder()
+                    .namespace(ns.clone())
+                    .filter(doc! {"n": {"$lt": 5}})
+                    .update(doc! {"$set": {"small": true}})
+                    .build()
+                    .into(),
+                UpdateOneModel::builder()
+                    .namespace(ns.clone())
+                    .filter(doc! {"_id": 9})
+                    .update(doc! {"$set": {"n": 9}})
+                    .upsert(true)
+                    .build()
+                    .into(),
+                ReplaceOneModel::builder()
+                    .namespace(ns.clone())
+                    .filter(doc! {"_id": 2})
+                    .replacement(doc! {"n": 20})
+                    .build()
+                    .into(),
+                UpdateOneModel::builder()
+                    .namespace(ns.clone())
+                    .filter(doc! {"_id": 42})
+                    .update(doc! {"$set": {"n": 1}})
+                    .build()
+                    .into(),
+                DeleteOneModel::builder()
+                    .namespace(ns.clone())
+                    .filter(doc! {"_id": 3})
+                    .build()
+                    .into(),
+                DeleteManyModel::builder()
+                    .namespace(ns.clone())
+                    .filter(doc! {"n": {"$gt": 100}})
+                    .build()
+                    .into(),
+            ];
+            let r = run_bulk_verbose(client, models, true);
+            line(&mut log, "verbose mixed", r.map(|v| verbose_text(&v)));
+            for ordered in [true, false] {
+                let models = vec![insert(30), insert(1), insert(31)];
+                let r = run_bulk_verbose(client, models, ordered);
+                line(
+                    &mut log,
+                    &format!("verbose duplicate ordered={ordered}"),
+                    r.map(|v| verbose_text(&v)),
+                );
+            }
+            log
+        }
+
         /// `bulk_write` over two namespaces: the summary of mixed models, ordered and
         /// unordered failures by model index with what was written, and the driver's
         /// check of an empty call.
@@ -736,7 +832,8 @@ mod embedded {
     use engine::client::{
         Client, DeleteManyModel, DeleteOneModel, Error, ErrorKind, IndexModel, IndexOptions,
         InsertOneModel, Namespace, PartialBulkWriteResult, ReplaceOneModel, ReturnDocument,
-        SummaryBulkWriteResult, UpdateManyModel, UpdateOneModel, WriteFailure, WriteModel,
+        SummaryBulkWriteResult, UpdateManyModel, UpdateOneModel, VerboseBulkWriteResult,
+        WriteFailure, WriteModel,
     };
 
     fn run_bulk(
@@ -745,6 +842,18 @@ mod embedded {
         ordered: bool,
     ) -> Result<SummaryBulkWriteResult, Error> {
         client.bulk_write(models).ordered(ordered).run()
+    }
+
+    fn run_bulk_verbose(
+        client: &Client,
+        models: Vec<WriteModel>,
+        ordered: bool,
+    ) -> Result<VerboseBulkWriteResult, Error> {
+        client
+            .bulk_write(models)
+            .verbose_results()
+            .ordered(ordered)
+            .run()
     }
 
     suite!();
@@ -758,7 +867,7 @@ mod driver {
         DeleteManyModel, DeleteOneModel, IndexOptions, InsertOneModel, ReplaceOneModel,
         ReturnDocument, UpdateManyModel, UpdateOneModel, WriteModel,
     };
-    use mongodb::results::SummaryBulkWriteResult;
+    use mongodb::results::{SummaryBulkWriteResult, VerboseBulkWriteResult};
     use mongodb::sync::Client;
     use mongodb::{IndexModel, Namespace};
     use std::collections::HashMap;
@@ -776,6 +885,25 @@ mod driver {
         if models.is_empty() {
             return client.bulk_write(models).ordered(ordered).run();
         }
+        run_models(client, models, ordered, false).map(|v| v.summary)
+    }
+
+    fn run_bulk_verbose(
+        client: &Client,
+        models: Vec<WriteModel>,
+        ordered: bool,
+    ) -> Result<VerboseBulkWriteResult, Error> {
+        run_models(client, models, ordered, true)
+    }
+
+    /// The separate calls standing for a bulk write (see `run_bulk`), each model's result
+    /// kept, the partial result verbose or not as asked.
+    fn run_models(
+        client: &Client,
+        models: Vec<WriteModel>,
+        ordered: bool,
+        verbose: bool,
+    ) -> Result<VerboseBulkWriteResult, Error> {
         let refused = client.bulk_write(models.clone()).ordered(ordered).run();
         let refused = refused.expect_err("bulkWrite needs MongoDB 8.0");
         assert!(
@@ -783,6 +911,7 @@ mod driver {
             "{refused:?}"
         );
         let mut summary = SummaryBulkWriteResult::default();
+        let mut each = VerboseBulkWriteResult::default();
         let mut write_errors: HashMap<usize, WriteError> = HashMap::new();
         let mut succeeded = 0;
         let collection = |ns: &Namespace| {
@@ -797,34 +926,48 @@ mod driver {
             s.upserted_count += i64::from(r.upserted_id.is_some());
         };
         for (index, model) in models.into_iter().enumerate() {
+            let mut updated = |s: &mut SummaryBulkWriteResult,
+                               r: mongodb::results::UpdateResult| {
+                counts(s, r.clone());
+                each.update_results.insert(index, r);
+            };
             let outcome = match model {
                 WriteModel::InsertOne(m) => collection(&m.namespace)
                     .insert_one(m.document)
                     .run()
-                    .map(|_| summary.inserted_count += 1),
+                    .map(|r| {
+                        summary.inserted_count += 1;
+                        each.insert_results.insert(index, r);
+                    }),
                 WriteModel::UpdateOne(m) => collection(&m.namespace)
                     .update_one(m.filter, m.update)
                     .upsert(m.upsert.unwrap_or(false))
                     .run()
-                    .map(|r| counts(&mut summary, r)),
+                    .map(|r| updated(&mut summary, r)),
                 WriteModel::UpdateMany(m) => collection(&m.namespace)
                     .update_many(m.filter, m.update)
                     .upsert(m.upsert.unwrap_or(false))
                     .run()
-                    .map(|r| counts(&mut summary, r)),
+                    .map(|r| updated(&mut summary, r)),
                 WriteModel::ReplaceOne(m) => collection(&m.namespace)
                     .replace_one(m.filter, m.replacement)
                     .upsert(m.upsert.unwrap_or(false))
                     .run()
-                    .map(|r| counts(&mut summary, r)),
+                    .map(|r| updated(&mut summary, r)),
                 WriteModel::DeleteOne(m) => collection(&m.namespace)
                     .delete_one(m.filter)
                     .run()
-                    .map(|r| summary.deleted_count += i64::try_from(r.deleted_count).expect("n")),
+                    .map(|r| {
+                        summary.deleted_count += i64::try_from(r.deleted_count).expect("n");
+                        each.delete_results.insert(index, r);
+                    }),
                 WriteModel::DeleteMany(m) => collection(&m.namespace)
                     .delete_many(m.filter)
                     .run()
-                    .map(|r| summary.deleted_count += i64::try_from(r.deleted_count).expect("n")),
+                    .map(|r| {
+                        summary.deleted_count += i64::try_from(r.deleted_count).expect("n");
+                        each.delete_results.insert(index, r);
+                    }),
                 other => panic!("a model the suite does not use: {other:?}"),
             };
             match outcome {
@@ -840,12 +983,19 @@ mod driver {
                 },
             }
         }
+        each.summary = summary;
         if write_errors.is_empty() {
-            return Ok(summary);
+            return Ok(each);
         }
         let mut error = BulkWriteError::default();
         error.write_errors = write_errors;
-        error.partial_result = (succeeded > 0).then_some(PartialBulkWriteResult::Summary(summary));
+        error.partial_result = (succeeded > 0).then(|| {
+            if verbose {
+                PartialBulkWriteResult::Verbose(each)
+            } else {
+                PartialBulkWriteResult::Summary(each.summary)
+            }
+        });
         Err(ErrorKind::BulkWrite(error).into())
     }
 
@@ -880,6 +1030,11 @@ fn typed_crud_answers_alike_embedded_and_through_the_driver() {
 #[test]
 fn index_helpers_answer_alike_embedded_and_through_the_driver() {
     both(embedded::indexes, driver::indexes);
+}
+
+#[test]
+fn verbose_bulk_results_answer_as_the_separate_calls_through_the_driver() {
+    both(embedded::bulk_verbose, driver::bulk_verbose);
 }
 
 #[test]
