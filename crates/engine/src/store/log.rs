@@ -176,10 +176,115 @@ fn rid_i64(rid: u64) -> i64 {
     i64::try_from(rid).expect("record ids stay below 2^63")
 }
 
+/// Writes a BSON document straight into a buffer: the bytes `rawdoc!` gives for the same
+/// fields in the same order, without building the document first (the record writes of a
+/// bulk load copied each document twice more through `rawdoc!`: ~16% of an embedded
+/// `insert_many`'s CPU).
+struct DocWriter<'a> {
+    out: &'a mut Vec<u8>,
+    start: usize,
+}
+
+impl<'a> DocWriter<'a> {
+    fn begin(out: &'a mut Vec<u8>) -> DocWriter<'a> {
+        let start = out.len();
+        out.extend_from_slice(&[0; 4]);
+        DocWriter { out, start }
+    }
+
+    fn key(&mut self, kind: u8, key: &str) {
+        self.out.push(kind);
+        self.out.extend_from_slice(key.as_bytes());
+        self.out.push(0);
+    }
+
+    fn string(&mut self, key: &str, parts: &[&str]) {
+        self.key(0x02, key);
+        let len: usize = parts.iter().map(|p| p.len()).sum::<usize>() + 1;
+        self.out.extend_from_slice(&len_i32(len).to_le_bytes());
+        for part in parts {
+            self.out.extend_from_slice(part.as_bytes());
+        }
+        self.out.push(0);
+    }
+
+    fn int64(&mut self, key: &str, value: i64) {
+        self.key(0x12, key);
+        self.out.extend_from_slice(&value.to_le_bytes());
+    }
+
+    fn document(&mut self, key: &str, doc: &RawDocumentBuf) {
+        self.key(0x03, key);
+        self.out.extend_from_slice(doc.as_bytes());
+    }
+
+    fn binary(&mut self, key: &str, bytes: &[u8]) {
+        self.key(0x05, key);
+        self.out
+            .extend_from_slice(&len_i32(bytes.len()).to_le_bytes());
+        self.out.push(0x00);
+        self.out.extend_from_slice(bytes);
+    }
+
+    fn end(self) {
+        self.out.push(0);
+        let len = len_i32(self.out.len() - self.start).to_le_bytes();
+        self.out[self.start..self.start + 4].copy_from_slice(&len);
+    }
+}
+
+/// A length as BSON's `int32` (documents and log records are far below 2 GiB).
+fn len_i32(len: usize) -> i32 {
+    i32::try_from(len).expect("a log document fits in 2 GiB")
+}
+
 impl Op {
     /// Appends the operation's document to `out`.
     pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
-        let doc = match self {
+        // The record operations, written straight into `out`.
+        match self {
+            Op::Insert { ns, rid, doc } | Op::Update { ns, rid, doc } => {
+                let kind = if matches!(self, Op::Insert { .. }) {
+                    "i"
+                } else {
+                    "u"
+                };
+                let mut w = DocWriter::begin(out);
+                w.string("o", &[kind]);
+                w.string("n", &[&ns.db, ".", &ns.coll]);
+                w.int64("r", rid_i64(*rid));
+                w.document("d", doc);
+                w.end();
+                return;
+            }
+            Op::Delete { ns, rid } => {
+                let mut w = DocWriter::begin(out);
+                w.string("o", &["d"]);
+                w.string("n", &[&ns.db, ".", &ns.coll]);
+                w.int64("r", rid_i64(*rid));
+                w.end();
+                return;
+            }
+            Op::Patch { ns, rid, patch } => {
+                let mut w = DocWriter::begin(out);
+                w.string("o", &["p"]);
+                w.string("n", &[&ns.db, ".", &ns.coll]);
+                w.int64("r", rid_i64(*rid));
+                w.int64("a", i64::from(patch.front));
+                w.int64("b", i64::from(patch.back));
+                w.binary("d", &patch.middle);
+                w.end();
+                return;
+            }
+            _ => {}
+        }
+        out.extend_from_slice(self.encode_built().as_bytes());
+    }
+
+    /// The operation's document built with `rawdoc!` (every operation; the record ones are
+    /// also written directly by `encode_into`, which a test holds to these bytes).
+    fn encode_built(&self) -> RawDocumentBuf {
+        match self {
             Op::Create {
                 ns,
                 options,
@@ -216,8 +321,7 @@ impl Op {
             Op::ModifyIndex { ns, name, spec } => {
                 rawdoc! { "o": "mi", "n": ns.full(), "x": name.as_str(), "s": spec.clone() }
             }
-        };
-        out.extend_from_slice(doc.as_bytes());
+        }
     }
 
     /// Bytes the encoded operation takes, roughly (for splitting records).
@@ -422,6 +526,41 @@ mod tests {
                         || old_doc.as_bytes() != new_doc.as_bytes()
                 ),
             }
+        }
+    }
+
+    proptest! {
+        /// The record operations written straight into the buffer are the bytes the
+        /// `rawdoc!` encoding gives, appended after what the buffer held.
+        #[test]
+        fn direct_encoding_equals_the_built_document(
+            fields in proptest::collection::vec((any::<u8>(), any::<i64>()), 0..6),
+            filler in 0usize..3_000,
+            rid in 0u64..(1 << 62),
+            db in "[a-z]{1,8}",
+            coll in "[a-z.]{1,12}",
+            front in any::<u32>(),
+            back in any::<u32>(),
+            kind in 0u8..4,
+            before in proptest::collection::vec(any::<u8>(), 0..20),
+        ) {
+            let ns = Namespace::new(&db, &coll);
+            let doc = document(&fields, filler);
+            let op = match kind {
+                0 => Op::Insert { ns, rid, doc },
+                1 => Op::Update { ns, rid, doc },
+                2 => Op::Delete { ns, rid },
+                _ => Op::Patch {
+                    ns,
+                    rid,
+                    patch: Patch { front, back, middle: doc.as_bytes()[..filler.min(doc.as_bytes().len())].to_vec() },
+                },
+            };
+            let mut direct = before.clone();
+            op.encode_into(&mut direct);
+            let mut built = before;
+            built.extend_from_slice(op.encode_built().as_bytes());
+            prop_assert_eq!(direct, built);
         }
     }
 
