@@ -155,6 +155,9 @@ pub struct Wal {
     published: Published,
     bells: Bells,
     io: Mutex<Io>,
+    /// Held by a truncation from preparing its new generation to installing it (one
+    /// truncation at a time owns the temporary file).
+    truncating: Mutex<()>,
 }
 
 /// `Wal` is shared between threads.
@@ -198,6 +201,7 @@ impl Wal {
                 &options,
                 &[],
                 false,
+                None,
             )?;
         }
         let storage = dir.open(name)?;
@@ -268,6 +272,7 @@ impl Wal {
             },
             bells: Bells::default(),
             io: Mutex::new(io),
+            truncating: Mutex::new(()),
         };
         Ok((wal, recovered))
     }
@@ -542,6 +547,12 @@ impl Wal {
     /// Everything appended before the call is durable when it returns, also when it
     /// returns `TruncationNotDone` (the new file could not be written; the old one stays).
     pub fn truncate_before(&self, lsn: Lsn) -> Result<()> {
+        let _truncating = self.truncating.lock();
+        // The new generation's preallocated zeros are written and synced before the I/O
+        // token is taken, so commits go on meanwhile (they used to wait behind the whole
+        // chunk's write and sync). When that fails, the truncation writes them under the
+        // token, as before, and reports what that finds.
+        let prepared = prepare_file(self.dir.as_ref(), &self.name, &self.options).ok();
         let mut state = self.state.lock();
         loop {
             if state.poisoned {
@@ -566,7 +577,7 @@ impl Wal {
         drop(state);
         let result = self
             .write_blocks(&blocks, false)
-            .and_then(|()| self.replace_file(lsn, lsn_end));
+            .and_then(|()| self.replace_file(lsn, lsn_end, prepared));
         // The new generation could not be written, the old file is untouched: it stays
         // the log, with the blocks just written made durable in it (a failed sync
         // poisons, as any does), and the caller learns the truncation did not happen.
@@ -746,7 +757,7 @@ impl Wal {
 
     /// Writes the records from `lsn` on into a new file generation and renames it over
     /// the log. Only the token holder calls this, after every block was written.
-    fn replace_file(&self, lsn: Lsn, lsn_end: Lsn) -> Result<()> {
+    fn replace_file(&self, lsn: Lsn, lsn_end: Lsn, prepared: Option<Prepared>) -> Result<()> {
         let mut io = self.io.lock();
         let lsn = lsn.max(io.header.lsn_start);
         let mut retained: Vec<(Lsn, Vec<u8>)> = Vec::new();
@@ -776,6 +787,7 @@ impl Wal {
             &self.options,
             &retained,
             true,
+            prepared,
         )?;
         io.allocated_len = storage.len()?;
         let old = std::mem::replace(&mut io.storage, storage);
@@ -888,9 +900,32 @@ fn write_zeros(storage: &dyn Storage, from: u64, to: u64) -> std::io::Result<()>
     Ok(())
 }
 
+/// A new generation's file made ahead of a truncation: `name.tmp` holding one chunk of
+/// zeros, synced.
+struct Prepared {
+    storage: Arc<dyn Storage>,
+    zeros: u64,
+}
+
+/// Writes `name.tmp` as one preallocation chunk of zeros and syncs it (a truncation's new
+/// generation before it has a header: never read, removed by the next open).
+fn prepare_file(dir: &dyn Dir, name: &str, options: &WalOptions) -> std::io::Result<Prepared> {
+    let temp = temp_name(name);
+    dir.remove(&temp)?;
+    let storage = dir.open(&temp)?;
+    write_zeros(storage.as_ref(), 0, options.preallocate_chunk)?;
+    storage.sync()?;
+    Ok(Prepared {
+        storage,
+        zeros: options.preallocate_chunk,
+    })
+}
+
 /// Writes a new log file generation (`header`, `records` as blocks, zero preallocation)
-/// to `name.tmp`, syncs it, renames it over `name` and syncs the directory. Returns the
-/// new file, its header and the offset after its last block.
+/// to `name.tmp` (over the zeros of `prepared` when given), syncs it, renames it over
+/// `name` and syncs the directory. Returns the new file, its header and the offset after
+/// its last block.
+#[allow(clippy::too_many_arguments)]
 fn create_file(
     dir: &dyn Dir,
     name: &str,
@@ -899,6 +934,7 @@ fn create_file(
     options: &WalOptions,
     records: &[(Lsn, Vec<u8>)],
     truncating: bool,
+    prepared: Option<Prepared>,
 ) -> Result<(Arc<dyn Storage>, FileHeader, u64)> {
     let salt = xxhash_rust::xxh3::xxh3_64(
         &[
@@ -939,15 +975,20 @@ fn create_file(
     let end = bytes.len() as u64;
     let temp = temp_name(name);
     let written = (|| {
-        dir.remove(&temp)?;
-        let storage = dir.open(&temp)?;
+        let (storage, zeros) = match prepared {
+            Some(Prepared { storage, zeros }) => (storage, zeros),
+            None => {
+                dir.remove(&temp)?;
+                (dir.open(&temp)?, 0)
+            }
+        };
         storage.write_all_at(&bytes, 0)?;
         // Up to the chunk multiple that leaves at least a quarter of a chunk past the
         // records: one chunk for a fresh log (not two: the zeros' fdatasync is most of an
-        // open's time).
+        // open's time). Zeros a prepared file already holds are not written again.
         let allocated =
             (end + options.preallocate_chunk / 4).next_multiple_of(options.preallocate_chunk);
-        write_zeros(storage.as_ref(), end, allocated)?;
+        write_zeros(storage.as_ref(), end.max(zeros), allocated)?;
         storage.sync()?;
         Ok::<_, io::Error>(storage)
     })();

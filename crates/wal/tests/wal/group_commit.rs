@@ -488,3 +488,108 @@ fn committers_return_ok_only_once_durable_and_never_sleep_forever() {
         }
     }
 }
+
+/// Whether a gated sync was entered, and whether the test released it; and its signal.
+type SyncGate = (Mutex<(bool, bool)>, Condvar);
+
+/// A file whose syncs wait for the test's release when it belongs to a gated directory's
+/// later files (the log file itself, created first, is never gated).
+#[derive(Debug)]
+struct FirstSyncGate {
+    inner: MemStorage,
+    gate: Option<Arc<SyncGate>>,
+}
+
+impl Storage for FirstSyncGate {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        self.inner.read_at(buf, offset)
+    }
+    fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<usize> {
+        self.inner.write_at(buf, offset)
+    }
+    fn sync(&self) -> std::io::Result<()> {
+        if let Some(gate) = &self.gate {
+            let (state, changed) = &**gate;
+            let mut state = state.lock();
+            // (entered, released)
+            state.0 = true;
+            changed.notify_all();
+            while !state.1 {
+                let timed_out = changed.wait_for(&mut state, GATE_TIMEOUT).timed_out();
+                assert!(
+                    !timed_out,
+                    "the test never released the new generation's sync"
+                );
+            }
+        }
+        self.inner.sync()
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        self.inner.len()
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.inner.set_len(len)
+    }
+}
+
+/// A truncation writes and syncs its new generation's preallocated zeros before it takes
+/// the I/O token: while that sync is held, a commit on the log still completes (it used to
+/// wait behind the truncation's whole chunk write and sync).
+#[test]
+fn a_commit_does_not_wait_for_a_truncations_zeros() {
+    let gate: Arc<SyncGate> = Arc::new((Mutex::new((false, false)), Condvar::new()));
+    let files = Arc::new(AtomicU64::new(0));
+    let dir = {
+        let gate = Arc::clone(&gate);
+        let files = Arc::clone(&files);
+        Arc::new(MemDir::with_factory(move || FirstSyncGate {
+            inner: MemStorage::default(),
+            gate: (files.fetch_add(1, Ordering::SeqCst) > 0).then(|| Arc::clone(&gate)),
+        }))
+    };
+    let (wal, _) = open(&dir);
+    let wal = Arc::new(wal);
+    for seed in 0..20 {
+        wal.append(&payload(seed, 300)).expect("append");
+    }
+    let last = wal.append(&payload(20, 300)).expect("append");
+    wal.commit(last).expect("commit");
+    let truncation = {
+        let wal = Arc::clone(&wal);
+        std::thread::spawn(move || wal.truncate_before(Lsn(last.0 + 1)))
+    };
+    {
+        let (state, changed) = &*gate;
+        let mut state = state.lock();
+        while !state.0 {
+            let timed_out = changed.wait_for(&mut state, GATE_TIMEOUT).timed_out();
+            assert!(!timed_out, "the truncation never synced a new file");
+        }
+    }
+    // The new generation's first sync is held: a commit must not need the truncation.
+    let lsn = wal
+        .append(&payload(21, 300))
+        .expect("append during the truncation");
+    let committed = commit_on_thread(&wal, lsn);
+    let outcome = committed.recv_timeout(Duration::from_secs(10));
+    {
+        let (state, changed) = &*gate;
+        state.lock().1 = true;
+        changed.notify_all();
+    }
+    assert!(
+        matches!(outcome, Ok(Ok(()))),
+        "a commit waited behind the truncation's zeros: {outcome:?}"
+    );
+    truncation.join().expect("joins").expect("truncation");
+    let more = wal.append(&payload(22, 300)).expect("append after");
+    wal.commit(more).expect("commit after");
+    drop(wal);
+    let (_, recovery) = open(&dir);
+    let lsns: Vec<u64> = recovery.records.iter().map(|(l, _)| l.0).collect();
+    assert_eq!(
+        lsns,
+        vec![lsn.0, more.0],
+        "the records after the truncation survive"
+    );
+}
