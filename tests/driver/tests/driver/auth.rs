@@ -206,3 +206,78 @@ fn users_and_roles_round_trip_and_survive_a_restart() {
     assert_eq!(code_of(&again), Some(11), "{again:?}");
     let _ = std::fs::remove_file(&db);
 }
+
+/// A cursor belongs to the user who opened it: another user's getMore and killCursors
+/// answer 13 and leave it alone; the same user goes on from another connection.
+#[test]
+fn cursors_serve_only_the_user_who_opened_them() {
+    let db = TestServer::temp_db();
+    let server = with_root(&db);
+    let root = login(&server, "admin", "adminpw", "");
+    for name in ["alice", "bob"] {
+        admin_command(
+            &root,
+            doc! { "createUser": name, "pwd": "pw", "roles": [{ "role": "readWrite", "db": "app" }] },
+        )
+        .expect("createUser");
+    }
+    let alice = login(&server, "alice", "pw", "");
+    let app = alice.database("app");
+    let docs: Vec<Document> = (0..10).map(|i| doc! { "_id": i }).collect();
+    app.collection::<Document>("c")
+        .insert_many(docs)
+        .run()
+        .expect("insert");
+    let opened = app
+        .run_command(doc! { "find": "c", "batchSize": 2 })
+        .run()
+        .expect("find");
+    let id = opened
+        .get_document("cursor")
+        .and_then(|cursor| cursor.get_i64("id"))
+        .expect("cursor id");
+    assert_ne!(id, 0);
+    let get_more = doc! { "getMore": id, "collection": "c", "batchSize": 2 };
+
+    let bob = login(&server, "bob", "pw", "");
+    let stolen = bob
+        .database("app")
+        .run_command(get_more.clone())
+        .run()
+        .expect_err("another user's getMore");
+    assert_eq!(code_of(&stolen), Some(13), "{stolen:?}");
+    assert!(
+        stolen.to_string().contains(&format!(
+            "cursor id {id} was not created by the authenticated user"
+        )),
+        "{stolen}"
+    );
+    let killed = bob
+        .database("app")
+        .run_command(doc! { "killCursors": "c", "cursors": [id] })
+        .run()
+        .expect_err("another user's killCursors");
+    assert_eq!(code_of(&killed), Some(13), "{killed:?}");
+
+    // Alice, on a connection of her own, continues where she stopped.
+    let again = login(&server, "alice", "pw", "");
+    let next = again
+        .database("app")
+        .run_command(get_more)
+        .run()
+        .expect("the owner's getMore");
+    let batch = next
+        .get_document("cursor")
+        .and_then(|cursor| cursor.get_array("nextBatch"))
+        .expect("nextBatch");
+    assert_eq!(batch.len(), 2, "{next:?}");
+    let done = again
+        .database("app")
+        .run_command(doc! { "killCursors": "c", "cursors": [id] })
+        .run()
+        .expect("the owner's killCursors");
+    assert_eq!(
+        done.get_array("cursorsKilled").expect("killed"),
+        &vec![bson::Bson::Int64(id)]
+    );
+}
