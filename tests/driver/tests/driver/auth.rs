@@ -281,3 +281,62 @@ fn cursors_serve_only_the_user_who_opened_them() {
         &vec![bson::Bson::Int64(id)]
     );
 }
+
+/// A custom role granting changeOwnPassword / changeOwnCustomData lets a user without
+/// userAdmin change its own password and customData, and nobody else's, nor its roles.
+#[test]
+fn change_own_password_changes_only_ones_own() {
+    let db = TestServer::temp_db();
+    let server = with_root(&db);
+    let root = login(&server, "admin", "adminpw", "");
+    root.database("app")
+        .run_command(doc! {
+            "createRole": "selfService",
+            "privileges": [{
+                "resource": { "db": "app", "collection": "" },
+                "actions": ["changeOwnPassword", "changeOwnCustomData"],
+            }],
+            "roles": [],
+        })
+        .run()
+        .expect("createRole");
+    for name in ["carol", "dave"] {
+        root.database("app")
+            .run_command(doc! { "createUser": name, "pwd": "old", "roles": ["selfService"] })
+            .run()
+            .expect("createUser");
+    }
+    let in_app = |user: &str, password: &str| {
+        Client::with_uri_str(format!(
+            "mongodb://{user}:{password}@{}/?directConnection=true&serverSelectionTimeoutMS=5000&authSource=app",
+            server.address
+        ))
+        .expect("client")
+    };
+    let carol = in_app("carol", "old");
+    let app = carol.database("app");
+    app.run_command(doc! { "updateUser": "carol", "pwd": "new", "customData": { "k": 1 } })
+        .run()
+        .expect("changing one's own password and customData");
+    let other = app
+        .run_command(doc! { "updateUser": "dave", "pwd": "stolen" })
+        .run()
+        .expect_err("another user's password");
+    assert_eq!(code_of(&other), Some(13), "{other:?}");
+    let roles = app
+        .run_command(doc! { "updateUser": "carol", "roles": ["readWrite"] })
+        .run()
+        .expect_err("one's own roles");
+    assert_eq!(code_of(&roles), Some(13), "{roles:?}");
+    let relogin = in_app("carol", "new");
+    relogin
+        .database("app")
+        .run_command(doc! { "connectionStatus": 1 })
+        .run()
+        .expect("the new password logs in");
+    let dave = in_app("dave", "old");
+    dave.database("app")
+        .run_command(doc! { "connectionStatus": 1 })
+        .run()
+        .expect("dave's password is unchanged");
+}
