@@ -214,14 +214,11 @@ fn run_mongosh_admin(
     let copy = db.with_extension("copy.mfdb");
     let _ = std::fs::remove_file(&copy);
     let text = check(
-        Command::new(mongosh)
-            .arg(uri)
+        mongosh_command(mongosh, uri)
             .args(["--quiet", "--file"])
             .arg(e2e.join("admin.js"))
             .env("MFDB_DB", db)
-            .env("MFDB_COPY", &copy)
-            .env("MONGOSH_NO_UPDATE_CHECK", "1")
-            .env("DO_NOT_TRACK", "1"),
+            .env("MFDB_COPY", &copy),
     )?;
     for expected in [
         "serverStatus ok=1 inserts=true engine=multiforadb",
@@ -247,17 +244,11 @@ fn run_mongosh_admin(
         &[],
     )?;
     let copy_uri = format!("mongodb://{}/?directConnection=true", from_copy.address);
-    let counted = check(
-        Command::new(mongosh)
-            .arg(&copy_uri)
-            .args([
-                "--quiet",
-                "--eval",
-                "print('copy count=' + db.getSiblingDB('smoke_admin_sh').items.countDocuments({}))",
-            ])
-            .env("MONGOSH_NO_UPDATE_CHECK", "1")
-            .env("DO_NOT_TRACK", "1"),
-    );
+    let counted = check(&mut mongosh_eval(
+        mongosh,
+        &copy_uri,
+        "print('copy count=' + db.getSiblingDB('smoke_admin_sh').items.countDocuments({}))",
+    ));
     let stopped = stop(&mut from_copy);
     let _ = std::fs::remove_file(&copy);
     let counted = counted?;
@@ -274,12 +265,9 @@ fn run_mongosh_shutdown(root: &Path, mongosh: &Path, e2e: &Path) -> Result<Strin
     let mut server = start(root, "e2e-shutdown")?;
     let uri = format!("mongodb://{}/?directConnection=true", server.address);
     let text = check(
-        Command::new(mongosh)
-            .arg(&uri)
+        mongosh_command(mongosh, &uri)
             .args(["--quiet", "--file"])
-            .arg(e2e.join("shutdown.js"))
-            .env("MONGOSH_NO_UPDATE_CHECK", "1")
-            .env("DO_NOT_TRACK", "1"),
+            .arg(e2e.join("shutdown.js")),
     );
     let exited = wait_exit(&mut server, std::time::Duration::from_secs(10));
     // A server that did not stop cleanly leaves its log beside the file.
@@ -300,9 +288,27 @@ fn run_mongosh_shutdown(root: &Path, mongosh: &Path, e2e: &Path) -> Result<Strin
     Ok(text)
 }
 
+/// mongosh connecting to `uri`, without its update check and telemetry; the caller adds
+/// the script (`--eval`, `--file`) and anything else.
+fn mongosh_command(mongosh: &Path, uri: &str) -> Command {
+    let mut command = Command::new(mongosh);
+    command
+        .arg(uri)
+        .env("MONGOSH_NO_UPDATE_CHECK", "1")
+        .env("DO_NOT_TRACK", "1");
+    command
+}
+
+/// `mongosh --quiet --eval script` on `uri`.
+fn mongosh_eval(mongosh: &Path, uri: &str, script: &str) -> Command {
+    let mut command = mongosh_command(mongosh, uri);
+    command.args(["--quiet", "--eval", script]);
+    command
+}
+
 type Round = Vec<(&'static str, Result<String>)>;
 
-/// `auth.py` and mongosh's login against `--auth --tlsMode requireTLS` with a CA and
+/// `auth.py`, `auth.mjs` and mongosh's login against `--auth --tlsMode requireTLS` with a CA and
 /// certificate made for this run: the results, the clean stop, and the server's log.
 fn tls_round(
     root: &Path,
@@ -340,6 +346,16 @@ fn tls_round(
             }),
         ),
         (
+            "node --auth over TLS",
+            check(Command::new("node").arg(e2e.join("auth.mjs")).arg(&uri)).and_then(|text| {
+                if text.contains("tls=requireTLS") {
+                    Ok(text)
+                } else {
+                    bail!("auth.mjs over TLS:\n{}", indent(&text))
+                }
+            }),
+        ),
+        (
             "mongosh --auth over TLS",
             run_mongosh_login(mongosh, &server.address, &format!("&{options}")),
         ),
@@ -364,14 +380,11 @@ fn run_mongosh_login(mongosh: &Path, address: &str, options: &str) -> Result<Str
                 const crud = c.countDocuments({}) + ',' + c.findOne({_id: 2}).n; \
                 c.drop(); \
                 print('login ' + s.authInfo.authenticatedUsers[0].user + ' users=' + u + ' crud=' + crud);";
-    let text = check(
-        Command::new(mongosh)
-            .arg(format!(
-                "mongodb://root:rootpw@{address}/admin?directConnection=true{options}"
-            ))
-            .args(["--quiet", "--eval", eval])
-            .env("MONGOSH_NO_UPDATE_CHECK", "1"),
-    )?;
+    let text = check(&mut mongosh_eval(
+        mongosh,
+        &format!("mongodb://root:rootpw@{address}/admin?directConnection=true{options}"),
+        eval,
+    ))?;
     if !text.contains("login root users=old,reader crud=1,12") {
         bail!("mongosh login round:\n{}", indent(&text));
     }
@@ -379,24 +392,20 @@ fn run_mongosh_login(mongosh: &Path, address: &str, options: &str) -> Result<Str
                    try { db.getSiblingDB('app').items.insertOne({_id: 99}); } \
                    catch (e) { code = e.code; } \
                    print('reader insert code=' + code);";
-    let reader = check(
-        Command::new(mongosh)
-            .arg(format!(
-                "mongodb://reader:r@{address}/app?directConnection=true{options}"
-            ))
-            .args(["--quiet", "--eval", refused])
-            .env("MONGOSH_NO_UPDATE_CHECK", "1"),
-    )?;
+    let reader = check(&mut mongosh_eval(
+        mongosh,
+        &format!("mongodb://reader:r@{address}/app?directConnection=true{options}"),
+        refused,
+    ))?;
     if !reader.contains("reader insert code=13") {
         bail!("mongosh read-only insert:\n{}", indent(&reader));
     }
-    let wrong = Command::new(mongosh)
-        .arg(format!(
-            "mongodb://reader:wrong@{address}/app?directConnection=true{options}"
-        ))
-        .args(["--quiet", "--eval", "print('logged in')"])
-        .env("MONGOSH_NO_UPDATE_CHECK", "1")
-        .output()?;
+    let wrong = mongosh_eval(
+        mongosh,
+        &format!("mongodb://reader:wrong@{address}/app?directConnection=true{options}"),
+        "print('logged in')",
+    )
+    .output()?;
     let wrong_text = format!(
         "{}{}",
         String::from_utf8_lossy(&wrong.stdout),
@@ -584,13 +593,8 @@ fn run_mongosh(mongosh: &Path, uri: &str) -> Result<String> {
                 print('currentOp self=' + ops.some(o => o.command && o.command.aggregate === 1 && o.ns === 'admin.$cmd')); \
                 t.drop(); \
                 c.drop()";
-    let text = check(
-        Command::new(mongosh)
-            .arg(uri)
-            .args(["--eval", eval])
-            .env("MONGOSH_NO_UPDATE_CHECK", "1")
-            .env("DO_NOT_TRACK", "1"),
-    )?;
+    // Not --quiet: the banner is where mongosh's warnings would show.
+    let text = check(mongosh_command(mongosh, uri).args(["--eval", eval]))?;
     if !text.contains("ping ok=1 version=") {
         bail!("mongosh did not print the ping result:\n{}", indent(&text));
     }
@@ -629,10 +633,7 @@ fn run_mongosh(mongosh: &Path, uri: &str) -> Result<String> {
 
 fn interactive_mongosh(mongosh: &Path, uri: &str) -> Result<String> {
     use std::io::Write;
-    let mut child = Command::new(mongosh)
-        .arg(uri)
-        .env("MONGOSH_NO_UPDATE_CHECK", "1")
-        .env("DO_NOT_TRACK", "1")
+    let mut child = mongosh_command(mongosh, uri)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -46,7 +46,7 @@ pub use engine::{ConnectionContext, Engine, EngineOptions, ShutdownHook, Startup
 pub use error::{Error, ErrorCode};
 pub use host::{FileSystemFacts, FixedHost, Host, HostFacts, MemoryFacts};
 pub use recent_log::{Echo, LogLine, RECENT_LOG_LINES, RecentLog};
-pub use stats::Stats;
+pub use stats::{Stats, TlsVersion};
 pub use ttl::TtlPass;
 /// Named crash points (the `crash-points` feature; see `cargo xtask crash`).
 pub use wal::crashpoint;

@@ -12,6 +12,9 @@
 //!   failed command raises); `regular`, `warning`, `msg`, `tripwire`: 0 (no such checks).
 //! - `network`: bytes of the request and reply frames and requests, as the server reports
 //!   them (an embedding program sends no frames: all 0).
+//! - `transportSecurity`: TLS connections whose handshake completed since start, by the
+//!   protocol version negotiated (mongod's cumulative counts; plain connections are not
+//!   counted, and rustls negotiates only 1.2 and 1.3).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -23,7 +26,25 @@ pub struct Stats {
     connections_total: AtomicU64,
     requests: AtomicU64,
     counters: [AtomicU64; COUNTER_COUNT],
+    tls: [AtomicU64; TLS_VERSIONS],
 }
+
+/// A TLS protocol version, as serverStatus `transportSecurity` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsVersion {
+    /// TLS 1.0.
+    V1_0,
+    /// TLS 1.1.
+    V1_1,
+    /// TLS 1.2.
+    V1_2,
+    /// TLS 1.3.
+    V1_3,
+    /// Anything else.
+    Unknown,
+}
+
+const TLS_VERSIONS: usize = TlsVersion::Unknown as usize + 1;
 
 /// The counters kept in [`Stats::counters`], by index.
 #[derive(Debug, Clone, Copy)]
@@ -57,6 +78,8 @@ pub struct StatsSnapshot {
     /// Commands and legacy queries run, of every kind.
     pub requests: u64,
     counters: [u64; COUNTER_COUNT],
+    /// TLS connections by protocol version, in [`TlsVersion`] order.
+    pub tls: [u64; TLS_VERSIONS],
 }
 
 impl StatsSnapshot {
@@ -79,6 +102,11 @@ impl Stats {
             previous > 0,
             "connection_closed without a matching connection_opened"
         );
+    }
+
+    /// Records a connection whose TLS handshake completed with `version`.
+    pub fn tls_connection(&self, version: TlsVersion) {
+        self.tls[version as usize].fetch_add(1, Ordering::Relaxed);
     }
 
     /// Records one request frame of `bytes_in` answered by `bytes_out` bytes (0: no
@@ -105,6 +133,7 @@ impl Stats {
             connections_total: self.connections_total.load(Ordering::Relaxed),
             requests: self.requests.load(Ordering::Relaxed),
             counters: std::array::from_fn(|i| self.counters[i].load(Ordering::Relaxed)),
+            tls: std::array::from_fn(|i| self.tls[i].load(Ordering::Relaxed)),
         }
     }
 }

@@ -114,12 +114,22 @@ impl Connection {
 
     /// Reads until the socket would block or reading is not allowed, through the event
     /// loop's `scratch` buffer (so no per-read zeroing or over-allocation happens here).
-    /// Returns whether any bytes arrived.
-    pub(crate) fn fill(&mut self, scratch: &mut [u8]) -> bool {
+    /// Returns whether any bytes arrived. A TLS handshake completing here is counted in
+    /// `stats` (serverStatus `transportSecurity`) and hands the verified client
+    /// certificate's subject to the connection's authentication session (MONGODB-X509).
+    pub(crate) fn fill(&mut self, scratch: &mut [u8], stats: &engine::Stats) -> bool {
         let mut got = false;
         while self.read_allowed() {
             let handshaking = self.transport.is_handshaking();
             let received = self.transport.receive(&mut self.stream, scratch);
+            if handshaking
+                && !self.transport.is_handshaking()
+                && let Some((version, subject)) = self.transport.established()
+            {
+                // Once per connection: handshaking never starts again.
+                stats.tls_connection(version);
+                self.ctx.auth.set_certificate_subject(subject);
+            }
             if handshaking && !self.transport.is_handshaking() && self.buffered() == 0 {
                 // The handshake's clock stops; the first frame's starts with its first byte.
                 self.frame_started = None;

@@ -634,7 +634,7 @@ impl LoopState {
                 }
                 FrameState::Partial => {}
             }
-            if !connection.fill(&mut self.scratch) {
+            if !connection.fill(&mut self.scratch, engine.stats()) {
                 break;
             }
         }

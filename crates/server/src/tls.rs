@@ -236,6 +236,29 @@ impl Transport {
         matches!(self, Transport::Tls(tls) if tls.is_handshaking())
     }
 
+    /// Once a TLS handshake is complete: the protocol version negotiated and the subject of
+    /// the client's certificate (RFC 2253, as mongod names X.509 users). rustls hands over
+    /// a peer certificate only after its verifier accepted it (chained to `--tlsCAFile`),
+    /// so a subject here is always a verified one. `None` for plain or handshaking.
+    pub(crate) fn established(&self) -> Option<(engine::TlsVersion, Option<String>)> {
+        let Transport::Tls(tls) = self else {
+            return None;
+        };
+        if tls.is_handshaking() {
+            return None;
+        }
+        let version = match tls.protocol_version() {
+            Some(rustls::ProtocolVersion::TLSv1_2) => engine::TlsVersion::V1_2,
+            Some(rustls::ProtocolVersion::TLSv1_3) => engine::TlsVersion::V1_3,
+            _ => engine::TlsVersion::Unknown,
+        };
+        let subject = tls
+            .peer_certificates()
+            .and_then(|chain| chain.first())
+            .and_then(|leaf| subject_rfc2253(leaf.as_ref()));
+        Some((version, subject))
+    }
+
     /// Whether rustls holds encrypted bytes not yet written to the socket.
     pub(crate) fn wants_write(&self) -> bool {
         matches!(self, Transport::Tls(tls) if tls.wants_write())
@@ -403,4 +426,56 @@ fn tls_flush(
         }
     }
     Ok(written)
+}
+
+/// The subject of the DER certificate `der` as an RFC 2253 string, the way mongod names an
+/// X.509 user: the RDNs last to first, joined by `,` (multi-valued ones by `+`), each
+/// attribute by its short name (`CN`, `OU`, `O`, `L`, `ST`, `C`, `DC`, ...; dotted OID
+/// otherwise) and its value with `,+"\\<>;` escaped, a leading `#` or space and a
+/// trailing space escaped; a value that is not a string is `#` and its DER in hex.
+/// `None` when the certificate does not parse.
+pub(crate) fn subject_rfc2253(der: &[u8]) -> Option<String> {
+    let (_, certificate) = x509_parser::parse_x509_certificate(der).ok()?;
+    let registry = x509_parser::objects::oid_registry();
+    let mut rdns: Vec<String> = certificate
+        .subject()
+        .iter()
+        .map(|rdn| {
+            rdn.iter()
+                .map(|attribute| {
+                    let oid = attribute.attr_type();
+                    let name = x509_parser::objects::oid2abbrev(oid, registry)
+                        .map(str::to_owned)
+                        .unwrap_or_else(|_| oid.to_id_string());
+                    let value = match attribute.as_str() {
+                        Ok(text) => escape_rfc2253(text),
+                        Err(_) => {
+                            let raw = attribute.attr_value().as_bytes();
+                            let hex: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+                            format!("#{hex}")
+                        }
+                    };
+                    format!("{name}={value}")
+                })
+                .collect::<Vec<_>>()
+                .join("+")
+        })
+        .collect();
+    rdns.reverse();
+    Some(rdns.join(","))
+}
+
+fn escape_rfc2253(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let last = text.chars().count().saturating_sub(1);
+    for (index, c) in text.chars().enumerate() {
+        let special = matches!(c, ',' | '+' | '"' | '\\' | '<' | '>' | ';')
+            || (index == 0 && (c == '#' || c == ' '))
+            || (index == last && c == ' ');
+        if special {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }

@@ -431,6 +431,18 @@ fn is_loopback(address: &str) -> bool {
         .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Whether `request` is an updateUser of the session's own user (name and database).
+fn updates_own_user(request: &Request<'_>) -> bool {
+    request.name == "updateUser"
+        && request.ctx.auth.user().is_some_and(|(user, db)| {
+            db == request.db
+                && request
+                    .body
+                    .get_str("updateUser")
+                    .is_ok_and(|name| name == user)
+        })
+}
+
 /// Refuses `request` unless its connection may run it (see the module's header).
 pub(crate) fn check(engine: &Engine, request: &Request<'_>) -> Result<(), Error> {
     if !engine.auth.enabled() {
@@ -455,11 +467,21 @@ pub(crate) fn check(engine: &Engine, request: &Request<'_>) -> Result<(), Error>
             format!("Command {} requires authentication", request.name),
         ));
     };
+    let own = updates_own_user(request);
     for need in required(rule, request) {
         let target = need.on.target();
-        let granted = grants.privileges.iter().any(|privilege| {
-            privilege.resource.matches(target) && privilege.actions.iter().any(|a| a == need.action)
-        });
+        let holds = |action: &str| {
+            grants.privileges.iter().any(|privilege| {
+                privilege.resource.matches(target) && privilege.actions.iter().any(|a| a == action)
+            })
+        };
+        // mongod's changeOwnPassword / changeOwnCustomData: the same change, to oneself.
+        let own_action = match need.action {
+            "changePassword" if own => Some("changeOwnPassword"),
+            "changeCustomData" if own => Some("changeOwnCustomData"),
+            _ => None,
+        };
+        let granted = holds(need.action) || own_action.is_some_and(holds);
         if !granted {
             return Err(unauthorized(request));
         }

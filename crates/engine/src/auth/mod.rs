@@ -79,6 +79,8 @@ impl Eq for AuthSession {}
 struct SessionState {
     user: Option<Authenticated>,
     pending: Option<sasl::Pending>,
+    /// The subject (RFC 2253) of the client certificate the TLS handshake verified.
+    certificate_subject: Option<String>,
 }
 
 /// The user a connection authenticated as.
@@ -125,6 +127,18 @@ impl AuthSession {
             state.user = None;
         }
         state.pending = None;
+    }
+
+    /// Records the subject of the client certificate the connection's TLS handshake
+    /// verified (the server calls it once the handshake completes; `None`: no
+    /// certificate). Only a verified certificate may be named here: MONGODB-X509 trusts it.
+    pub fn set_certificate_subject(&self, subject: Option<String>) {
+        self.0.lock().certificate_subject = subject;
+    }
+
+    /// The verified client certificate's subject, if any.
+    pub(crate) fn certificate_subject(&self) -> Option<String> {
+        self.0.lock().certificate_subject.clone()
     }
 
     pub(crate) fn take_pending(&self) -> Option<sasl::Pending> {

@@ -397,11 +397,15 @@ const BUILT_IN: &[BuiltIn] = &[
 ];
 
 /// Every action a built-in role grants: what a user-defined role may name.
+/// Actions mongod knows that no built-in role grants (custom roles may).
+const CUSTOM_ONLY_ACTIONS: &[&str] = &["changeOwnPassword", "changeOwnCustomData"];
+
 fn is_known_action(action: &str) -> bool {
-    BUILT_IN
-        .iter()
-        .flat_map(|role| role.grants.iter())
-        .any(|(_, actions)| actions.contains(&action))
+    CUSTOM_ONLY_ACTIONS.contains(&action)
+        || BUILT_IN
+            .iter()
+            .flat_map(|role| role.grants.iter())
+            .any(|(_, actions)| actions.contains(&action))
 }
 
 fn built_in_role(name: &RoleName) -> Option<&'static BuiltIn> {

@@ -43,7 +43,13 @@ pub(crate) struct Step {
 }
 
 /// 18, the one answer a failed authentication gets; the reason is logged.
-fn failed(engine: &Engine, session_label: &str, user: &str, db: &str, reason: &str) -> Error {
+pub(crate) fn failed(
+    engine: &Engine,
+    session_label: &str,
+    user: &str,
+    db: &str,
+    reason: &str,
+) -> Error {
     let _ = engine;
     eprintln!("multiforadb: authentication failed for {user}@{db} ({session_label}): {reason}");
     Error::new(

@@ -116,7 +116,7 @@ pub(crate) fn aggregate(engine: &Engine, request: &Request<'_>) -> Result<Reply,
         size: Some(batch_size.unwrap_or(BATCH_SIZE_DEFAULT as u64)),
         single: false,
     };
-    cursor::open(engine, cursor, first)
+    cursor::open(engine, request, cursor, first)
 }
 
 /// What an aggregate reads: the collection it names, or with `aggregate: 1` the database.

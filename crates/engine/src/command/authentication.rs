@@ -1,6 +1,7 @@
 //! saslStart, saslContinue, authenticate, logout, connectionStatus, and hello's
 //! `speculativeAuthenticate` / `saslSupportedMechs`: thin over [`crate::auth`].
 
+use super::user_admin::EXTERNAL_DB;
 use super::{Request, flag};
 use crate::auth::sasl::{self, CONVERSATION_ID, Step};
 use crate::auth::{roles::RoleName, users};
@@ -98,6 +99,11 @@ pub(super) fn speculative(engine: &Engine, request: &Request<'_>) -> Option<Docu
     let Ok(Some(RawBsonRef::Document(inner))) = request.body.get("speculativeAuthenticate") else {
         return None;
     };
+    if inner.get("authenticate").ok().flatten().is_some() {
+        // MONGODB-X509 lives in $external only; the Rust driver leaves `db` out here.
+        let db = inner.get_str("db").unwrap_or(EXTERNAL_DB);
+        return x509(engine, request, inner, db).ok();
+    }
     inner.get("saslStart").ok().flatten()?;
     let db = inner.get_str("db").unwrap_or(request.db);
     start(engine, request, inner, db).ok().map(step_reply)
@@ -112,25 +118,62 @@ pub(super) fn supported_mechanisms(engine: &Engine, request: &Request<'_>) -> Op
     Some(Bson::from(found.mechanisms()))
 }
 
-/// authenticate: only MONGODB-X509 uses it in mongod 7, and it needs TLS, which this
-/// server does not have yet; SCRAM goes through saslStart.
-pub(super) fn authenticate(_: &Engine, request: &Request<'_>) -> Result<Document, Error> {
-    let Ok(mechanism) = request.body.get_str("mechanism") else {
+/// authenticate: only MONGODB-X509 uses it in mongod 7 (SCRAM goes through saslStart).
+/// The user is the subject of the client certificate the TLS handshake verified, and
+/// must exist in `$external`; an explicit `user` must equal that subject. Every failure
+/// answers 18 only (the reason is logged), as for SCRAM.
+pub(super) fn authenticate(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
+    x509(engine, request, request.body, request.db)
+}
+
+/// MONGODB-X509 for `authenticate` and hello's speculative form (`body` is the command or
+/// the `speculativeAuthenticate` document); replies `{dbname, user}` as mongod does.
+fn x509(
+    engine: &Engine,
+    request: &Request<'_>,
+    body: &RawDocument,
+    db: &str,
+) -> Result<Document, Error> {
+    let Ok(mechanism) = body.get_str("mechanism") else {
         return Err(Error::new(
             ErrorCode::Location(40414),
             "BSON field 'authenticate.mechanism' is missing but a required field",
         ));
     };
-    if mechanism == "MONGODB-X509" {
+    if mechanism != "MONGODB-X509" {
         return Err(Error::new(
-            ErrorCode::NotImplemented,
-            "MONGODB-X509 authentication needs TLS, which this server does not support yet",
+            ErrorCode::Other(334, "MechanismUnavailable"),
+            format!("Unsupported mechanism '{mechanism}' on authenticate command; use saslStart"),
         ));
     }
-    Err(Error::new(
-        ErrorCode::Other(334, "MechanismUnavailable"),
-        format!("Unsupported mechanism '{mechanism}' on authenticate command; use saslStart"),
-    ))
+    let named = body.get_str("user").ok();
+    let label = label(request);
+    let failed = |user: &str, reason: &str| sasl::failed(engine, &label, user, db, reason);
+    if db != EXTERNAL_DB {
+        return Err(failed(
+            named.unwrap_or(""),
+            "X.509 authentication must always use the $external database",
+        ));
+    }
+    let Some(subject) = request.ctx.auth.certificate_subject() else {
+        return Err(failed(
+            named.unwrap_or(""),
+            "no verified client certificate on this connection (TLS with --tlsCAFile)",
+        ));
+    };
+    if named.is_some_and(|user| user != subject) {
+        return Err(failed(
+            named.unwrap_or(""),
+            &format!(
+                "there is no x.509 client certificate matching the user (certificate: {subject})"
+            ),
+        ));
+    }
+    if users::find(&engine.store(), EXTERNAL_DB, &subject)?.is_none() {
+        return Err(failed(&subject, "no such user"));
+    }
+    request.ctx.auth.login(EXTERNAL_DB, &subject);
+    Ok(doc! { "dbname": EXTERNAL_DB, "user": subject })
 }
 
 /// logout: forgets the user authenticated on this database.

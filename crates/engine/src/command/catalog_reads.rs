@@ -95,7 +95,7 @@ pub(crate) fn list_collections(engine: &Engine, request: &Request<'_>) -> Result
         size: batch_size,
         single: false,
     };
-    cursor::open(engine, cursor, first)
+    cursor::open(engine, request, cursor, first)
 }
 
 /// `listIndexes`: a cursor over a collection's indexes, `_id_` first, then in creation
@@ -118,7 +118,7 @@ pub(crate) fn list_indexes(engine: &Engine, request: &Request<'_>) -> Result<Rep
                 size: batch_size,
                 single: false,
             };
-            return cursor::open(engine, cursor, first);
+            return cursor::open(engine, request, cursor, first);
         }
         let message = format!("ns does not exist: {ns}");
         return Err(Error::new(ErrorCode::NamespaceNotFound, message));
@@ -133,5 +133,5 @@ pub(crate) fn list_indexes(engine: &Engine, request: &Request<'_>) -> Result<Rep
         size: batch_size,
         single: false,
     };
-    cursor::open(engine, cursor, first)
+    cursor::open(engine, request, cursor, first)
 }

@@ -41,6 +41,9 @@ pub(crate) struct Cursor {
     pub(crate) plan_summary: Option<String>,
     /// A shaped document that did not fit in the last batch; it opens the next one.
     pending: Option<RawDocumentBuf>,
+    /// Who opened it, `(user, db)`, under `--auth`: only that user may continue or kill
+    /// it (from any connection), as mongod checks.
+    pub(crate) owner: Option<(String, String)>,
 }
 
 /// Where a cursor's remaining results come from.
@@ -100,6 +103,7 @@ impl Cursor {
             no_timeout: false,
             plan_summary: None,
             pending: None,
+            owner: None,
         }
     }
 
@@ -504,7 +508,15 @@ pub(crate) struct FirstBatch {
 }
 
 /// Answers the first batch of `cursor` and keeps it open (registered) if anything is left.
-pub(crate) fn open(engine: &Engine, mut cursor: Cursor, first: FirstBatch) -> Result<Reply, Error> {
+pub(crate) fn open(
+    engine: &Engine,
+    request: &Request<'_>,
+    mut cursor: Cursor,
+    first: FirstBatch,
+) -> Result<Reply, Error> {
+    if engine.auth.enabled() {
+        cursor.owner = request.ctx.auth.user();
+    }
     let (docs, exhausted) = match first.size {
         // batchSize 0 asks for an empty first batch and does no work yet.
         Some(0) => (
@@ -634,6 +646,12 @@ pub(crate) fn get_more(engine: &Engine, request: &Request<'_>) -> Result<Reply, 
         engine.cursors.checkin(id, cursor, engine.host.now_millis());
         return Err(Error::new(ErrorCode::Unauthorized, message));
     }
+    if !owned_by_caller(engine, request, cursor.owner.as_ref()) {
+        // Refused without harm: the owner's next getMore goes on.
+        engine.cursors.checkin(id, cursor, engine.host.now_millis());
+        let message = format!("cursor id {id} was not created by the authenticated user");
+        return Err(Error::new(ErrorCode::Unauthorized, message));
+    }
     if read_args::field(request, "maxTimeMS")?.is_some() {
         engine.cursors.checkin(id, cursor, engine.host.now_millis());
         let message = "cannot set maxTimeMS on getMore command for a non-awaitData cursor";
@@ -660,6 +678,16 @@ pub(crate) fn get_more(engine: &Engine, request: &Request<'_>) -> Result<Reply, 
     Ok(reply(&ns, id, &docs, cstr!("nextBatch")))
 }
 
+/// Whether the request's user may use a cursor opened by `owner`: always with
+/// authentication off; with it on, only the same user (on any connection).
+fn owned_by_caller(
+    engine: &Engine,
+    request: &Request<'_>,
+    owner: Option<&(String, String)>,
+) -> bool {
+    !engine.auth.enabled() || owner == request.ctx.auth.user().as_ref()
+}
+
 /// `killCursors`: closes the listed cursors of one collection.
 pub(crate) fn kill_cursors(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
     args::check_fields(request, &["cursors"])?;
@@ -679,6 +707,14 @@ pub(crate) fn kill_cursors(engine: &Engine, request: &Request<'_>) -> Result<Doc
             ));
         };
         ids.push(id);
+    }
+    for &id in &ids {
+        if let Some(owner) = engine.cursors.owner(id)
+            && !owned_by_caller(engine, request, owner.as_ref())
+        {
+            let message = format!("not authorized to kill cursor on {ns} with id {id}");
+            return Err(Error::new(ErrorCode::Unauthorized, message));
+        }
     }
     let now = engine.host.now_millis();
     let (killed, not_found): (Vec<i64>, Vec<i64>) = ids

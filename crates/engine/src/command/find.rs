@@ -96,7 +96,7 @@ pub(crate) fn find(engine: &Engine, request: &Request<'_>) -> Result<Reply, Erro
             if tailable {
                 return Err(refuse_tailable(&ns, &query));
             }
-            return find_in(engine, ns, query, docs, &deadline);
+            return find_in(engine, request, ns, query, docs, &deadline);
         }
         return Ok(cursor::reply(&ns, 0, &[], bson::raw::cstr!("firstBatch")));
     };
@@ -111,13 +111,14 @@ pub(crate) fn find(engine: &Engine, request: &Request<'_>) -> Result<Reply, Erro
     cursor.time_left_ms = deadline.remaining();
     cursor.no_timeout = query.no_timeout;
     cursor.plan_summary = crate::operations::current().and_then(|op| op.plan_summary());
-    cursor::open(engine, cursor, query.first)
+    cursor::open(engine, request, cursor, query.first)
 }
 
 /// A find over documents the engine holds itself (`crate::system_collections`): the same
 /// filter, sort, skip, limit and projection as over a stored collection.
 fn find_in(
     engine: &Engine,
+    request: &Request<'_>,
     ns: Namespace,
     query: FindQuery<'_>,
     docs: Vec<RawDocumentBuf>,
@@ -148,7 +149,7 @@ fn find_in(
     cursor.filter = query.filter;
     cursor.projection = query.projection;
     cursor.time_left_ms = deadline.remaining();
-    cursor::open(engine, cursor, query.first)
+    cursor::open(engine, request, cursor, query.first)
 }
 
 fn parse_find<'a>(request: &Request<'a>, now_ms: i64) -> Result<FindQuery<'a>, Error> {

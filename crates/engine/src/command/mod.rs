@@ -378,7 +378,9 @@ pub(crate) fn name_of(cmd: &RawDocument) -> Result<&str, Error> {
 
 /// Runs `request` through the table and shapes the reply.
 pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocumentBuf, Error> {
-    check_database_name(request.db)?;
+    if !(request.db == user_admin::EXTERNAL_DB && external_command(request.name)) {
+        check_database_name(request.db)?;
+    }
     if let Some(bson::raw::RawBsonRef::Document(lsid)) = request.field("lsid")? {
         engine.sessions.touch(lsid, engine.host.now_millis());
     }
@@ -566,6 +568,28 @@ pub(crate) fn run_legacy(
         return Err(Error::new(ErrorCode::UnsupportedOpQueryCommand, message));
     }
     dispatch(engine, &Request::new(query.database(), name, body, ctx))
+}
+
+/// The commands `$external` (the users authenticated outside, MONGODB-X509) takes: it
+/// holds users, never collections.
+fn external_command(name: &str) -> bool {
+    matches!(
+        name,
+        "authenticate"
+            | "logout"
+            | "createUser"
+            | "updateUser"
+            | "dropUser"
+            | "dropAllUsersFromDatabase"
+            | "usersInfo"
+            | "grantRolesToUser"
+            | "revokeRolesFromUser"
+            | "ping"
+            | "hello"
+            | "isMaster"
+            | "ismaster"
+            | "connectionStatus"
+    )
 }
 
 pub(crate) fn check_database_name(db: &str) -> Result<(), Error> {

@@ -24,6 +24,8 @@
 //! - An id is never 0 (0 means "exhausted" on the wire) and never names two cursors; a
 //!   checked-out cursor's id stays reserved until it is checked in or released.
 //! - Ids are a keyed hash of a counter: one client cannot guess the ids of another's cursors.
+//! - Under `--auth` an entry keeps the user who opened it (`Entry::owner`): getMore and
+//!   killCursors of another user answer 13 and leave the cursor as it was.
 
 use super::cursor::Cursor;
 use crate::limits::{CURSOR_IDLE_TIMEOUT_MS, CURSOR_SWEEP_INTERVAL_MS};
@@ -56,6 +58,8 @@ struct Entry {
     used_ms: i64,
     /// killCursors arrived while the cursor was checked out: drop it at checkin.
     killed: bool,
+    /// The cursor's owner (`Cursor::owner`), kept while it is checked out.
+    owner: Option<(String, String)>,
 }
 
 impl Registry {
@@ -91,6 +95,7 @@ impl Registry {
         let entry = Entry {
             ns: cursor.ns.clone(),
             no_timeout: cursor.no_timeout,
+            owner: cursor.owner.clone(),
             cursor: Some(cursor),
             used_ms: now_ms,
             killed: false,
@@ -105,6 +110,15 @@ impl Registry {
         let mut inner = self.inner.lock();
         inner.sweep(now_ms, self.idle_timeout_ms());
         inner.open.get_mut(&id)?.cursor.take()
+    }
+
+    /// The owner of open cursor `id` (`None`: no such cursor).
+    pub(crate) fn owner(&self, id: i64) -> Option<Option<(String, String)>> {
+        self.inner
+            .lock()
+            .open
+            .get(&id)
+            .map(|entry| entry.owner.clone())
     }
 
     /// Returns a checked-out cursor, marked as used now; a cursor killed meanwhile is

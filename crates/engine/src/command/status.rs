@@ -77,6 +77,7 @@ pub(super) fn server_status(engine: &Engine, request: &Request<'_>) -> Result<Re
             "numRequests": count(Counter::NetworkRequests),
         },
         "opLatencies": latencies,
+        "transportSecurity": transport_security(&stats),
         "opcounters": {
             "insert": count(Counter::OpInsert),
             "query": count(Counter::OpQuery),
@@ -130,4 +131,11 @@ pub(super) fn server_status(engine: &Engine, request: &Request<'_>) -> Result<Re
             "supported": true,
         },
     }))
+}
+
+/// `transportSecurity`: `{"1.0": n, "1.1": n, "1.2": n, "1.3": n, "unknown": n}` (64-bit
+/// counts, as mongod reports them), in [`crate::stats::TlsVersion`] order.
+fn transport_security(stats: &crate::stats::StatsSnapshot) -> bson::RawDocumentBuf {
+    let [v1_0, v1_1, v1_2, v1_3, unknown] = stats.tls.map(int64);
+    rawdoc! { "1.0": v1_0, "1.1": v1_1, "1.2": v1_2, "1.3": v1_3, "unknown": unknown }
 }

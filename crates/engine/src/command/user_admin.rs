@@ -135,20 +135,45 @@ fn custom_data(request: &Request<'_>) -> Result<Option<Document>, Error> {
     }
 }
 
+/// The database of users authenticated outside the server (MONGODB-X509).
+pub(crate) const EXTERNAL_DB: &str = "$external";
+
+/// mongod's answer to a password for a `$external` user.
+fn external_password() -> Error {
+    Error::new(
+        ErrorCode::BadValue,
+        "Cannot set the password for users defined on the '$external' database",
+    )
+}
+
 /// createUser: `{createUser, pwd, roles, mechanisms?, digestPassword?, customData?}`.
 pub(super) fn create_user(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
     let name = subject(request)?;
     let roles = roles_field(engine, request, true)?.unwrap_or_default();
-    let Some(password) = password(request)? else {
-        return Err(Error::new(
-            ErrorCode::BadValue,
-            "Must provide a 'pwd' field for all user documents, except those with '$external' as the user's source db",
-        ));
+    let credentials = if request.db == EXTERNAL_DB {
+        // Users of $external (MONGODB-X509) prove who they are outside: no SCRAM keys.
+        if password(request)?.is_some() {
+            return Err(external_password());
+        }
+        if request.field("mechanisms")?.is_some() {
+            return Err(Error::new(
+                ErrorCode::BadValue,
+                "mechanisms field may only be specified with a password",
+            ));
+        }
+        bson::doc! { "external": true }
+    } else {
+        let Some(password) = password(request)? else {
+            return Err(Error::new(
+                ErrorCode::BadValue,
+                "Must provide a 'pwd' field for all user documents, except those with '$external' as the user's source db",
+            ));
+        };
+        if request.field("mechanisms")?.is_some() && password.mechanisms.is_empty() {
+            return Err(missing(request.name, "mechanisms"));
+        }
+        users::credentials(engine, name, &password)?
     };
-    if request.field("mechanisms")?.is_some() && password.mechanisms.is_empty() {
-        return Err(missing(request.name, "mechanisms"));
-    }
-    let credentials = users::credentials(engine, name, &password)?;
     users::create(
         engine,
         NewUser {
@@ -168,6 +193,7 @@ pub(super) fn update_user(engine: &Engine, request: &Request<'_>) -> Result<Docu
     let roles = roles_field(engine, request, false)?;
     let custom = custom_data(request)?;
     let credentials = match password(request)? {
+        Some(_) if request.db == EXTERNAL_DB => return Err(external_password()),
         Some(password) => Some(users::credentials(engine, name, &password)?),
         None if request.field("mechanisms")?.is_some() => {
             return Err(Error::new(

@@ -206,3 +206,137 @@ fn users_and_roles_round_trip_and_survive_a_restart() {
     assert_eq!(code_of(&again), Some(11), "{again:?}");
     let _ = std::fs::remove_file(&db);
 }
+
+/// A cursor belongs to the user who opened it: another user's getMore and killCursors
+/// answer 13 and leave it alone; the same user goes on from another connection.
+#[test]
+fn cursors_serve_only_the_user_who_opened_them() {
+    let db = TestServer::temp_db();
+    let server = with_root(&db);
+    let root = login(&server, "admin", "adminpw", "");
+    for name in ["alice", "bob"] {
+        admin_command(
+            &root,
+            doc! { "createUser": name, "pwd": "pw", "roles": [{ "role": "readWrite", "db": "app" }] },
+        )
+        .expect("createUser");
+    }
+    let alice = login(&server, "alice", "pw", "");
+    let app = alice.database("app");
+    let docs: Vec<Document> = (0..10).map(|i| doc! { "_id": i }).collect();
+    app.collection::<Document>("c")
+        .insert_many(docs)
+        .run()
+        .expect("insert");
+    let opened = app
+        .run_command(doc! { "find": "c", "batchSize": 2 })
+        .run()
+        .expect("find");
+    let id = opened
+        .get_document("cursor")
+        .and_then(|cursor| cursor.get_i64("id"))
+        .expect("cursor id");
+    assert_ne!(id, 0);
+    let get_more = doc! { "getMore": id, "collection": "c", "batchSize": 2 };
+
+    let bob = login(&server, "bob", "pw", "");
+    let stolen = bob
+        .database("app")
+        .run_command(get_more.clone())
+        .run()
+        .expect_err("another user's getMore");
+    assert_eq!(code_of(&stolen), Some(13), "{stolen:?}");
+    assert!(
+        stolen.to_string().contains(&format!(
+            "cursor id {id} was not created by the authenticated user"
+        )),
+        "{stolen}"
+    );
+    let killed = bob
+        .database("app")
+        .run_command(doc! { "killCursors": "c", "cursors": [id] })
+        .run()
+        .expect_err("another user's killCursors");
+    assert_eq!(code_of(&killed), Some(13), "{killed:?}");
+
+    // Alice, on a connection of her own, continues where she stopped.
+    let again = login(&server, "alice", "pw", "");
+    let next = again
+        .database("app")
+        .run_command(get_more)
+        .run()
+        .expect("the owner's getMore");
+    let batch = next
+        .get_document("cursor")
+        .and_then(|cursor| cursor.get_array("nextBatch"))
+        .expect("nextBatch");
+    assert_eq!(batch.len(), 2, "{next:?}");
+    let done = again
+        .database("app")
+        .run_command(doc! { "killCursors": "c", "cursors": [id] })
+        .run()
+        .expect("the owner's killCursors");
+    assert_eq!(
+        done.get_array("cursorsKilled").expect("killed"),
+        &vec![bson::Bson::Int64(id)]
+    );
+}
+
+/// A custom role granting changeOwnPassword / changeOwnCustomData lets a user without
+/// userAdmin change its own password and customData, and nobody else's, nor its roles.
+#[test]
+fn change_own_password_changes_only_ones_own() {
+    let db = TestServer::temp_db();
+    let server = with_root(&db);
+    let root = login(&server, "admin", "adminpw", "");
+    root.database("app")
+        .run_command(doc! {
+            "createRole": "selfService",
+            "privileges": [{
+                "resource": { "db": "app", "collection": "" },
+                "actions": ["changeOwnPassword", "changeOwnCustomData"],
+            }],
+            "roles": [],
+        })
+        .run()
+        .expect("createRole");
+    for name in ["carol", "dave"] {
+        root.database("app")
+            .run_command(doc! { "createUser": name, "pwd": "old", "roles": ["selfService"] })
+            .run()
+            .expect("createUser");
+    }
+    let in_app = |user: &str, password: &str| {
+        Client::with_uri_str(format!(
+            "mongodb://{user}:{password}@{}/?directConnection=true&serverSelectionTimeoutMS=5000&authSource=app",
+            server.address
+        ))
+        .expect("client")
+    };
+    let carol = in_app("carol", "old");
+    let app = carol.database("app");
+    app.run_command(doc! { "updateUser": "carol", "pwd": "new", "customData": { "k": 1 } })
+        .run()
+        .expect("changing one's own password and customData");
+    let other = app
+        .run_command(doc! { "updateUser": "dave", "pwd": "stolen" })
+        .run()
+        .expect_err("another user's password");
+    assert_eq!(code_of(&other), Some(13), "{other:?}");
+    let roles = app
+        .run_command(doc! { "updateUser": "carol", "roles": ["readWrite"] })
+        .run()
+        .expect_err("one's own roles");
+    assert_eq!(code_of(&roles), Some(13), "{roles:?}");
+    let relogin = in_app("carol", "new");
+    relogin
+        .database("app")
+        .run_command(doc! { "connectionStatus": 1 })
+        .run()
+        .expect("the new password logs in");
+    let dave = in_app("dave", "old");
+    dave.database("app")
+        .run_command(doc! { "connectionStatus": 1 })
+        .run()
+        .expect("dave's password is unchanged");
+}

@@ -492,3 +492,251 @@ fn a_tls_client_that_stalls_its_handshake_is_closed_by_the_frame_timeout() {
     assert!(closed_within(&mut stalled, Duration::from_secs(5)));
     assert!(server.log_contains("TLS handshake incomplete after 1s"));
 }
+
+#[test]
+fn server_status_counts_tls_connections_by_protocol_version() {
+    let files = Files::new();
+    let ca = Ca::new("test CA");
+    let (server, ca_file) = start_tls(&files, &ca, "allowTLS", &[]);
+    let counts = |client: &mongodb::sync::Client| {
+        let status = client
+            .database("admin")
+            .run_command(doc! { "serverStatus": 1 })
+            .run()
+            .expect("serverStatus");
+        let section = status
+            .get_document("transportSecurity")
+            .expect("transportSecurity")
+            .clone();
+        ["1.0", "1.1", "1.2", "1.3", "unknown"].map(|name| {
+            section
+                .get_i64(name)
+                .unwrap_or_else(|_| panic!("{name}: {section:?}"))
+        })
+    };
+    // Plain connections count nowhere.
+    let plain = server.client();
+    assert_eq!(counts(&plain), [0, 0, 0, 0, 0]);
+    let mut v12 = raw_tls(&server, &ca.pem, &[&rustls::version::TLS12]).expect("TLS 1.2");
+    assert_eq!(tls_ping(&mut v12), Some(1.0));
+    let mut v13 = raw_tls(&server, &ca.pem, &[&rustls::version::TLS13]).expect("TLS 1.3");
+    assert_eq!(tls_ping(&mut v13), Some(1.0));
+    let after = counts(&plain);
+    assert_eq!(after, [0, 0, 1, 1, 0], "one 1.2 and one 1.3 handshake");
+    // The driver negotiates 1.3; its connections add there and only there.
+    let secure = tls_client(&server, &ca_file, "");
+    let seen = counts(&secure);
+    assert_eq!(seen[2], 1);
+    assert!(seen[3] >= 2, "{seen:?}");
+    assert_eq!([seen[0], seen[1], seen[4]], [0, 0, 0]);
+}
+
+/// The subject the X.509 tests issue, and the RFC 2253 name mongod gives it: the RDNs
+/// last to first, the comma inside the organisation escaped.
+const X509_SUBJECT: &str = "CN=app-client,OU=eng,O=Example\\, Inc.";
+
+impl Ca {
+    /// A client certificate whose subject is O, OU, CN (in that DER order).
+    fn client_with_units(&self, organisation: &str, unit: &str, name: &str) -> Issued {
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
+        // Not rcgen's default CN first.
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(DnType::OrganizationName, organisation);
+        params
+            .distinguished_name
+            .push(DnType::OrganizationalUnitName, unit);
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.serial_number = Some(SerialNumber::from(11u64));
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let key = KeyPair::generate().expect("key");
+        let certificate = params.signed_by(&key, &self.issuer).expect("sign");
+        Issued {
+            pem: format!("{}{}", certificate.pem(), key.serialize_pem()),
+            der: certificate.der().to_vec(),
+        }
+    }
+}
+
+fn command_code(error: &mongodb::error::Error) -> Option<i32> {
+    match *error.kind {
+        mongodb::error::ErrorKind::Command(ref failure) => Some(failure.code),
+        _ => None,
+    }
+}
+
+/// A driver login failure, as the driver reports an 18 during its handshake.
+fn auth_refused(error: &mongodb::error::Error) -> bool {
+    matches!(
+        *error.kind,
+        mongodb::error::ErrorKind::Authentication { .. }
+    ) || command_code(error) == Some(18)
+}
+
+#[test]
+fn x509_authenticates_the_certificate_subject_as_an_external_user() {
+    let files = Files::new();
+    let ca = Ca::new("test CA");
+    let ca_file = files.write("clients-ca.pem", &ca.pem);
+    let ca_arg = ca_file.to_str().expect("utf-8").to_owned();
+    let flags = [
+        "--auth",
+        "--tlsCAFile",
+        &ca_arg,
+        "--tlsAllowConnectionsWithoutCertificates",
+    ];
+    let (server, server_ca) = start_tls(&files, &ca, "requireTLS", &flags);
+    let app = files.write(
+        "app.pem",
+        &ca.client_with_units("Example, Inc.", "eng", "app-client")
+            .pem,
+    );
+    let app_option = format!("&tlsCertificateKeyFile={}", app.display());
+    // The localhost exception makes root; root makes the $external user.
+    let anonymous = tls_client(&server, &server_ca, "");
+    anonymous
+        .database("admin")
+        .run_command(doc! { "createUser": "root", "pwd": "pw", "roles": ["root"] })
+        .run()
+        .expect("first user");
+    let root = mongodb::sync::Client::with_uri_str(format!(
+        "mongodb://root:pw@{}/?directConnection=true&serverSelectionTimeoutMS=3000&tls=true&tlsCAFile={}&authSource=admin",
+        server.address,
+        server_ca.display()
+    ))
+    .expect("root client");
+    let external = root.database("$external");
+    let with_pwd = external
+        .run_command(doc! { "createUser": "CN=x", "pwd": "p", "roles": [] })
+        .run()
+        .expect_err("a password in $external");
+    assert_eq!(command_code(&with_pwd), Some(2), "{with_pwd:?}");
+    assert!(
+        with_pwd
+            .to_string()
+            .contains("Cannot set the password for users defined on the '$external' database"),
+        "{with_pwd}"
+    );
+    external
+        .run_command(doc! {
+            "createUser": X509_SUBJECT,
+            "roles": [{ "role": "readWrite", "db": "app" }],
+        })
+        .run()
+        .expect("the X.509 user");
+    let stored = external
+        .run_command(doc! { "usersInfo": X509_SUBJECT })
+        .run()
+        .expect("usersInfo");
+    let users = stored.get_array("users").expect("users");
+    assert_eq!(users.len(), 1, "{stored:?}");
+
+    // The driver's MONGODB-X509 login (speculative inside hello, then authenticate).
+    let login = tls_client(
+        &server,
+        &server_ca,
+        &format!("{app_option}&authMechanism=MONGODB-X509&authSource=%24external"),
+    );
+    let items = login.database("app").collection::<Document>("items");
+    items
+        .insert_one(doc! { "_id": 1 })
+        .run()
+        .unwrap_or_else(|e| panic!("X.509 login: {e:?}\n{:#?}", server.log_lines()));
+    let status = login
+        .database("admin")
+        .run_command(doc! { "connectionStatus": 1 })
+        .run()
+        .expect("connectionStatus");
+    let who = status
+        .get_document("authInfo")
+        .and_then(|info| info.get_array("authenticatedUsers"))
+        .expect("users")
+        .clone();
+    assert_eq!(
+        who,
+        vec![bson::Bson::Document(
+            doc! { "user": X509_SUBJECT, "db": "$external" }
+        )]
+    );
+    let refused = login
+        .database("other")
+        .collection::<Document>("items")
+        .insert_one(doc! { "_id": 1 })
+        .run()
+        .expect_err("readWrite on app only");
+    assert!(refused.to_string().contains("not authorized"), "{refused}");
+
+    // Explicit authenticate on a connection with the certificate: the subject, and the
+    // speculative form inside hello answers {dbname, user}.
+    let holder = tls_client(&server, &server_ca, &app_option);
+    let hello = holder
+        .database("admin")
+        .run_command(doc! {
+            "hello": 1,
+            "speculativeAuthenticate": {
+                "authenticate": 1, "mechanism": "MONGODB-X509", "db": "$external",
+            },
+        })
+        .run()
+        .expect("hello");
+    let speculative = hello
+        .get_document("speculativeAuthenticate")
+        .unwrap_or_else(|_| panic!("no speculativeAuthenticate: {hello:?}"));
+    assert_eq!(speculative.get_str("user").ok(), Some(X509_SUBJECT));
+    assert_eq!(speculative.get_str("dbname").ok(), Some("$external"));
+    let reply = holder
+        .database("$external")
+        .run_command(doc! { "authenticate": 1, "mechanism": "MONGODB-X509", "user": X509_SUBJECT })
+        .run()
+        .expect("authenticate naming the subject");
+    assert_eq!(reply.get_str("user").ok(), Some(X509_SUBJECT));
+    let mismatch = holder
+        .database("$external")
+        .run_command(
+            doc! { "authenticate": 1, "mechanism": "MONGODB-X509", "user": "CN=app-client" },
+        )
+        .run()
+        .expect_err("a user other than the certificate's");
+    assert_eq!(command_code(&mismatch), Some(18), "{mismatch:?}");
+    let wrong_db = holder
+        .database("admin")
+        .run_command(doc! { "authenticate": 1, "mechanism": "MONGODB-X509" })
+        .run()
+        .expect_err("X.509 outside $external");
+    assert_eq!(command_code(&wrong_db), Some(18), "{wrong_db:?}");
+
+    // No certificate: naming the user proves nothing.
+    let bare = tls_client(&server, &server_ca, "");
+    let no_certificate = bare
+        .database("$external")
+        .run_command(doc! { "authenticate": 1, "mechanism": "MONGODB-X509", "user": X509_SUBJECT })
+        .run()
+        .expect_err("X.509 without a certificate");
+    assert_eq!(
+        command_code(&no_certificate),
+        Some(18),
+        "{no_certificate:?}"
+    );
+    let still_anonymous = bare
+        .database("app")
+        .collection::<Document>("items")
+        .find_one(doc! {})
+        .run()
+        .expect_err("not authenticated");
+    assert_eq!(command_code(&still_anonymous), Some(13));
+
+    // A verified certificate of a subject with no user: refused.
+    let stranger = files.write("nobody.pem", &ca.client("nobody").pem);
+    let unknown = tls_client(
+        &server,
+        &server_ca,
+        &format!(
+            "&tlsCertificateKeyFile={}&authMechanism=MONGODB-X509&authSource=%24external",
+            stranger.display()
+        ),
+    );
+    let unknown = ping(&unknown).expect_err("a subject without a user");
+    assert!(auth_refused(&unknown), "{unknown:?}");
+    assert!(server.log_contains("authentication failed for CN=nobody@$external"));
+}
