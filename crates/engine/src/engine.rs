@@ -84,6 +84,8 @@ pub struct Engine {
     shutdown: parking_lot::Mutex<Option<ShutdownHook>>,
     /// The winners of plan trials, per collection and query shape.
     pub(crate) plans: crate::plan::PlanCache,
+    /// Operations per index since start or creation (`$indexStats`).
+    pub(crate) index_usage: crate::plan::IndexUsage,
     /// Blocking sorts' memory limit and spill files (`crate::spill`).
     pub(crate) sorting: crate::spill::Settings,
     /// Whether commands need authentication, and the users' generation.
@@ -158,6 +160,7 @@ impl Engine {
             Arc::downgrade(&store),
         );
         let ids = IdSource::new(options.host.as_ref());
+        let started_ms = options.host.now_millis();
         Engine {
             cursors: Registry::new(options.host.now_millis()),
             process_id: ids.object_id(options.host.now_millis()),
@@ -178,6 +181,7 @@ impl Engine {
             fsync_lock: crate::fsync_lock::FsyncLock::default(),
             shutdown: parking_lot::Mutex::new(None),
             plans: crate::plan::PlanCache::default(),
+            index_usage: crate::plan::IndexUsage::new(started_ms),
             sorting: crate::spill::Settings::default(),
             auth: crate::auth::Auth::default(),
         }

@@ -267,7 +267,20 @@ fn rename_collection(request: &Request<'_>) -> Vec<Need> {
 
 /// find on the collection, and what the pipeline's stages add.
 fn aggregate(request: &Request<'_>) -> Vec<Need> {
-    let mut out = needs(&["find"], &on_collection(request));
+    // A pipeline that starts from the collection's statistics reads no documents: it
+    // needs that stage's action, not `find` (mongod's rule for these first stages).
+    let first = request
+        .body
+        .get_array("pipeline")
+        .ok()
+        .and_then(|pipeline| pipeline.into_iter().next()?.ok()?.as_document())
+        .and_then(|stage| Some(stage.iter().next()?.ok()?.0));
+    let action = match first.as_ref().map(|name| name.as_str()) {
+        Some("$indexStats") => "indexStats",
+        Some("$collStats") => "collStats",
+        _ => "find",
+    };
+    let mut out = needs(&[action], &on_collection(request));
     if let Ok(pipeline) = request.body.get_array("pipeline") {
         for stage in pipeline.into_iter().flatten() {
             if let Some(stage) = stage.as_document() {
@@ -334,7 +347,6 @@ fn stage_needs(db: &str, stage: &RawDocument) -> Vec<Need> {
         }
         "$currentOp" => needs(&["inprog"], &On::Cluster),
         "$listLocalSessions" | "$listSessions" => needs(&["listSessions"], &On::Cluster),
-        "$indexStats" | "$collStats" => Vec::new(),
         _ => Vec::new(),
     }
 }

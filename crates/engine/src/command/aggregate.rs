@@ -17,7 +17,7 @@ use crate::plan::{self, Access};
 use crate::store::{CollectionMeta, Namespace, Reader};
 use bson::raw::cstr;
 use bson::raw::{RawArray, RawBsonRef};
-use bson::{RawDocument, RawDocumentBuf};
+use bson::{RawDocument, RawDocumentBuf, doc};
 use query::{DocumentStream, Foreign, LocalSessions, Pipeline, QueryError};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -117,6 +117,33 @@ pub(crate) fn aggregate(engine: &Engine, request: &Request<'_>) -> Result<Reply,
         single: false,
     };
     cursor::open(engine, request, cursor, first)
+}
+
+/// `$indexStats`' input: one document per index of `meta`'s collection, `_id_` first, in
+/// mongod's shape (`name`, `key`, `host`, `accesses: {ops, since}`, `spec`).
+fn index_stats(
+    engine: &Engine,
+    meta: &CollectionMeta,
+    host: &str,
+) -> Result<Vec<RawDocumentBuf>, Error> {
+    super::indexes::all_specs(Some(meta))
+        .iter()
+        .map(|spec| {
+            let counter = engine.index_usage.counter(meta, &spec.name);
+            let shown = doc! {
+                "name": spec.name.as_str(),
+                "key": spec.key_pattern.clone(),
+                "host": host,
+                "accesses": {
+                    "ops": counter.ops,
+                    "since": bson::DateTime::from_millis(counter.since_ms),
+                },
+                "spec": spec.list_entry(),
+            };
+            RawDocumentBuf::try_from(&shown)
+                .map_err(|e| Error::new(ErrorCode::InternalError, e.to_string()))
+        })
+        .collect()
 }
 
 /// What an aggregate reads: the collection it names, or with `aggregate: 1` the database.
@@ -338,6 +365,17 @@ impl Run<'_> {
             }
             return fail_on(&failure);
         }
+        if self.pipeline.index_stats() {
+            let host = self.engine.host.facts().hostname.clone();
+            let entries = index_stats(self.engine, &meta, &host)?;
+            for doc in self
+                .pipeline
+                .stream_with(entries.into_iter().map(Ok), &foreign)
+            {
+                sink(finish(doc, &failure)?)?;
+            }
+            return fail_on(&failure);
+        }
         if let Some(counted) = count_from_catalog(self.stages, meta.count) {
             // Every driver's countDocuments({}): answered from the catalog's count.
             if let Some(doc) = counted? {
@@ -350,6 +388,7 @@ impl Run<'_> {
         let filter = self.pipeline.leading_match();
         let query = plan::Query::of(leading_match(self.stages), filter, &self.hint);
         let access = super::access::plan(self.engine, &reader, &meta, ns, &query)?.access;
+        self.engine.index_usage.used_by(&meta, &access);
         if let Some(mut feed) = self.pipeline.group_feed() {
             // A leading `$group` folds each match in where it is stored: no copy; it reads
             // only its input fields, so compressed records are decoded only that far.

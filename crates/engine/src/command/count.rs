@@ -63,6 +63,7 @@ pub(crate) fn count(engine: &Engine, request: &Request<'_>) -> Result<Document, 
                 ..plan::Query::of(spec, Some(filter), &hint)
             };
             let access = super::access::plan(engine, &reader, &meta, &ns, &query)?.access;
+            engine.index_usage.used_by(&meta, &access);
             let wanted = limit.map_or(u64::MAX, |n| n.saturating_add(skip));
             let exact = match &access {
                 Access::Index(index) => plan::exact::count_scan(&meta, index, spec),
@@ -170,6 +171,7 @@ pub(crate) fn distinct(engine: &Engine, request: &Request<'_>) -> Result<Documen
         return Ok(doc! { "values": [] });
     };
     if let Some(index) = plan::exact::distinct_scan(&meta, key, spec, &hint) {
+        engine.index_usage.used(meta.uuid, index.name());
         let mut set = DistinctSet::default();
         distinct_scan(&reader, &meta, &ns, index.name(), &deadline, |doc| {
             let mut reached = Vec::new();
@@ -180,6 +182,7 @@ pub(crate) fn distinct(engine: &Engine, request: &Request<'_>) -> Result<Documen
     }
     let query = plan::Query::of(spec, filter.as_ref(), &hint);
     let access = super::access::plan(engine, &reader, &meta, &ns, &query)?.access;
+    engine.index_usage.used_by(&meta, &access);
     let failure = RefCell::new(None);
     let reading = Reading {
         reader: &reader,

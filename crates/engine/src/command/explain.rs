@@ -293,6 +293,12 @@ fn parse<'a>(request: &Request<'a>) -> Result<Explained<'a>, Error> {
             explained.limit = read_args::non_negative(request, "limit")?.filter(|&n| n > 0);
             explained.hint = read_args::hint(request)?;
             explained.allow_disk_use = args::opt_bool(request, "allowDiskUse")?.unwrap_or(false);
+            for key in ["min", "max"] {
+                if read_args::object_or_null(request, key)?.is_some() {
+                    let message = format!("explain of a find with '{key}' is not supported");
+                    return Err(Error::new(ErrorCode::NotImplemented, message));
+                }
+            }
         }
         "count" => {
             explained.filter = read_args::object_or_null(request, "query")?;

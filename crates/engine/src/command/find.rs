@@ -73,6 +73,8 @@ struct FindQuery<'a> {
     /// The sort is exactly `{_id: 1}` (true) or `{_id: -1}` (false).
     id_sort: Option<bool>,
     hint: Hint,
+    /// `min`/`max`: one range of the hinted index (`plan::min_max`).
+    min_max: plan::min_max::MinMax<'a>,
     skip: u64,
     limit: Option<u64>,
     first: FirstBatch,
@@ -124,6 +126,10 @@ fn find_in(
     docs: Vec<RawDocumentBuf>,
     deadline: &Deadline<'_>,
 ) -> Result<Reply, Error> {
+    if query.min_max.is_set() {
+        let message = format!("find with 'min' or 'max' on {ns} is not supported");
+        return Err(Error::new(ErrorCode::NotImplemented, message));
+    }
     let mut matched = Vec::new();
     for doc in docs {
         deadline.tick()?;
@@ -173,6 +179,10 @@ fn parse_find<'a>(request: &Request<'a>, now_ms: i64) -> Result<FindQuery<'a>, E
     read_args::check_collation(request)?;
     let time_ms = read_args::max_time_ms(request)?;
     let hint = read_args::hint(request)?;
+    let min_max = plan::min_max::MinMax::new(
+        read_args::object_or_null(request, "min")?,
+        read_args::object_or_null(request, "max")?,
+    )?;
     let order = parse_order(sort, &hint)?;
     let id_sort = sort.and_then(id_sort_direction);
     Ok(FindQuery {
@@ -184,6 +194,7 @@ fn parse_find<'a>(request: &Request<'a>, now_ms: i64) -> Result<FindQuery<'a>, E
         order,
         id_sort,
         hint,
+        min_max,
         skip,
         limit,
         first: FirstBatch {
@@ -201,7 +212,7 @@ fn refuse_unsupported(request: &Request<'_>) -> Result<(), Error> {
     for key in ["returnKey", "showRecordId", "$_requestResumeToken"] {
         read_args::refuse_true(request, key)?;
     }
-    for key in ["min", "max", "$_resumeAfter"] {
+    for key in ["$_resumeAfter"] {
         if read_args::object_or_null(request, key)?.is_some() {
             let message = format!("find with '{key}' is not supported");
             return Err(Error::new(ErrorCode::NotImplemented, message));
@@ -368,6 +379,9 @@ fn plan(
         want,
         ..plan::Query::of(query.filter_spec, query.filter.as_ref(), &query.hint)
     };
+    if query.min_max.is_set() {
+        return min_max_source(engine, reader, meta, ns, query, deadline);
+    }
     let mut access = access::plan(engine, reader, meta, ns, &planning)?.access;
     if let Order::Natural(false) = query.order {
         // A reverse natural order is the collection's, read backwards.
@@ -385,6 +399,7 @@ fn plan(
             }));
         }
         (Access::Index(_) | Access::Or(_), Order::Natural(true)) => {
+            engine.index_usage.used_by(meta, &access);
             let mut walks: VecDeque<plan::IndexAccess> = access.walks().iter().cloned().collect();
             let first = walks.pop_front().expect("an index plan walks an index");
             return Ok(Source::Index(IndexScan {
@@ -411,6 +426,7 @@ fn plan(
         )?
     {
         summary(plan::explain::walk_summary(meta, &sorted));
+        engine.index_usage.used(meta.uuid, &sorted.name);
         return Ok(Source::Index(IndexScan {
             uuid: meta.uuid,
             access: sorted,
@@ -425,8 +441,10 @@ fn plan(
         && matches!(query.hint, Hint::None | Hint::Id)
     {
         summary("IXSCAN { _id: 1 }".to_owned());
+        engine.index_usage.used(meta.uuid, "_id_");
         return walk_id_index(reader, meta, ns, query, deadline, forward, limit);
     }
+    engine.index_usage.used_by(meta, &access);
     let failure = RefCell::new(None);
     let reading = Reading {
         reader,
@@ -514,6 +532,55 @@ pub(super) fn sorted_walk(
     let same = matches!(access, Access::Index(chosen) if chosen.target == sorted.target);
     let worth = matches!(access, Access::Collection) || limited || same;
     Ok(worth.then_some(sorted))
+}
+
+/// A find with `min`/`max`: the one range of the hinted index they name, in index order
+/// (or sorted as asked, in memory), every document checked against the whole filter.
+fn min_max_source(
+    engine: &Engine,
+    reader: &Reader<'_>,
+    meta: &CollectionMeta,
+    ns: &Namespace,
+    query: &FindQuery<'_>,
+    deadline: &Deadline<'_>,
+) -> Result<Source, Error> {
+    let walk = plan::min_max::access(meta, ns, &query.hint, &query.min_max)?;
+    let spec = match &query.order {
+        Order::Natural(true) => None,
+        Order::Sorted(spec) => Some(spec),
+        Order::Natural(false) => {
+            let message = "find with 'min' or 'max' and a reverse $natural sort is not supported";
+            return Err(Error::new(ErrorCode::NotImplemented, message));
+        }
+    };
+    crate::operations::set_current_plan_summary(plan::explain::walk_summary(meta, &walk));
+    engine.index_usage.used(meta.uuid, &walk.name);
+    let Some(spec) = spec else {
+        return Ok(Source::Index(IndexScan {
+            uuid: meta.uuid,
+            access: walk,
+            rest: VecDeque::new(),
+            position: WalkPosition::default(),
+            seen: HashSet::new(),
+            skip: query.skip,
+            limit: query.limit,
+        }));
+    };
+    let access = Access::Index(walk);
+    let failure = RefCell::new(None);
+    let reading = Reading {
+        reader,
+        meta,
+        ns,
+        filter: query.filter.as_ref(),
+        deadline,
+        failure: &failure,
+        fields: None,
+    };
+    let found = access::candidates(reading, &access);
+    let sorted = sorted_source(engine, found, spec, query);
+    fail_on(&failure)?;
+    sorted
 }
 
 /// A sort on `_id` alone with a limit: the `_id_` index in the requested direction, stopping

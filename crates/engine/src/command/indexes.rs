@@ -139,6 +139,10 @@ pub(super) fn create_indexes(engine: &Engine, request: &Request<'_>) -> Result<D
     }
     crashpoint::hit("ddl.create_index.before_commit");
     concern.commit(writer)?;
+    let now = engine.host.now_millis();
+    for candidate in &to_build {
+        engine.index_usage.created(uuid, &candidate.name, now);
+    }
     if logged {
         let names: Vec<&str> = to_build.iter().map(|c| c.name.as_str()).collect();
         eprintln!(

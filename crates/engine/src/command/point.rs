@@ -36,6 +36,7 @@ pub(crate) fn find_by_id(
     let Some(meta) = reader.collection(&ns)? else {
         return Ok(Some(None));
     };
+    engine.index_usage.used(meta.uuid, "_id_");
     let Some((rid, bytes)) = reader.find_id(&meta, id)? else {
         return Ok(Some(None));
     };

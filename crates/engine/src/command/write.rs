@@ -412,6 +412,9 @@ fn select_taking<T>(
                     .map(|matched| matched.then(|| take(rid, doc)))
             })
             .map_err(Failure::fatal)?;
+        if let Some(uuid) = writer.uuid(ns).map_err(Failure::fatal)? {
+            engine.index_usage.used(uuid, "_id_");
+        }
         if found.is_some() {
             counts.key_examined();
             counts.doc_examined();
@@ -433,6 +436,7 @@ fn select_taking<T>(
         now_ms: engine.host.now_millis(),
     };
     let access = plan::choose(&mut planning, &query)?.access;
+    engine.index_usage.used_by(&meta, &access);
     let mut failure: Option<query::QueryError> = None;
     let interrupted: std::cell::RefCell<Option<Error>> = std::cell::RefCell::default();
     let mut examined = 0_usize;

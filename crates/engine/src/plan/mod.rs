@@ -40,10 +40,12 @@ pub(crate) mod cache;
 pub(crate) mod exact;
 pub(crate) mod explain;
 mod implies;
+pub(crate) mod min_max;
 mod predicates;
 #[cfg(test)]
 mod tests;
 pub(crate) mod trial;
+mod usage;
 mod wildcard;
 
 use crate::error::{Error, ErrorCode};
@@ -57,6 +59,7 @@ pub(crate) use cache::PlanCache;
 use predicates::Predicates;
 use std::collections::BTreeSet;
 pub(crate) use trial::{Trial, Walker};
+pub(crate) use usage::IndexUsage;
 
 /// A query's `hint`.
 #[derive(Debug, Clone, PartialEq)]

@@ -335,6 +335,11 @@ impl<'s> Writer<'s> {
         Ok(self.meta(ns)?.cloned())
     }
 
+    /// The UUID of collection `ns`, if it exists (no copy of its catalog entry).
+    pub fn uuid(&mut self, ns: &Namespace) -> Result<Option<[u8; 16]>, StoreError> {
+        Ok(self.meta(ns)?.map(|meta| meta.uuid))
+    }
+
     fn meta(&mut self, ns: &Namespace) -> Result<Option<&CollectionMeta>, StoreError> {
         if !self.metas.contains_key(ns) {
             // The readers' cache holds the entries of the newest snapshot, which is this

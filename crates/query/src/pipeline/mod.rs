@@ -82,6 +82,8 @@ pub struct Pipeline {
     current_op: Option<CurrentOp>,
     /// A leading `$planCacheStats`.
     plan_cache_stats: bool,
+    /// A leading `$indexStats`, whose documents (one per index) the engine supplies.
+    index_stats: bool,
     /// A leading `$collStats`, whose one document the engine supplies.
     coll_stats: Option<CollStats>,
     /// A final `$out` or `$merge`, which the engine carries out.
@@ -154,6 +156,7 @@ impl Pipeline {
             local_sessions: None,
             current_op: None,
             plan_cache_stats: false,
+            index_stats: false,
             coll_stats: None,
             output: None,
         };
@@ -186,7 +189,10 @@ impl Pipeline {
             }
             let special = name.as_deref().filter(|n| {
                 SOURCE_STAGES.contains(n)
-                    || matches!(*n, "$out" | "$merge" | "$planCacheStats" | "$collStats")
+                    || matches!(
+                        *n,
+                        "$out" | "$merge" | "$planCacheStats" | "$collStats" | "$indexStats"
+                    )
             });
             let Some(name) = special else {
                 parsed.extend(stages::parse_stage(stage, facet.is_some(), vars)?);
@@ -237,6 +243,14 @@ impl Pipeline {
                             ));
                         }
                         pipeline.plan_cache_stats = true;
+                    } else if name == "$indexStats" {
+                        if !matches!(spec, RawBsonRef::Document(d) if d.is_empty()) {
+                            return Err(QueryError::location(
+                                28803,
+                                "The $indexStats stage specification must be an empty object",
+                            ));
+                        }
+                        pipeline.index_stats = true;
                     } else if name == "$collStats" {
                         pipeline.coll_stats = Some(output::parse_coll_stats(spec)?);
                     } else if name == "$currentOp" {
@@ -269,6 +283,12 @@ impl Pipeline {
     /// cache's entries of the collection to [`Pipeline::run`] as the input.
     pub fn plan_cache_stats(&self) -> bool {
         self.plan_cache_stats
+    }
+
+    /// Whether the pipeline starts with `$indexStats`: the engine passes one document per
+    /// index of the collection (name, key, host, accesses, spec) as the input.
+    pub fn index_stats(&self) -> bool {
+        self.index_stats
     }
 
     /// The leading `$collStats`, when there is one: the engine passes the one document it

@@ -340,3 +340,40 @@ fn change_own_password_changes_only_ones_own() {
         .run()
         .expect("dave's password is unchanged");
 }
+
+/// `$indexStats` needs the `indexStats` action (clusterMonitor has it), not `find`.
+#[test]
+fn index_stats_needs_its_own_action() {
+    let db = TestServer::temp_db();
+    let server = with_root(&db);
+    let root = login(&server, "admin", "adminpw", "");
+    root.database("app")
+        .collection::<Document>("c")
+        .insert_one(doc! { "_id": 1 })
+        .run()
+        .expect("insert");
+    for (name, role, db) in [
+        ("reader", "readWrite", "app"),
+        ("monitor", "clusterMonitor", "admin"),
+    ] {
+        admin_command(
+            &root,
+            doc! { "createUser": name, "pwd": "pw", "roles": [{ "role": role, "db": db }] },
+        )
+        .expect("createUser");
+    }
+    let stats = doc! { "aggregate": "c", "pipeline": [{ "$indexStats": {} }], "cursor": {} };
+    let reader = login(&server, "reader", "pw", "");
+    let refused = reader
+        .database("app")
+        .run_command(stats.clone())
+        .run()
+        .expect_err("readWrite has no indexStats");
+    assert_eq!(code_of(&refused), Some(13), "{refused:?}");
+    let monitor = login(&server, "monitor", "pw", "");
+    monitor
+        .database("app")
+        .run_command(stats)
+        .run()
+        .expect("clusterMonitor reads index statistics");
+}

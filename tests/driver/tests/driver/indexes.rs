@@ -178,3 +178,64 @@ fn unique_violations_over_the_wire() {
     );
     assert!(matches!(valid.get("nIndexes"), Some(Bson::Int32(2))));
 }
+
+/// `find(..).min(..).max(..).hint(..)` and `$indexStats` as the driver sends them.
+#[test]
+fn min_max_and_index_stats_through_the_driver() {
+    let server = TestServer::start(&[]);
+    let client = server.client();
+    let items: Collection<Document> = client.database("app").collection("items");
+    let docs: Vec<Document> = (0..50).map(|i| doc! { "_id": i, "k": i % 10 }).collect();
+    items.insert_many(docs).run().expect("insert");
+    items
+        .create_index(IndexModel::builder().keys(doc! { "k": -1 }).build())
+        .run()
+        .expect("create_index");
+    // k descends: from k 7 (inclusive) down to k 4 (exclusive); ties in record order.
+    let found: Vec<Document> = items
+        .find(doc! {})
+        .hint(mongodb::options::Hint::Name("k_-1".to_owned()))
+        .min(doc! { "k": 7 })
+        .max(doc! { "k": 4 })
+        .batch_size(4)
+        .run()
+        .expect("find with min/max")
+        .collect::<Result<_, _>>()
+        .expect("cursor");
+    let keys: Vec<(i32, i32)> = found
+        .iter()
+        .map(|d| (d.get_i32("k").unwrap(), d.get_i32("_id").unwrap()))
+        .collect();
+    let expected: Vec<(i32, i32)> = [7, 6, 5]
+        .into_iter()
+        .flat_map(|k| (0..5).map(move |j| (k, k + 10 * j)))
+        .collect();
+    assert_eq!(keys, expected);
+    let error = items
+        .find(doc! {})
+        .min(doc! { "k": 7 })
+        .run()
+        .expect_err("min without a hint");
+    assert_eq!(write_error_code(&error).0, 51173);
+
+    items.find_one(doc! { "k": 3 }).run().expect("find_one");
+    let stats: Vec<Document> = items
+        .aggregate(vec![doc! { "$indexStats": {} }])
+        .run()
+        .expect("$indexStats")
+        .collect::<Result<_, _>>()
+        .expect("cursor");
+    let ops: Vec<(String, i64)> = stats
+        .iter()
+        .map(|d| {
+            let accesses = d.get_document("accesses").expect("accesses");
+            assert!(accesses.get_datetime("since").is_ok(), "{d}");
+            (
+                d.get_str("name").unwrap().to_owned(),
+                accesses.get_i64("ops").unwrap(),
+            )
+        })
+        .collect();
+    // The min/max find and the find_one each used k_-1 once.
+    assert_eq!(ops, [("_id_".to_owned(), 0), ("k_-1".to_owned(), 2)]);
+}

@@ -249,7 +249,7 @@ fn find_refuses_bad_and_unsupported_options() {
             rawdoc! { "find": "c", "let": { "x": 1 }, "filter": { "$expr": "$$y" } },
             17276,
         ),
-        (rawdoc! { "find": "c", "min": { "_id": 1 } }, 238),
+        (rawdoc! { "find": "c", "min": { "_id": 1 } }, 51173),
         (rawdoc! { "find": "c", "collectionUUID": 1 }, 238),
         (rawdoc! { "find": "c", "maxTimeMS": -1 }, 51024),
         (rawdoc! { "find": "c", "maxTimeMS": "x" }, 2),
