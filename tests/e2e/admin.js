@@ -8,6 +8,11 @@ const c = d.items;
 c.drop();
 c.insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: i, k: i % 10 })));
 c.createIndex({ k: 1 });
+// cursor.min()/max() with a hint, then $indexStats (mongosh's `c.aggregate` helper).
+const ranged = c.find().hint({ k: 1 }).min({ k: 3 }).max({ k: 5 }).toArray();
+print('min/max n=' + ranged.length + ' first=' + ranged[0].k + ' last=' + ranged[ranged.length - 1].k);
+const istats = c.aggregate([{ $indexStats: {} }]).toArray();
+print('indexStats k_1 ops=' + istats.find(s => s.name === 'k_1').accesses.ops);
 const ss = db.serverStatus();
 print('serverStatus ok=' + ss.ok + ' inserts=' + (ss.opcounters.insert >= 100) +
       ' engine=' + ss.storageEngine.name);

@@ -7,6 +7,7 @@ import sys
 import time
 
 import gridfs
+from bson import MaxKey
 from pymongo import ASCENDING, DESCENDING, CursorType, MongoClient, ReturnDocument
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
@@ -85,6 +86,14 @@ def index_round(client: MongoClient) -> None:
         "age": ["[3, inf.0]"],
         "name": ["[MaxKey, MinKey]"],
     }, plan
+    # min/max walk one range of the hinted index: age 1 (inclusive) to age 2 (exclusive).
+    ranged = users.find().hint("age_1_name_-1").min([("age", 1), ("name", MaxKey())]).max(
+        [("age", 2), ("name", MaxKey())]
+    )
+    assert sorted(d["_id"] for d in ranged) == [i for i in range(20) if i % 3 == 1]
+    stats = {s["name"]: s["accesses"]["ops"] for s in users.aggregate([{"$indexStats": {}}])}
+    assert set(stats) == {"_id_", "email_1", "age_1_name_-1"}, stats
+    assert stats["age_1_name_-1"] == 1, stats
     users.drop_index("age_1_name_-1")
     assert set(users.index_information()) == {"_id_", "email_1"}
     assert db.command("validate", "users")["valid"] is True

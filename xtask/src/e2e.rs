@@ -221,6 +221,8 @@ fn run_mongosh_admin(
             .env("MFDB_COPY", &copy),
     )?;
     for expected in [
+        "min/max n=20 first=3 last=4",
+        "indexStats k_1 ops=1",
         "serverStatus ok=1 inserts=true engine=multiforadb",
         "stats count=100 nindexes=2 sized=true",
         "latencyStats writes=true",
