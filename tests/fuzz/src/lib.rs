@@ -9,5 +9,6 @@
 //! list, [`targets::TARGETS`], and `cargo test -p mfdb-fuzz` runs each in smoke mode.
 
 pub mod driver;
+pub mod sasl_target;
 pub mod storage_targets;
 pub mod targets;

@@ -67,6 +67,11 @@ pub const TARGETS: &[Target] = &[
         run: wire_targets::compressed,
     },
     Target {
+        name: "sasl",
+        seeds: crate::sasl_target::seeds,
+        run: crate::sasl_target::run,
+    },
+    Target {
         name: "update-parse",
         seeds: update_targets::seeds,
         run: update_targets::parse,
