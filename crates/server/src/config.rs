@@ -130,6 +130,12 @@ pub struct Config {
     /// Close a connection that sends nothing for this many seconds (0: never, as mongod).
     #[arg(long, default_value_t = 0)]
     pub idle_timeout_secs: u64,
+    /// With `--auth`: close a connection that has not authenticated and sends nothing for
+    /// this many seconds (0: never). Drivers' monitoring connections never authenticate
+    /// but send `hello` at least every `heartbeatFrequencyMS` (10 s by default) or wait in
+    /// a streamed `hello`, so they are not closed unless that interval exceeds this.
+    #[arg(long, default_value_t = 60)]
+    pub unauthenticated_idle_secs: u64,
     /// How collections created without a `storageEngine` option store their documents
     /// (a collection keeps the compressor it was created with). Default none: scans of
     /// LZ4 records decode whole documents (PLAN D53).
@@ -200,6 +206,8 @@ impl Config {
                 "ttlSweepSecs": i64::try_from(self.ttl_sweep_secs).unwrap_or(i64::MAX),
                 "frameTimeoutSecs": i64::try_from(self.frame_timeout_secs).unwrap_or(i64::MAX),
                 "idleTimeoutSecs": i64::try_from(self.idle_timeout_secs).unwrap_or(i64::MAX),
+                "unauthenticatedIdleSecs":
+                    i64::try_from(self.unauthenticated_idle_secs).unwrap_or(i64::MAX),
                 "compressor": match self.compressor {
                     CompressorArg::None => "none",
                     CompressorArg::Lz4 => "lz4",

@@ -130,6 +130,8 @@ pub struct Server {
     connections_max: usize,
     frame_timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
+    /// With `--auth`, how long a connection that has not authenticated may stay quiet.
+    unauthenticated_idle: Option<Duration>,
     dispatch: Dispatch,
     workers: usize,
     tls: Option<Arc<Tls>>,
@@ -197,6 +199,11 @@ impl Server {
             connections_max: config.max_connections,
             frame_timeout: seconds(config.frame_timeout_secs),
             idle_timeout: seconds(config.idle_timeout_secs),
+            unauthenticated_idle: if config.auth {
+                seconds(config.unauthenticated_idle_secs)
+            } else {
+                None
+            },
             dispatch: config.dispatch,
             workers,
             tls,
@@ -441,6 +448,7 @@ impl LoopState {
 
     fn needs_ticks(&self) -> bool {
         self.server.idle_timeout.is_some()
+            || self.server.unauthenticated_idle.is_some()
             || (self.server.frame_timeout.is_some()
                 && self
                     .connections
@@ -707,6 +715,13 @@ impl LoopState {
                 && now.duration_since(connection.last_read) > limit
             {
                 expired.push((slot, format!("idle for {}s", limit.as_secs())));
+            } else if let Some(limit) = self.server.unauthenticated_idle
+                && !connection.busy()
+                && !connection.ctx.auth.is_authenticated()
+                && now.duration_since(connection.last_read) > limit
+            {
+                let reason = format!("not authenticated and idle for {}s", limit.as_secs());
+                expired.push((slot, reason));
             }
         }
         for (slot, reason) in expired {

@@ -81,6 +81,8 @@ struct SessionState {
     pending: Option<sasl::Pending>,
     /// The subject (RFC 2253) of the client certificate the TLS handshake verified.
     certificate_subject: Option<String>,
+    /// Failed authentication attempts since the connection's last success.
+    failures: u32,
 }
 
 /// The user a connection authenticated as.
@@ -109,9 +111,28 @@ impl AuthSession {
             .map(|user| (user.user.clone(), user.db.clone()))
     }
 
+    /// Whether a user is authenticated on the connection.
+    pub fn is_authenticated(&self) -> bool {
+        self.0.lock().user.is_some()
+    }
+
+    /// Counts one failed authentication attempt; returns how many there were since the
+    /// last success.
+    pub(crate) fn note_failure(&self) -> u32 {
+        let mut state = self.0.lock();
+        state.failures = state.failures.saturating_add(1);
+        state.failures
+    }
+
+    /// Failed attempts since the last success.
+    pub(crate) fn failures(&self) -> u32 {
+        self.0.lock().failures
+    }
+
     /// Replaces the authenticated user (a connection authenticates as one user at a time).
     pub(crate) fn login(&self, db: &str, user: &str) {
         let mut state = self.0.lock();
+        state.failures = 0;
         state.pending = None;
         state.user = Some(Authenticated {
             db: db.to_owned(),

@@ -15,6 +15,9 @@
 //! Invariants:
 //! - Whatever failed, the client gets 18 "Authentication failed." and the conversation is
 //!   gone; the reason goes to the log with the user and connection, never a secret.
+//! - A connection gets [`FAILURES_MAX`] failed attempts; after them every attempt on it
+//!   (saslStart, speculative, MONGODB-X509) fails without a credential being looked at,
+//!   so a password is not guessed over one connection faster than it reconnects.
 
 use super::AuthSession;
 use super::scram::{self, Conversation, Mechanism};
@@ -42,15 +45,42 @@ pub(crate) struct Step {
     pub(crate) payload: Vec<u8>,
 }
 
-/// 18, the one answer a failed authentication gets; the reason is logged.
+/// Failed authentication attempts a connection gets before every further attempt fails.
+pub(crate) const FAILURES_MAX: u32 = 5;
+
+/// The refusal of an attempt on a connection that used up its [`FAILURES_MAX`].
+pub(crate) fn check_attempts(
+    engine: &Engine,
+    session: &AuthSession,
+    label: &str,
+    user: &str,
+    db: &str,
+) -> Result<(), Error> {
+    if session.failures() < FAILURES_MAX {
+        return Ok(());
+    }
+    Err(failed(
+        engine,
+        session,
+        label,
+        user,
+        db,
+        "too many failed attempts on this connection",
+    ))
+}
+
+/// 18, the one answer a failed authentication gets; the reason is logged and the
+/// connection's failure counted.
 pub(crate) fn failed(
     engine: &Engine,
+    session: &AuthSession,
     session_label: &str,
     user: &str,
     db: &str,
     reason: &str,
 ) -> Error {
     let _ = engine;
+    session.note_failure();
     eprintln!("multiforadb: authentication failed for {user}@{db} ({session_label}): {reason}");
     Error::new(
         ErrorCode::Other(18, "AuthenticationFailed"),
@@ -70,6 +100,7 @@ pub(crate) fn start(
 ) -> Result<Step, Error> {
     // A new saslStart abandons any conversation in progress.
     drop(session.take_pending());
+    check_attempts(engine, session, label, "?", db)?;
     let Some(mechanism) = Mechanism::parse(mechanism) else {
         return Err(Error::new(
             ErrorCode::Other(334, "MechanismUnavailable"),
@@ -77,11 +108,12 @@ pub(crate) fn start(
         ));
     };
     let client_first = scram::parse_client_first(payload)
-        .map_err(|failure| failed(engine, label, "?", db, failure.0))?;
+        .map_err(|failure| failed(engine, session, label, "?", db, failure.0))?;
     let store = engine.store();
     let Some(user) = users::find(&store, db, &client_first.user)? else {
         return Err(failed(
             engine,
+            session,
             label,
             &client_first.user,
             db,
@@ -143,6 +175,7 @@ pub(crate) fn step(
         if !payload.is_empty() {
             return Err(failed(
                 engine,
+                session,
                 label,
                 &user,
                 &pending.db,
@@ -158,7 +191,7 @@ pub(crate) fn step(
     let server_final = pending
         .conversation
         .finish(payload)
-        .map_err(|failure| failed(engine, label, &user, &pending.db, failure.0))?;
+        .map_err(|failure| failed(engine, session, label, &user, &pending.db, failure.0))?;
     if pending.skip_empty_exchange {
         session.login(&pending.db, &user);
         eprintln!(

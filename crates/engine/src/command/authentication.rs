@@ -148,7 +148,9 @@ fn x509(
     }
     let named = body.get_str("user").ok();
     let label = label(request);
-    let failed = |user: &str, reason: &str| sasl::failed(engine, &label, user, db, reason);
+    let session = &request.ctx.auth;
+    let failed = |user: &str, reason: &str| sasl::failed(engine, session, &label, user, db, reason);
+    sasl::check_attempts(engine, session, &label, named.unwrap_or(""), db)?;
     if db != EXTERNAL_DB {
         return Err(failed(
             named.unwrap_or(""),

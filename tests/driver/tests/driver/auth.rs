@@ -33,7 +33,14 @@ fn admin_command(client: &Client, command: Document) -> Result<Document, mongodb
 /// Starts `--auth` on `db` and creates the root user `admin` through the localhost
 /// exception.
 fn with_root(db: &std::path::Path) -> TestServer {
-    let server = TestServer::start_at(db, &["--auth"]);
+    with_root_and(db, &[])
+}
+
+/// [`with_root`] with more server flags.
+fn with_root_and(db: &std::path::Path, extra: &[&str]) -> TestServer {
+    let mut args = vec!["--auth"];
+    args.extend_from_slice(extra);
+    let server = TestServer::start_at(db, &args);
     let anonymous = server.client();
     admin_command(
         &anonymous,
@@ -376,4 +383,76 @@ fn index_stats_needs_its_own_action() {
         .run_command(stats)
         .run()
         .expect("clusterMonitor reads index statistics");
+}
+
+/// One OP_MSG round on a raw connection.
+fn raw_command(
+    stream: &mut std::net::TcpStream,
+    id: i32,
+    command: bson::RawDocumentBuf,
+) -> Document {
+    let frame = wire::OpMsg::new(command).encode(id, 0).expect("encode");
+    crate::harness::roundtrip(stream, &frame).1
+}
+
+/// With `--auth`, a connection that has not authenticated and goes quiet is closed; an
+/// authenticated one, and the driver's own monitoring, are not.
+#[test]
+fn a_quiet_unauthenticated_connection_is_closed() {
+    let db = TestServer::temp_db();
+    let server = with_root_and(&db, &["--unauthenticated-idle-secs", "1"]);
+    let root = login(&server, "admin", "adminpw", "");
+    let mut quiet = server.raw();
+    let hello = raw_command(&mut quiet, 1, bson::rawdoc! { "hello": 1, "$db": "admin" });
+    assert_eq!(
+        hello.get_bool("isWritablePrimary").ok(),
+        Some(true),
+        "{hello}"
+    );
+    assert!(crate::harness::closed_within(
+        &mut quiet,
+        std::time::Duration::from_secs(5)
+    ));
+    assert!(server.log_contains("not authenticated and idle for 1s"));
+    // The authenticated client, quiet longer than the limit, still works.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    admin_command(&root, doc! { "ping": 1 }).expect("an authenticated client is left alone");
+    let reply = admin_command(&root, doc! { "connectionStatus": 1 }).expect("status");
+    let users = reply
+        .get_document("authInfo")
+        .and_then(|i| i.get_array("authenticatedUsers"));
+    assert_eq!(users.map(|u| u.len()).ok(), Some(1));
+}
+
+/// A connection gets five failed attempts; the sixth fails even with the right start.
+#[test]
+fn failed_attempts_on_one_connection_are_limited() {
+    let db = TestServer::temp_db();
+    let server = with_root(&db);
+    let start = |nonce: &str| {
+        let payload = bson::Binary {
+            subtype: bson::spec::BinarySubtype::Generic,
+            bytes: format!("n,,n=admin,r={nonce}").into_bytes(),
+        };
+        bson::rawdoc! { "saslStart": 1, "mechanism": "SCRAM-SHA-256", "payload": payload, "$db": "admin" }
+    };
+    let mut fresh = server.raw();
+    let reply = raw_command(&mut fresh, 1, start("abcdef"));
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "a good start: {reply}");
+    let mut guessing = server.raw();
+    for i in 0..5 {
+        let bad = bson::rawdoc! {
+            "saslStart": 1, "mechanism": "SCRAM-SHA-256", "$db": "admin",
+            "payload": bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: b"y,,n=admin".to_vec() },
+        };
+        let reply = raw_command(&mut guessing, 10 + i, bad);
+        assert_eq!(reply.get_i32("code").ok(), Some(18), "{reply}");
+    }
+    let reply = raw_command(&mut guessing, 20, start("abcdef"));
+    assert_eq!(reply.get_i32("code").ok(), Some(18), "{reply}");
+    assert_eq!(reply.get_str("errmsg").ok(), Some("Authentication failed."));
+    assert!(server.log_contains("too many failed attempts on this connection"));
+    // Another connection is not affected.
+    let reply = raw_command(&mut fresh, 2, start("ghijkl"));
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply}");
 }
