@@ -402,15 +402,7 @@ fn plan(
             engine.index_usage.used_by(meta, &access);
             let mut walks: VecDeque<plan::IndexAccess> = access.walks().iter().cloned().collect();
             let first = walks.pop_front().expect("an index plan walks an index");
-            return Ok(Source::Index(IndexScan {
-                uuid: meta.uuid,
-                access: first,
-                rest: walks,
-                position: WalkPosition::default(),
-                seen: HashSet::new(),
-                skip: query.skip,
-                limit: query.limit,
-            }));
+            return Ok(index_scan(meta, first, walks, query));
         }
         _ => {}
     }
@@ -427,15 +419,7 @@ fn plan(
     {
         summary(plan::explain::walk_summary(meta, &sorted));
         engine.index_usage.used(meta.uuid, &sorted.name);
-        return Ok(Source::Index(IndexScan {
-            uuid: meta.uuid,
-            access: sorted,
-            rest: VecDeque::new(),
-            position: WalkPosition::default(),
-            seen: HashSet::new(),
-            skip: query.skip,
-            limit: query.limit,
-        }));
+        return Ok(index_scan(meta, sorted, VecDeque::new(), query));
     }
     if let (Access::Collection, Some(forward), Some(limit)) = (&access, query.id_sort, query.limit)
         && matches!(query.hint, Hint::None | Hint::Id)
@@ -445,6 +429,21 @@ fn plan(
         return walk_id_index(reader, meta, ns, query, deadline, forward, limit);
     }
     engine.index_usage.used_by(meta, &access);
+    buffered(engine, reader, meta, ns, query, deadline, &access)
+}
+
+/// The candidates of `access`, checked against the filter and held for the cursor:
+/// sorted as asked (spilling past the memory limit with `allowDiskUse`), or in natural
+/// order, then skipped and limited.
+fn buffered(
+    engine: &Engine,
+    reader: &Reader<'_>,
+    meta: &CollectionMeta,
+    ns: &Namespace,
+    query: &FindQuery<'_>,
+    deadline: &Deadline<'_>,
+    access: &Access<'_>,
+) -> Result<Source, Error> {
     let failure = RefCell::new(None);
     let reading = Reading {
         reader,
@@ -455,7 +454,7 @@ fn plan(
         failure: &failure,
         fields: None,
     };
-    let found = access::candidates(reading, &access);
+    let found = access::candidates(reading, access);
     let docs = match &query.order {
         Order::Sorted(spec) => {
             let sorted = sorted_source(engine, found, spec, query);
@@ -545,9 +544,9 @@ fn min_max_source(
     deadline: &Deadline<'_>,
 ) -> Result<Source, Error> {
     let walk = plan::min_max::access(meta, ns, &query.hint, &query.min_max)?;
-    let spec = match &query.order {
-        Order::Natural(true) => None,
-        Order::Sorted(spec) => Some(spec),
+    let sorted = match &query.order {
+        Order::Natural(true) => false,
+        Order::Sorted(_) => true,
         Order::Natural(false) => {
             let message = "find with 'min' or 'max' and a reverse $natural sort is not supported";
             return Err(Error::new(ErrorCode::NotImplemented, message));
@@ -555,32 +554,36 @@ fn min_max_source(
     };
     crate::operations::set_current_plan_summary(plan::explain::walk_summary(meta, &walk));
     engine.index_usage.used(meta.uuid, &walk.name);
-    let Some(spec) = spec else {
-        return Ok(Source::Index(IndexScan {
-            uuid: meta.uuid,
-            access: walk,
-            rest: VecDeque::new(),
-            position: WalkPosition::default(),
-            seen: HashSet::new(),
-            skip: query.skip,
-            limit: query.limit,
-        }));
+    if !sorted {
+        return Ok(index_scan(meta, walk, VecDeque::new(), query));
     };
-    let access = Access::Index(walk);
-    let failure = RefCell::new(None);
-    let reading = Reading {
+    buffered(
+        engine,
         reader,
         meta,
         ns,
-        filter: query.filter.as_ref(),
+        query,
         deadline,
-        failure: &failure,
-        fields: None,
-    };
-    let found = access::candidates(reading, &access);
-    let sorted = sorted_source(engine, found, spec, query);
-    fail_on(&failure)?;
-    sorted
+        &Access::Index(walk),
+    )
+}
+
+/// A cursor over the walk `first`, then the walks `rest`, from their start.
+fn index_scan(
+    meta: &CollectionMeta,
+    first: plan::IndexAccess,
+    rest: VecDeque<plan::IndexAccess>,
+    query: &FindQuery<'_>,
+) -> Source {
+    Source::Index(IndexScan {
+        uuid: meta.uuid,
+        access: first,
+        rest,
+        position: WalkPosition::default(),
+        seen: HashSet::new(),
+        skip: query.skip,
+        limit: query.limit,
+    })
 }
 
 /// A sort on `_id` alone with a limit: the `_id_` index in the requested direction, stopping
