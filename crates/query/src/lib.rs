@@ -42,7 +42,7 @@ pub use expr::{Expression, Value};
 pub use filter::Filter;
 pub use pipeline::{
     CollStats, CurrentOp, DocumentStream, Foreign, GroupFeed, LocalSessions, Merge, Output,
-    Pipeline, Target, WhenMatched, WhenNotMatched,
+    Pipeline, Target, TrailingSort, WhenMatched, WhenNotMatched,
 };
 pub use projection::Projection;
 pub use raw::{element_span, is_framed};

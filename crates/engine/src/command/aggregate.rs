@@ -7,18 +7,19 @@ use super::access::{Reading, candidates, each_match, each_match_split, fail_on, 
 use super::aggregate_output::Sink;
 use super::args;
 use super::cursor::{self, Cursor, Deadline, FirstBatch, Source};
-use super::read_args::{self, Hint, number_i64};
+use super::read_args::{self, Hint, number_i64, to_usize};
 use super::write_concern::WriteConcern;
 use super::{Reply, Request};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
-use crate::limits::{BATCH_SIZE_DEFAULT, SORT_BYTES_MAX};
+use crate::limits::BATCH_SIZE_DEFAULT;
 use crate::plan::{self, Access};
+use crate::spill::{AGGREGATE_CONTEXT, Sorted, Sorter, SpillTo};
 use crate::store::{CollectionMeta, Namespace, Reader};
 use bson::raw::cstr;
 use bson::raw::{RawArray, RawBsonRef};
 use bson::{RawDocument, RawDocumentBuf, doc};
-use query::{DocumentStream, Foreign, LocalSessions, Pipeline, QueryError};
+use query::{DocumentStream, Foreign, LocalSessions, Pipeline, QueryError, SortSpec, TrailingSort};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -82,15 +83,16 @@ pub(crate) fn aggregate(engine: &Engine, request: &Request<'_>) -> Result<Reply,
     let pipeline = Pipeline::parse_with(stages, &vars)?;
     check_input(&input, &pipeline)?;
     let deadline = Deadline::start(engine.host.as_ref(), time_ms);
-    let run = Run {
-        engine,
-        input: &input,
-        stages,
-        pipeline: &pipeline,
-        deadline: &deadline,
-        hint,
-    };
     if let Some(output) = pipeline.output() {
+        let run = Run {
+            engine,
+            input: &input,
+            stages,
+            pipeline: &pipeline,
+            deadline: &deadline,
+            hint,
+            allow_disk_use,
+        };
         let concern = WriteConcern::parse(request)?;
         let store = engine.store();
         let mut writer = store.write()?;
@@ -100,23 +102,74 @@ pub(crate) fn aggregate(engine: &Engine, request: &Request<'_>) -> Result<Reply,
         concern.commit(writer)?;
         return Ok(cursor::reply(input.ns(), 0, &[], cstr!("firstBatch")));
     }
-    let mut docs = Vec::new();
-    let mut bytes = 0usize;
-    run.each(|doc| {
-        bytes += doc.as_bytes().len();
-        if bytes > SORT_BYTES_MAX {
-            return Err(output_too_large(allow_disk_use));
-        }
-        docs.push(doc);
-        Ok(())
-    })?;
-    let mut cursor = Cursor::new(input.ns().clone(), Source::Buffered(docs.into()));
+    // A final `$sort` is the cursor's own: its result (in memory, or merged from its spill
+    // file) is what the cursor hands out, never copied into a second buffer.
+    let split = pipeline.split_trailing_sort();
+    let run = Run {
+        engine,
+        input: &input,
+        stages,
+        pipeline: split.as_ref().map_or(&pipeline, |(head, _)| head),
+        deadline: &deadline,
+        hint,
+        allow_disk_use,
+    };
+    let source = match split.as_ref() {
+        Some((_, trailing)) => sorted_output(&run, trailing)?,
+        None => held_output(&run)?,
+    };
+    let mut cursor = Cursor::new(input.ns().clone(), source);
     cursor.time_left_ms = deadline.remaining();
     let first = FirstBatch {
         size: Some(batch_size.unwrap_or(BATCH_SIZE_DEFAULT as u64)),
         single: false,
     };
     cursor::open(engine, request, cursor, first)
+}
+
+/// The output of `run` followed by `trailing` (the pipeline's final sort), sorted under the
+/// memory limit: in memory, or with `allowDiskUse` merged from a spill file as the cursor
+/// reads it.
+fn sorted_output(run: &Run<'_>, trailing: &TrailingSort) -> Result<Source, Error> {
+    let keep = trailing
+        .limit
+        .map(|limit| to_usize(limit.saturating_add(trailing.skip)));
+    let mut sorter = run.sorter(&trailing.spec, keep);
+    run.each(|doc| sorter.push(doc))?;
+    let skip = to_usize(trailing.skip);
+    match sorter.finish()? {
+        Sorted::Memory(docs, _) => Ok(Source::Buffered(docs.into_iter().skip(skip).collect())),
+        Sorted::Spilled(mut merge) => {
+            merge.skip(skip)?;
+            Ok(Source::Merged(merge))
+        }
+    }
+}
+
+/// The output of `run`, held for the cursor: in memory up to the memory limit; past it,
+/// with `allowDiskUse`, in a spill file in output order (a sort by nothing: the spill's
+/// merge is stable), else refused.
+fn held_output(run: &Run<'_>) -> Result<Source, Error> {
+    let bytes_max = run.engine.sorting.bytes_max();
+    if run.allow_disk_use {
+        let mut spool = run.sorter(&SortSpec::default(), None);
+        run.each(|doc| spool.push(doc))?;
+        return Ok(match spool.finish()? {
+            Sorted::Memory(docs, _) => Source::Buffered(docs.into()),
+            Sorted::Spilled(merge) => Source::Merged(merge),
+        });
+    }
+    let mut docs = Vec::new();
+    let mut bytes = 0usize;
+    run.each(|doc| {
+        bytes += doc.as_bytes().len();
+        if bytes > bytes_max {
+            return Err(output_too_large(bytes_max));
+        }
+        docs.push(doc);
+        Ok(())
+    })?;
+    Ok(Source::Buffered(docs.into()))
 }
 
 /// `$indexStats`' input: one document per index of `meta`'s collection, `_id_` first, in
@@ -281,9 +334,18 @@ struct Run<'a> {
     pipeline: &'a Pipeline,
     deadline: &'a Deadline<'a>,
     hint: Hint,
+    /// `allowDiskUse`: whether blocking sorts and the held output may spill.
+    allow_disk_use: bool,
 }
 
 impl Run<'_> {
+    /// A blocking sort by `spec` under the engine's memory limit, spilling when allowed.
+    fn sorter(&self, spec: &SortSpec, keep: Option<usize>) -> Sorter {
+        let spill_to = SpillTo::of(self.engine, self.allow_disk_use);
+        let bytes_max = self.engine.sorting.bytes_max();
+        Sorter::new(spec, keep, bytes_max, spill_to, AGGREGATE_CONTEXT)
+    }
+
     /// Runs the pipeline (over only the document an `_id` equality in a leading `$match`
     /// names, when there is one, and only the documents that `$match` keeps) and hands
     /// each output document to `sink`.
@@ -294,9 +356,9 @@ impl Run<'_> {
         let (Input::Database(ns) | Input::Collection(ns)) = self.input;
         let foreign = Collections::resolve(
             &reader,
+            self,
             &ns.db,
             self.pipeline.foreign_collections(),
-            self.deadline,
             &failure,
         )?;
         let ns = match self.input {
@@ -480,14 +542,16 @@ struct Collections<'r> {
     known: BTreeMap<String, (Namespace, CollectionMeta)>,
     deadline: &'r Deadline<'r>,
     failure: &'r RefCell<Option<Error>>,
+    /// The run: its `$sort`s sort under the engine's memory limit ([`Run::sorter`]).
+    run: &'r Run<'r>,
 }
 
 impl<'r> Collections<'r> {
     fn resolve(
         reader: &'r Reader<'r>,
+        run: &'r Run<'r>,
         db: &str,
         names: std::collections::BTreeSet<String>,
-        deadline: &'r Deadline<'r>,
         failure: &'r RefCell<Option<Error>>,
     ) -> Result<Collections<'r>, Error> {
         let mut known = BTreeMap::new();
@@ -500,9 +564,21 @@ impl<'r> Collections<'r> {
         Ok(Collections {
             reader,
             known,
-            deadline,
+            deadline: run.deadline,
             failure,
+            run,
         })
+    }
+
+    /// `error` recorded as the run's failure (it explains itself better than any
+    /// [`QueryError`] could: its code is the engine's), and the pipeline's stand-in for it.
+    fn fail(&self, error: Error) -> QueryError {
+        let stand_in = QueryError::Location {
+            code: error.code().code(),
+            message: error.to_string(),
+        };
+        self.failure.borrow_mut().get_or_insert(error);
+        stand_in
     }
 }
 
@@ -523,19 +599,37 @@ impl Foreign for Collections<'_> {
         let docs = candidates(reading, &Access::Collection);
         Ok(Box::new(docs.map(Ok)))
     }
+
+    /// The engine's blocking sort ([`Sorter`]): at most its memory limit held, spilled
+    /// past it with `allowDiskUse`, else 292.
+    fn sort<'a>(
+        &'a self,
+        spec: &'a SortSpec,
+        keep: Option<usize>,
+        input: DocumentStream<'a>,
+    ) -> Result<DocumentStream<'a>, QueryError> {
+        let mut sorter = self.run.sorter(spec, keep);
+        for doc in input {
+            sorter.push(doc?).map_err(|e| self.fail(e))?;
+        }
+        match sorter.finish().map_err(|e| self.fail(e))? {
+            Sorted::Memory(docs, _) => Ok(Box::new(docs.into_iter().map(Ok))),
+            Sorted::Spilled(mut merge) => Ok(Box::new(std::iter::from_fn(move || {
+                let next = merge.next_document().map_err(|e| self.fail(e));
+                next.transpose()
+            }))),
+        }
+    }
 }
 
-fn output_too_large(allow_disk_use: bool) -> Error {
-    let advice = if allow_disk_use {
-        ""
-    } else {
-        " (allowDiskUse would not help: results are held in memory)"
-    };
+/// The refusal of an output over the memory limit without `allowDiskUse` (mongod streams
+/// it; here a cursor holds what it hands out, on disk only when allowed).
+fn output_too_large(bytes_max: usize) -> Error {
     Error::new(
         ErrorCode::Other(146, "ExceededMemoryLimit"),
         format!(
-            "aggregate output exceeded {SORT_BYTES_MAX} bytes held for its cursor; narrow the \
-             pipeline or add $limit{advice}"
+            "aggregate output exceeded {bytes_max} bytes held for its cursor; pass \
+             allowDiskUse: true to hold it on disk, or narrow the pipeline or add $limit"
         ),
     )
 }

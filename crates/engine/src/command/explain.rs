@@ -406,7 +406,13 @@ impl Explained<'_> {
             .limit
             .map(|n| usize::try_from(n.saturating_add(self.skip)).unwrap_or(usize::MAX));
         let spill_to = SpillTo::of(engine, self.allow_disk_use);
-        let sorter = Sorter::new(&spec, keep, self.bytes_max, spill_to, "find command");
+        let sorter = Sorter::new(
+            &spec,
+            keep,
+            self.bytes_max,
+            spill_to,
+            crate::spill::FIND_CONTEXT,
+        );
         Ok(Some(sorter))
     }
 

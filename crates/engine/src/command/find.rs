@@ -488,7 +488,7 @@ fn sorted_source(
     let keep = query.limit.map(|n| to_usize(n.saturating_add(query.skip)));
     let spill_to = SpillTo::of(engine, query.allow_disk_use);
     let bytes_max = engine.sorting.bytes_max();
-    let mut sorter = Sorter::new(spec, keep, bytes_max, spill_to, "find command");
+    let mut sorter = Sorter::new(spec, keep, bytes_max, spill_to, crate::spill::FIND_CONTEXT);
     for doc in docs {
         sorter.push(doc)?;
     }

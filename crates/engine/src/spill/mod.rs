@@ -142,14 +142,19 @@ pub(crate) fn remove_leftovers(dir: &dyn Dir, data_name: &str) -> io::Result<usi
     Ok(removed)
 }
 
+/// How mongod's find prefixes an error of its plan ([`exceeded`]'s context).
+pub(crate) const FIND_CONTEXT: &str = "Executor error during find command";
+/// How mongod's aggregate prefixes an error of its pipeline.
+pub(crate) const AGGREGATE_CONTEXT: &str = "PlanExecutor error during aggregation";
+
 /// The error of a sort over its memory limit without `allowDiskUse`; `context` is how
-/// mongod names the command ("find command", "aggregation").
+/// mongod prefixes the command's errors ([`FIND_CONTEXT`], [`AGGREGATE_CONTEXT`]).
 pub(crate) fn exceeded(bytes_max: usize, context: &str) -> Error {
     Error::new(
         ErrorCode::Other(292, "QueryExceededMemoryLimitNoDiskUseAllowed"),
         format!(
-            "Executor error during {context} :: caused by :: Sort exceeded memory limit of \
-             {bytes_max} bytes, but did not opt in to external sorting."
+            "{context} :: caused by :: Sort exceeded memory limit of {bytes_max} bytes, but did \
+             not opt in to external sorting."
         ),
     )
 }

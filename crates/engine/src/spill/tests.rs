@@ -27,7 +27,7 @@ fn external(
     bytes_max: usize,
     to: Option<SpillTo>,
 ) -> Result<(Vec<RawDocumentBuf>, SortStats), Error> {
-    let mut sorter = Sorter::new(spec, keep, bytes_max, to, "find command");
+    let mut sorter = Sorter::new(spec, keep, bytes_max, to, crate::spill::FIND_CONTEXT);
     for doc in docs {
         sorter.push(doc.clone())?;
     }
@@ -131,7 +131,13 @@ fn over_the_limit_without_a_target_is_292() {
 #[test]
 fn a_spill_file_is_removed_when_the_merge_is_dropped_early() {
     let dir = dir();
-    let mut sorter = Sorter::new(&spec(1, 1), None, 500, Some(target(&dir)), "find command");
+    let mut sorter = Sorter::new(
+        &spec(1, 1),
+        None,
+        500,
+        Some(target(&dir)),
+        crate::spill::FIND_CONTEXT,
+    );
     for doc in numbered(200, 20) {
         sorter.push(doc).expect("written");
     }
@@ -221,7 +227,13 @@ fn a_damaged_spill_file_is_290_not_a_wrong_document() {
     let clean = external(&docs, &spec, None, 300, Some(target(&dir()))).expect("clean");
     for at in 0..120u64 {
         let dir = dir();
-        let mut sorter = Sorter::new(&spec, None, 300, Some(target(&dir)), "find command");
+        let mut sorter = Sorter::new(
+            &spec,
+            None,
+            300,
+            Some(target(&dir)),
+            crate::spill::FIND_CONTEXT,
+        );
         for doc in &docs {
             sorter.push(doc.clone()).expect("written");
         }

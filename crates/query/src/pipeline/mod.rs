@@ -47,6 +47,7 @@ mod union_with;
 use crate::error::QueryError;
 use crate::filter::Filter;
 use crate::limits::PIPELINE_DOCUMENT_BYTES_MAX;
+use crate::sort::SortSpec;
 use crate::variables::Variables;
 use bson::RawBsonRef;
 use bson::raw::{RawArray, RawDocumentBuf};
@@ -100,12 +101,48 @@ type Documents<'a> = Box<dyn Iterator<Item = Result<RawDocumentBuf, QueryError>>
 /// A stream of documents, as [`Foreign::scan`] returns them.
 pub type DocumentStream<'a> = Box<dyn Iterator<Item = Result<RawDocumentBuf, QueryError>> + 'a>;
 
-/// The other collections of the database a pipeline runs in, which `$lookup` reads: the
-/// engine supplies them to [`Pipeline::stream_with`].
+/// What the engine supplies to a pipeline it runs ([`Pipeline::stream_with`]): the other
+/// collections of its database, which `$lookup` and `$unionWith` read, and the blocking sort
+/// that `$sort` runs on (in memory unless the engine gives its own, which keeps to a memory
+/// limit and may spill to disk).
 pub trait Foreign {
     /// Every document of collection `name`, in natural order; none when there is no such
     /// collection (as MongoDB's `$lookup` finds nothing there).
     fn scan(&self, name: &str) -> Result<DocumentStream<'_>, QueryError>;
+
+    /// A blocking `$sort`: every document of `input` in `spec` order, ties in input order
+    /// (a stable sort), only the first `keep` when the stages after it bound what they use
+    /// (`$limit`). The first error of `input` is the sort's error. The default sorts in
+    /// memory, with no limit but the memory there is.
+    fn sort<'a>(
+        &'a self,
+        spec: &'a SortSpec,
+        keep: Option<usize>,
+        input: DocumentStream<'a>,
+    ) -> Result<DocumentStream<'a>, QueryError> {
+        memory_sort(spec, keep, input)
+    }
+}
+
+/// [`Foreign::sort`] in memory: `input` keyed, then top-k (all when `keep` is `None`).
+fn memory_sort<'a>(
+    spec: &SortSpec,
+    keep: Option<usize>,
+    input: DocumentStream<'a>,
+) -> Result<DocumentStream<'a>, QueryError> {
+    let mut failure = None;
+    let keyed = input.map_while(|item| match item {
+        Ok(doc) => Some((spec.key(&doc), doc)),
+        Err(e) => {
+            failure = Some(e);
+            None
+        }
+    });
+    let sorted = crate::sort::top_k(keyed, keep, |(a, _), (b, _)| spec.compare_keys(a, b));
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(Box::new(sorted.into_iter().map(|(_, doc)| Ok(doc)))),
+    }
 }
 
 /// No other collection: what [`Pipeline::stream`] and [`Pipeline::run`] give a
@@ -428,6 +465,44 @@ impl Pipeline {
         guarded(chain(&self.stages, Box::new(input), foreign))
     }
 
+    /// The pipeline without its final `$sort` and the `$skip`s and `$limit`s after it, and
+    /// what they do ([`TrailingSort`]), for a caller that sorts the output itself (the engine,
+    /// whose sort may hand its result to a cursor from disk); `None` when the pipeline does not
+    /// end that way or ends in `$out`/`$merge`. Running the first and then the second gives
+    /// what the whole pipeline gives.
+    pub fn split_trailing_sort(&self) -> Option<(Pipeline, TrailingSort)> {
+        if self.output.is_some() {
+            return None;
+        }
+        let at = self
+            .stages
+            .iter()
+            .rposition(|stage| !matches!(stage, Stage::Skip(_) | Stage::Limit(_)))?;
+        let Some(Stage::Sort { spec, .. }) = self.stages.get(at) else {
+            return None;
+        };
+        let mut trailing = TrailingSort {
+            spec: spec.clone(),
+            skip: 0,
+            limit: None,
+        };
+        for stage in &self.stages[at + 1..] {
+            match stage {
+                Stage::Skip(n) => {
+                    trailing.skip = trailing.skip.saturating_add(*n);
+                    trailing.limit = trailing.limit.map(|left| left.saturating_sub(*n));
+                }
+                Stage::Limit(n) => {
+                    trailing.limit = Some(trailing.limit.map_or(*n, |left| left.min(*n)));
+                }
+                _ => unreachable!("only $skip and $limit follow the trailing sort"),
+            }
+        }
+        let mut head = self.clone();
+        head.stages.truncate(at);
+        Some((head, trailing))
+    }
+
     /// The collections the pipeline reads besides its input (`$lookup`'s `from`, in
     /// sub-pipelines and `$facet`s too), for the engine to resolve before it runs.
     pub fn foreign_collections(&self) -> BTreeSet<String> {
@@ -446,6 +521,19 @@ impl Pipeline {
         }
         out
     }
+}
+
+/// A pipeline's final `$sort` and the `$skip`s and `$limit`s after it
+/// ([`Pipeline::split_trailing_sort`]): the output is the input in `spec` order (stable),
+/// the first `skip` dropped, then at most `limit` kept.
+#[derive(Debug, Clone)]
+pub struct TrailingSort {
+    /// The sort.
+    pub spec: SortSpec,
+    /// Documents dropped from the front of the sorted input.
+    pub skip: u64,
+    /// Documents kept after the skip (`None`: all).
+    pub limit: Option<u64>,
 }
 
 /// A pipeline's leading `$group` fed one stored document at a time
@@ -641,8 +729,21 @@ fn apply<'a>(
                 };
             out
         })),
-        Stage::Sort { .. }
-        | Stage::Group(_)
+        Stage::Sort { spec, bound } => {
+            let keep = bound.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
+            let mut pending = Some(upstream);
+            let mut output: Documents<'a> = Box::new(std::iter::empty());
+            Box::new(std::iter::from_fn(move || {
+                if let Some(input) = pending.take() {
+                    match foreign.sort(spec, keep, input) {
+                        Ok(sorted) => output = sorted,
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
+                output.next()
+            }))
+        }
+        Stage::Group(_)
         | Stage::Count(_)
         | Stage::Facet(_)
         | Stage::Sample(_)
@@ -676,22 +777,6 @@ fn run_blocking<'a>(
     foreign: &'a dyn Foreign,
 ) -> Result<Vec<RawDocumentBuf>, QueryError> {
     match stage {
-        Stage::Sort { spec, bound } => {
-            let mut failure = None;
-            let keyed = input.map_while(|item| match item {
-                Ok(doc) => Some((spec.key(&doc), doc)),
-                Err(e) => {
-                    failure = Some(e);
-                    None
-                }
-            });
-            let limit = bound.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
-            let sorted = crate::sort::top_k(keyed, limit, |(a, _), (b, _)| spec.compare_keys(a, b));
-            match failure {
-                Some(e) => Err(e),
-                None => Ok(sorted.into_iter().map(|(_, doc)| doc).collect()),
-            }
-        }
         Stage::Group(group) => group.run(input),
         Stage::Sample(size) => sample::run(*size, input),
         Stage::BucketAuto(bucket_auto) => bucket_auto.run(input),

@@ -13,6 +13,7 @@ mod min_max;
 mod plans;
 mod props;
 mod spill;
+mod spill_aggregate;
 mod split;
 
 use crate::host::{Host, HostFacts, MemoryFacts};

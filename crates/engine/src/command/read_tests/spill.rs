@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use std::sync::Arc;
 use wal::{Dir, Fault, FaultKind, FaultyStorage, MemDir, MemStorage, Op};
 
-fn set_limit(engine: &Engine, bytes: i32) {
+pub(super) fn set_limit(engine: &Engine, bytes: i32) {
     let cmd = rawdoc! { "setParameter": 1, "internalQueryMaxBlockingSortMemoryUsageBytes": bytes };
     let reply = admin(engine, cmd);
     assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply:?}");
@@ -24,7 +24,7 @@ fn admin(engine: &Engine, cmd: RawDocumentBuf) -> Document {
 }
 
 /// The spill files beside `engine`'s database.
-fn spill_files(engine: &Engine) -> Vec<String> {
+pub(super) fn spill_files(engine: &Engine) -> Vec<String> {
     let store = engine.store();
     let (dir, _) = store.files();
     let names = dir.list().expect("listed");
@@ -32,7 +32,7 @@ fn spill_files(engine: &Engine) -> Vec<String> {
 }
 
 /// A value of one of several types, an array now and then, or nothing.
-fn mixed(i: i32) -> Option<Bson> {
+pub(super) fn mixed(i: i32) -> Option<Bson> {
     match i % 9 {
         0 => None,
         1 => Some(Bson::String(format!("s{}", i % 5))),
@@ -45,7 +45,7 @@ fn mixed(i: i32) -> Option<Bson> {
     }
 }
 
-fn mixed_docs(n: i32) -> Vec<RawDocumentBuf> {
+pub(super) fn mixed_docs(n: i32) -> Vec<RawDocumentBuf> {
     (0..n)
         .map(|i| {
             let mut d = doc! { "_id": i, "pad": "p".repeat(20 + (i % 13) as usize) };
@@ -57,7 +57,7 @@ fn mixed_docs(n: i32) -> Vec<RawDocumentBuf> {
         .collect()
 }
 
-fn ids(docs: &[Document]) -> Vec<i32> {
+pub(super) fn ids(docs: &[Document]) -> Vec<i32> {
     docs.iter()
         .map(|d| d.get_i32("_id").expect("_id"))
         .collect()
@@ -190,9 +190,9 @@ fn the_sort_memory_limit_is_a_parameter() {
     assert_eq!(value(&engine), Some(7000));
 }
 
-type FaultyDir = MemDir<FaultyStorage<MemStorage>>;
+pub(super) type FaultyDir = MemDir<FaultyStorage<MemStorage>>;
 
-fn engine_in(dir: &Arc<FaultyDir>) -> Engine {
+pub(super) fn engine_in(dir: &Arc<FaultyDir>) -> Engine {
     let options = EngineOptions {
         host: Arc::new(crate::host::FixedHost::default()),
         startup: StartupOptions::default(),

@@ -1,0 +1,284 @@
+//! aggregate's `allowDiskUse` (issue 17): a `$sort` over the memory limit (set small here
+//! with setParameter `internalQueryMaxBlockingSortMemoryUsageBytes`) spills through
+//! `crate::spill` and answers exactly what the in-memory sort answers, and an output over
+//! the limit is held on disk for its cursor; without allowDiskUse the sort is 292 in
+//! mongod's words for aggregate. The files are gone once the cursor is drained, killed or
+//! reaped, and after a failure. Before this, the pipeline's `$sort` ignored the limit and
+//! the whole output was held in memory, refused past it even with allowDiskUse.
+
+use super::spill::{FaultyDir, engine_in, mixed, mixed_docs, set_limit, spill_files};
+use super::{batch, drain, engine, fails, insert, ok};
+use crate::engine::Engine;
+use crate::limits::CURSOR_IDLE_TIMEOUT_MS;
+use bson::{Bson, Document, RawDocumentBuf, doc, rawdoc};
+use proptest::prelude::*;
+use std::sync::Arc;
+use wal::{Fault, FaultKind, FaultyStorage, MemDir, MemStorage, Op};
+
+/// The aggregate command of `pipeline` over `test.c`.
+fn command(pipeline: &[Document], allow: bool, batch_size: i32) -> RawDocumentBuf {
+    let stages: Vec<Bson> = pipeline.iter().cloned().map(Bson::Document).collect();
+    let mut cmd = doc! {
+        "aggregate": "c",
+        "pipeline": stages,
+        "cursor": { "batchSize": batch_size },
+    };
+    if allow {
+        cmd.insert("allowDiskUse", true);
+    }
+    RawDocumentBuf::try_from(&cmd).expect("command")
+}
+
+/// Every output document of `pipeline`, drained in batches of 7.
+fn aggregate_all(engine: &Engine, pipeline: &[Document], allow: bool) -> Vec<Document> {
+    let first = ok(engine, command(pipeline, allow, 7));
+    drain(engine, "c", &first, Some(7))
+}
+
+/// Pipelines whose `$sort`s (final, inside, after a `$group`, in a `$facet`) or whose
+/// output alone pass a limit of 3000 bytes over `mixed_docs(400)`.
+fn cases() -> Vec<Vec<Document>> {
+    vec![
+        vec![doc! { "$sort": { "k": 1 } }],
+        vec![doc! { "$sort": { "k": -1 } }],
+        vec![doc! { "$sort": { "k": 1, "_id": -1 } }],
+        vec![doc! { "$sort": { "k": -1 } }, doc! { "$skip": 13 }],
+        vec![
+            doc! { "$sort": { "k": 1 } },
+            doc! { "$skip": 5 },
+            doc! { "$limit": 150 },
+        ],
+        vec![
+            doc! { "$sort": { "k": 1 } },
+            doc! { "$limit": 390 },
+            doc! { "$skip": 3 },
+            doc! { "$limit": 200 },
+        ],
+        vec![
+            doc! { "$match": { "_id": { "$gte": 100 } } },
+            doc! { "$sort": { "k": 1 } },
+            doc! { "$project": { "pad": 0 } },
+        ],
+        vec![
+            doc! { "$sort": { "k": -1 } },
+            doc! { "$addFields": { "x": "$pad" } },
+            doc! { "$sort": { "pad": 1 } },
+        ],
+        vec![
+            doc! { "$group": { "_id": "$pad", "ks": { "$push": "$k" } } },
+            doc! { "$sort": { "ks": 1 } },
+        ],
+        vec![doc! { "$facet": { "a": [{ "$sort": { "k": 1 } }, { "$project": { "_id": 1 } }] } }],
+        // No sort: only the output passes the limit, held on disk in output order.
+        vec![doc! { "$addFields": { "y": 1 } }],
+    ]
+}
+
+#[test]
+fn a_spilled_aggregate_sort_answers_as_the_in_memory_sort() {
+    let (engine, _) = engine();
+    insert(&engine, "c", mixed_docs(400));
+    let expected: Vec<Vec<Document>> = cases()
+        .iter()
+        .map(|p| aggregate_all(&engine, p, false))
+        .collect();
+    set_limit(&engine, 3000);
+    for (pipeline, expected) in cases().iter().zip(&expected) {
+        assert!(!expected.is_empty(), "{pipeline:?}");
+        assert_eq!(
+            &aggregate_all(&engine, pipeline, true),
+            expected,
+            "{pipeline:?}"
+        );
+        assert_eq!(spill_files(&engine), Vec::<String>::new(), "{pipeline:?}");
+    }
+}
+
+#[test]
+fn an_aggregate_sort_over_the_limit_without_allow_disk_use_is_292() {
+    let (engine, _) = engine();
+    insert(&engine, "c", mixed_docs(400));
+    set_limit(&engine, 3000);
+    let refused: &[&[Document]] = &[
+        &[doc! { "$sort": { "k": 1 } }],
+        &[
+            doc! { "$sort": { "k": 1 } },
+            doc! { "$project": { "pad": 0 } },
+        ],
+        &[doc! { "$facet": { "a": [{ "$sort": { "k": 1 } }] } }],
+    ];
+    for pipeline in refused {
+        let message = fails(&engine, command(pipeline, false, 7), 292);
+        assert_eq!(
+            message,
+            "PlanExecutor error during aggregation :: caused by :: Sort exceeded memory limit \
+             of 3000 bytes, but did not opt in to external sorting.",
+            "{pipeline:?}"
+        );
+    }
+    let reply = super::run(&engine, command(&[doc! { "$sort": { "k": 1 } }], false, 7));
+    assert_eq!(
+        reply.get_str("codeName").ok(),
+        Some("QueryExceededMemoryLimitNoDiskUseAllowed")
+    );
+    // A bound keeps only what the `$limit` uses: no spill, no refusal.
+    let top = [doc! { "$sort": { "k": 1 } }, doc! { "$limit": 5 }];
+    assert_eq!(aggregate_all(&engine, &top, false).len(), 5);
+    // An output over the limit without a sort keeps its own refusal, which names the way out.
+    let message = fails(&engine, command(&[doc! { "$match": {} }], false, 7), 146);
+    assert!(message.contains("allowDiskUse: true"), "{message}");
+    assert_eq!(spill_files(&engine), Vec::<String>::new());
+}
+
+#[test]
+fn a_spilled_aggregate_cursor_removes_its_file_when_killed_or_reaped() {
+    let (engine, clock) = engine();
+    insert(&engine, "c", mixed_docs(300));
+    set_limit(&engine, 2000);
+    let pipelines: &[&[Document]] = &[
+        &[doc! { "$sort": { "k": 1 } }],
+        &[
+            doc! { "$sort": { "k": 1 } },
+            doc! { "$project": { "pad": 0 } },
+        ],
+        &[doc! { "$addFields": { "y": 1 } }],
+    ];
+    for pipeline in pipelines {
+        let (_, id) = batch(&ok(&engine, command(pipeline, true, 3)));
+        assert_ne!(id, 0);
+        // One file: the cursor's (a sort inside the pipeline is done with its own).
+        assert_eq!(spill_files(&engine).len(), 1, "{pipeline:?}");
+        ok(&engine, rawdoc! { "killCursors": "c", "cursors": [id] });
+        assert_eq!(spill_files(&engine), Vec::<String>::new(), "{pipeline:?}");
+    }
+    let (_, id) = batch(&ok(&engine, command(pipelines[0], true, 3)));
+    assert_eq!(spill_files(&engine).len(), 1);
+    clock.advance(CURSOR_IDLE_TIMEOUT_MS + 1000);
+    fails(&engine, rawdoc! { "getMore": id, "collection": "c" }, 43);
+    assert_eq!(spill_files(&engine), Vec::<String>::new());
+}
+
+/// `engine_in(dir)` with `mixed_docs(200)` in `test.c` and a limit of 1500 bytes.
+fn faulty_engine(dir: &Arc<FaultyDir>) -> Engine {
+    let engine = engine_in(dir);
+    insert(&engine, "c", mixed_docs(200));
+    set_limit(&engine, 1500);
+    engine
+}
+
+#[test]
+fn a_failed_aggregate_spill_write_is_a_clean_error_and_the_file_goes() {
+    let dir: Arc<FaultyDir> = Arc::new(MemDir::with_factory(|| {
+        FaultyStorage::new(MemStorage::default())
+    }));
+    let engine = faulty_engine(&dir);
+    let file = dir.insert("t.mfdb.sort-1", FaultyStorage::new(MemStorage::default()));
+    file.inject(Fault {
+        op: Op::Write,
+        nth: 2,
+        kind: FaultKind::Io,
+        sticky: true,
+    });
+    let pipeline = [
+        doc! { "$sort": { "k": 1 } },
+        doc! { "$project": { "pad": 0 } },
+    ];
+    let message = fails(&engine, command(&pipeline, true, 7), 39);
+    assert!(
+        message.contains("error writing to file \"t.mfdb.sort-1\""),
+        "{message}"
+    );
+    assert_eq!(spill_files(&engine), Vec::<String>::new());
+    assert!(!engine.store().is_failed());
+    // The next aggregate spills to new files and answers in full.
+    let first = ok(&engine, command(&pipeline, true, 7));
+    assert_eq!(drain(&engine, "c", &first, None).len(), 200);
+    assert_eq!(spill_files(&engine), Vec::<String>::new());
+}
+
+#[test]
+fn a_failed_read_of_the_cursor_spill_ends_the_cursor_and_the_file_goes() {
+    let dir: Arc<FaultyDir> = Arc::new(MemDir::with_factory(|| {
+        FaultyStorage::new(MemStorage::default())
+    }));
+    // Runs of 20000 bytes read back through buffers of 4 KiB: getMores read the file.
+    let engine = engine_in(&dir);
+    insert(&engine, "c", mixed_docs(3000));
+    set_limit(&engine, 20_000);
+    let file = dir.insert("t.mfdb.sort-1", FaultyStorage::new(MemStorage::default()));
+    let first = ok(&engine, command(&[doc! { "$sort": { "k": 1 } }], true, 2));
+    let (_, id) = batch(&first);
+    assert_ne!(id, 0);
+    file.inject(Fault {
+        op: Op::Read,
+        nth: 1,
+        kind: FaultKind::Io,
+        sticky: true,
+    });
+    let message = fails(
+        &engine,
+        rawdoc! { "getMore": id, "collection": "c", "batchSize": 500 },
+        39,
+    );
+    assert!(message.contains("error reading file"), "{message}");
+    assert_eq!(spill_files(&engine), Vec::<String>::new());
+    fails(&engine, rawdoc! { "getMore": id, "collection": "c" }, 43);
+}
+
+/// Random documents: `a` and `b` of mixed types (arrays, missing, ties), a varying pad.
+fn random_docs(seed: i32, n: i32) -> Vec<RawDocumentBuf> {
+    (0..n)
+        .map(|i| {
+            let mut d = doc! { "_id": i, "pad": "p".repeat(((i * 7 + seed) % 23) as usize) };
+            if let Some(a) = mixed((i * 37 + seed) % 101) {
+                d.insert("a", a);
+            }
+            if let Some(b) = mixed((i * 11 + seed * 3) % 29) {
+                d.insert("b", b);
+            }
+            RawDocumentBuf::try_from(&d).expect("small")
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Spilled and in-memory aggregates agree on random mixed-type data: one or two sort
+    /// fields in either direction, ties kept in input order, a skip and a limit, the sort
+    /// final or followed by a stage (then the output is held on disk too).
+    #[test]
+    fn spilled_and_in_memory_aggregates_agree(
+        seed in 0i32..1000,
+        n in 1i32..250,
+        fields in prop::collection::vec(
+            (prop_oneof![Just("a"), Just("b")], prop_oneof![Just(1), Just(-1)]),
+            1..3,
+        ),
+        skip in prop::option::of(0i64..40),
+        limit in prop::option::of(1i64..60),
+        after in any::<bool>(),
+        limit_bytes in 300i32..4000,
+    ) {
+        let (engine, _) = engine();
+        insert(&engine, "c", random_docs(seed, n));
+        let mut spec = Document::new();
+        for (field, direction) in fields {
+            spec.entry(field.to_owned()).or_insert(Bson::Int32(direction));
+        }
+        let mut pipeline = vec![doc! { "$sort": spec }];
+        if let Some(skip) = skip {
+            pipeline.push(doc! { "$skip": skip });
+        }
+        if let Some(limit) = limit {
+            pipeline.push(doc! { "$limit": limit });
+        }
+        if after {
+            pipeline.push(doc! { "$addFields": { "z": "$_id" } });
+        }
+        let expected = aggregate_all(&engine, &pipeline, false);
+        set_limit(&engine, limit_bytes);
+        prop_assert_eq!(aggregate_all(&engine, &pipeline, true), expected);
+        prop_assert!(spill_files(&engine).is_empty());
+    }
+}
