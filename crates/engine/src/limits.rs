@@ -33,6 +33,10 @@ pub const CURSOR_SWEEP_INTERVAL_MS: i64 = 1000;
 /// mongod's `internalQueryMaxBlockingSortMemoryUsageBytes`.
 pub const SORT_BYTES_MAX: usize = 100 * 1024 * 1024;
 
+/// The most estimated bytes of groups a `$group` holds in memory, mongod's
+/// `internalDocumentSourceGroupMaxMemoryBytes`.
+pub const GROUP_BYTES_MAX: usize = 100 * 1024 * 1024;
+
 /// The most bytes of values `distinct` returns (mongod's "distinct too big, 16mb cap").
 pub const DISTINCT_BYTES_MAX: usize = BSON_OBJECT_SIZE_MAX;
 

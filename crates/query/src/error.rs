@@ -135,6 +135,7 @@ impl QueryError {
             45 => "Overflow",
             27 => "IndexNotFound",
             291 => "NoQueryExecutionPlans",
+            292 => "QueryExceededMemoryLimitNoDiskUseAllowed",
             _ => "Location",
         }
     }

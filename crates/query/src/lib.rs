@@ -41,8 +41,8 @@ pub use error::QueryError;
 pub use expr::{Expression, Value};
 pub use filter::Filter;
 pub use pipeline::{
-    CollStats, CurrentOp, DocumentStream, Foreign, GroupFeed, LocalSessions, Merge, Output,
-    Pipeline, Target, TrailingSort, WhenMatched, WhenNotMatched,
+    CollStats, CurrentOp, DocumentStream, Foreign, GroupFeed, GroupMemory, LocalSessions, Merge,
+    Output, Pipeline, Target, TrailingSort, WhenMatched, WhenNotMatched,
 };
 pub use projection::Projection;
 pub use raw::{element_span, is_framed};

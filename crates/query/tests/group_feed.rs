@@ -129,7 +129,9 @@ fn pipeline_of(stages: &[Document]) -> Pipeline {
 /// The output the byte path gives: the leading `$match` applied by the caller, as the
 /// engine does, then each document's bytes fed in.
 fn by_feed(pipeline: &Pipeline, docs: &[RawDocumentBuf]) -> Result<Vec<RawDocumentBuf>, String> {
-    let mut feed = pipeline.group_feed().expect("a leading $group");
+    let mut feed = pipeline
+        .group_feed(query::GroupMemory::UNBOUNDED)
+        .expect("a leading $group");
     for doc in docs {
         if pipeline.leading_match().is_some_and(|f| !f.matches(doc)) {
             continue;
@@ -149,7 +151,9 @@ fn by_split_feed(
     docs: &[RawDocumentBuf],
     split: usize,
 ) -> Option<Result<Vec<RawDocumentBuf>, String>> {
-    let mut first = pipeline.group_feed().expect("a leading $group");
+    let mut first = pipeline
+        .group_feed(query::GroupMemory::UNBOUNDED)
+        .expect("a leading $group");
     let mut second = first.fork()?;
     let split = split.min(docs.len());
     for (part, feed) in [(&docs[..split], &mut first), (&docs[split..], &mut second)] {
@@ -259,7 +263,9 @@ proptest! {
 #[test]
 fn group_feed_reads_only_the_fields_it_names() {
     let pipeline = pipeline_of(&[doc! {"$group": {"_id": "$k", "n": {"$sum": 1}}}]);
-    let mut feed = pipeline.group_feed().expect("a leading $group");
+    let mut feed = pipeline
+        .group_feed(query::GroupMemory::UNBOUNDED)
+        .expect("a leading $group");
     for k in [1, 2, 1] {
         let mut bytes = raw(&doc! {"k": k, "payload": "x".repeat(100)}).into_bytes();
         let last = bytes.len() - 1;
@@ -276,12 +282,12 @@ fn group_feed_reads_only_the_fields_it_names() {
 fn group_feed_only_for_a_leading_group() {
     assert!(
         pipeline_of(&[doc! {"$project": {"k": 1}}, doc! {"$group": {"_id": "$k"}}])
-            .group_feed()
+            .group_feed(query::GroupMemory::UNBOUNDED)
             .is_none()
     );
     assert!(
         pipeline_of(&[doc! {"$match": {}}, doc! {"$group": {"_id": "$k"}}])
-            .group_feed()
+            .group_feed(query::GroupMemory::UNBOUNDED)
             .is_some()
     );
 }

@@ -18,6 +18,7 @@ mod feature_walk;
 mod filter_cases;
 mod group_accumulators;
 mod group_feed;
+mod group_spill;
 mod pipeline;
 mod pipeline_differential;
 mod pipeline_more_stages;

@@ -19,7 +19,10 @@ use crate::store::{CollectionMeta, Namespace, Reader};
 use bson::raw::cstr;
 use bson::raw::{RawArray, RawBsonRef};
 use bson::{RawDocument, RawDocumentBuf, doc};
-use query::{DocumentStream, Foreign, LocalSessions, Pipeline, QueryError, SortSpec, TrailingSort};
+use query::{
+    DocumentStream, Foreign, GroupMemory, LocalSessions, Pipeline, QueryError, SortSpec,
+    TrailingSort,
+};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -346,6 +349,14 @@ impl Run<'_> {
         Sorter::new(spec, keep, bytes_max, spill_to, AGGREGATE_CONTEXT)
     }
 
+    /// How much a `$group` of this run may hold ([`query::Foreign::group_memory`]).
+    fn group_memory(&self) -> GroupMemory {
+        GroupMemory {
+            bytes_max: self.engine.sorting.group_bytes_max(),
+            spill: self.allow_disk_use,
+        }
+    }
+
     /// Runs the pipeline (over only the document an `_id` equality in a leading `$match`
     /// names, when there is one, and only the documents that `$match` keeps) and hands
     /// each output document to `sink`.
@@ -451,7 +462,7 @@ impl Run<'_> {
         let query = plan::Query::of(leading_match(self.stages), filter, &self.hint);
         let access = super::access::plan(self.engine, &reader, &meta, ns, &query)?.access;
         self.engine.index_usage.used_by(&meta, &access);
-        if let Some(mut feed) = self.pipeline.group_feed() {
+        if let Some(mut feed) = self.pipeline.group_feed(self.group_memory()) {
             // A leading `$group` folds each match in where it is stored: no copy; it reads
             // only its input fields, so compressed records are decoded only that far.
             let input = self.pipeline.input_fields();
@@ -479,8 +490,7 @@ impl Run<'_> {
                 Some(forks) => {
                     let states = std::iter::once(feed).chain(forks).collect();
                     let visit = |feed: &mut query::GroupFeed<'_>, _: u64, bytes: &[u8]| {
-                        feed.add(bytes)?;
-                        Ok(true)
+                        Ok(feed.add(bytes)?)
                     };
                     let mut parts = each_match_split(&reading, &parts, states, &visit)?.into_iter();
                     feed = parts.next().expect("one feed per part");
@@ -488,15 +498,18 @@ impl Run<'_> {
                         feed.merge(later);
                     }
                 }
-                None => each_match(&reading, &access, |_, bytes| {
-                    feed.add(bytes)?;
-                    Ok(true)
-                })?,
+                None => each_match(&reading, &access, |_, bytes| Ok(feed.add(bytes)?))?,
             }
-            for doc in feed.finish_with(&foreign) {
-                sink(finish(doc, &failure)?)?;
+            fail_on(&failure)?;
+            // Groups past the memory limit with `allowDiskUse` stopped the feed: the
+            // general path below runs the pipeline again from the same snapshot, and its
+            // `$group` spills.
+            if feed.within()? {
+                for doc in feed.finish_with(&foreign) {
+                    sink(finish(doc, &failure)?)?;
+                }
+                return fail_on(&failure);
             }
-            return fail_on(&failure);
         }
         // A leading `$group` or `$count` reads a few fields: only those are copied out of
         // the store (the leading `$match`, already applied to whole documents, is skipped).
@@ -619,6 +632,12 @@ impl Foreign for Collections<'_> {
                 next.transpose()
             }))),
         }
+    }
+
+    /// The engine's `$group` limit (`internalDocumentSourceGroupMaxMemoryBytes`); past it
+    /// a `$group` sorts the rest of its input through [`Foreign::sort`] with `allowDiskUse`.
+    fn group_memory(&self) -> GroupMemory {
+        self.run.group_memory()
     }
 }
 

@@ -6,7 +6,8 @@
 //!
 //! A settable parameter is either consumed (`cursorTimeoutMillis`: the cursor registry's
 //! idle timeout; `internalQueryMaxBlockingSortMemoryUsageBytes`: blocking sorts' memory
-//! limit; `scramIterationCount`/`scramSHA256IterationCount`: new credentials') or recorded and reported (`logLevel`, `quiet`,
+//! limit; `internalDocumentSourceGroupMaxMemoryBytes`: a `$group`'s;
+//! `scramIterationCount`/`scramSHA256IterationCount`: new credentials') or recorded and reported (`logLevel`, `quiet`,
 //! `transactionLifetimeLimitSeconds`: the server's log verbosity is its own flag, and
 //! transactions are refused on a standalone).
 
@@ -95,6 +96,12 @@ const PARAMETERS: &[Parameter] = &[
         "internalQueryMaxBlockingSortMemoryUsageBytes",
         Kind::Int,
         |engine| Bson::Int32(i32::try_from(engine.sorting.bytes_max()).unwrap_or(i32::MAX)),
+    ),
+    // Consumed: a `$group`'s memory limit (`query::GroupMemory`).
+    runtime(
+        "internalDocumentSourceGroupMaxMemoryBytes",
+        Kind::Long,
+        |engine| Bson::Int64(i64::try_from(engine.sorting.group_bytes_max()).unwrap_or(i64::MAX)),
     ),
     runtime("logLevel", Kind::Int, log_level),
     startup("maxBSONObjectSize", |_| {
@@ -198,8 +205,15 @@ fn checked(name: &str, kind: Kind, raw: RawBsonRef<'_>) -> Result<Bson, Error> {
             format!("Invalid value for {name}: {raw:?}"),
         )
     })?;
-    if let ("internalQueryMaxBlockingSortMemoryUsageBytes", Bson::Int32(bytes)) = (name, &value)
-        && *bytes < 0
+    let bytes = match (name, &value) {
+        ("internalQueryMaxBlockingSortMemoryUsageBytes", Bson::Int32(bytes)) => {
+            Some(i64::from(*bytes))
+        }
+        ("internalDocumentSourceGroupMaxMemoryBytes", Bson::Int64(bytes)) => Some(*bytes),
+        _ => None,
+    };
+    if let Some(bytes) = bytes
+        && bytes < 0
     {
         return Err(Error::new(
             ErrorCode::BadValue,
@@ -261,6 +275,11 @@ pub(super) fn set_parameter(engine: &Engine, request: &Request<'_>) -> Result<Do
                 engine
                     .sorting
                     .set_bytes_max(usize::try_from(*bytes).unwrap_or(0));
+            }
+            ("internalDocumentSourceGroupMaxMemoryBytes", Bson::Int64(bytes)) => {
+                engine
+                    .sorting
+                    .set_group_bytes_max(usize::try_from(*bytes).unwrap_or(0));
             }
             _ => {
                 engine.parameters.lock().insert(parameter.name, value);

@@ -59,6 +59,7 @@ const _: () = assert!(FRAME_HEADER_BYTES + 4 <= READ_BUFFER_MIN);
 #[derive(Debug)]
 pub(crate) struct Settings {
     bytes_max: AtomicUsize,
+    group_bytes_max: AtomicUsize,
     sequence: AtomicU64,
 }
 
@@ -66,6 +67,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             bytes_max: AtomicUsize::new(crate::limits::SORT_BYTES_MAX),
+            group_bytes_max: AtomicUsize::new(crate::limits::GROUP_BYTES_MAX),
             sequence: AtomicU64::new(0),
         }
     }
@@ -81,6 +83,18 @@ impl Settings {
     /// Sets [`Settings::bytes_max`].
     pub(crate) fn set_bytes_max(&self, bytes: usize) {
         self.bytes_max.store(bytes, AtomicOrdering::Relaxed);
+    }
+
+    /// The most estimated bytes of groups a `$group` holds in memory (mongod's
+    /// `internalDocumentSourceGroupMaxMemoryBytes`): past it the rest of its input is
+    /// sorted by group key with `allowDiskUse`, else it fails with 292.
+    pub(crate) fn group_bytes_max(&self) -> usize {
+        self.group_bytes_max.load(AtomicOrdering::Relaxed)
+    }
+
+    /// Sets [`Settings::group_bytes_max`].
+    pub(crate) fn set_group_bytes_max(&self, bytes: usize) {
+        self.group_bytes_max.store(bytes, AtomicOrdering::Relaxed);
     }
 }
 

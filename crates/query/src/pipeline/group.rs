@@ -20,18 +20,64 @@
 //! - The byte counts of `$push`, `$addToSet`, `$concatArrays`, `$setUnion`
 //!   and the N accumulators are the sizes of the values they hold, checked
 //!   against the memory limit (146) whenever they grow.
+//! - A grouping's estimated size ([`Grouping::bytes`]: per group its key, its `_id` and a
+//!   fixed cost per accumulator, plus what the collecting accumulators hold) is checked
+//!   after every document against [`Foreign::group_memory`]. Past it the stage fails with
+//!   292 (mongod's `internalDocumentSourceGroupMaxMemoryBytes`), or with `allowDiskUse`
+//!   stops making groups: a document of a group already held is folded in memory, any
+//!   other goes, keyed by the canonical encoding of its `_id`, through the blocking sort
+//!   ([`Foreign::sort`], which spills), and the sorted run of each key is folded into one
+//!   group at a time. Every group is then made from all of its documents in input order,
+//!   in memory or from the sort (stable: ties in input order), never split between them.
 
 use super::fields;
 use super::group_n::{Count, End, Kept, NState, SortBy};
+use super::{Documents, Foreign};
 use crate::error::QueryError;
 use crate::expr::{Deviation, Expression, Simple, Total, value_to_raw};
 use crate::limits::ACCUMULATOR_BYTES_MAX;
 use crate::variables::Variables;
-use bson::raw::{RawDocument, RawDocumentBuf};
+use bson::raw::{RawDocument, RawDocumentBuf, cstr};
 use bson::{Bson, Document, RawBsonRef};
 use bson_canonical::compare::elements;
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+use std::sync::OnceLock;
+
+/// The estimated bytes of a group besides its key and `_id` (the map entry, the vector of
+/// states) and of each accumulator's state besides what it collects.
+const GROUP_BYTES: usize = 64;
+const STATE_BYTES: usize = 48;
+
+/// How much a `$group` may hold in memory ([`Foreign::group_memory`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupMemory {
+    /// The most estimated bytes of groups held in memory.
+    pub bytes_max: usize,
+    /// Whether past `bytes_max` the remaining input goes through [`Foreign::sort`]
+    /// (`allowDiskUse`), instead of failing with 292.
+    pub spill: bool,
+}
+
+impl GroupMemory {
+    /// No limit but the memory there is.
+    pub const UNBOUNDED: GroupMemory = GroupMemory {
+        bytes_max: usize::MAX,
+        spill: false,
+    };
+}
+
+/// mongod's error for a `$group` over its memory limit without `allowDiskUse`.
+pub(crate) fn memory_exceeded() -> QueryError {
+    QueryError::location(
+        292,
+        "Exceeded memory limit for $group, but didn't allow external sort. Pass \
+         allowDiskUse:true to opt in.",
+    )
+    .context("PlanExecutor error during aggregation")
+}
 
 /// A parsed `$group` stage.
 #[derive(Debug, Clone)]
@@ -192,6 +238,60 @@ impl Group {
         grouping.finish()
     }
 
+    /// The stage's output over `input` within `foreign`'s [`GroupMemory`]: the groups in
+    /// order of first appearance when they fit; past the limit 292, or with spilling the
+    /// groups of the sorted remainder (in key order) and then the groups held.
+    pub(crate) fn output<'a>(
+        &'a self,
+        mut input: Documents<'a>,
+        foreign: &'a dyn Foreign,
+    ) -> Result<Documents<'a>, QueryError> {
+        let memory = foreign.group_memory();
+        let mut grouping = Grouping::new(self);
+        while let Some(doc) = input.next() {
+            grouping.add_document(&doc?)?;
+            if grouping.bytes > memory.bytes_max {
+                if !memory.spill {
+                    return Err(memory_exceeded());
+                }
+                return Ok(spill(grouping, input, foreign));
+            }
+        }
+        Ok(Box::new(grouping.finish()?.into_iter().map(Ok)))
+    }
+
+    /// The output document of one group.
+    fn output_document(&self, id: Bson, states: Vec<State>) -> Result<RawDocumentBuf, QueryError> {
+        let mut doc = Document::new();
+        doc.insert("_id", id);
+        for (field, state) in self.fields.iter().zip(states) {
+            doc.insert(field.name.clone(), state.finish());
+        }
+        super::stages::to_raw(&doc)
+    }
+
+    /// Whether an accumulator holds values that grow with its group
+    /// ([`State::held`]).
+    fn collects(&self) -> bool {
+        self.fields.iter().any(|f| {
+            matches!(
+                f.accumulator,
+                Accumulator::Push
+                    | Accumulator::AddToSet
+                    | Accumulator::ConcatArrays
+                    | Accumulator::SetUnion
+                    | Accumulator::FirstN
+                    | Accumulator::LastN
+                    | Accumulator::MinN
+                    | Accumulator::MaxN
+                    | Accumulator::Top
+                    | Accumulator::Bottom
+                    | Accumulator::TopN
+                    | Accumulator::BottomN
+            )
+        })
+    }
+
     /// Whether groupings of consecutive runs of the input merge ([`Grouping::merge`]) into
     /// exactly what one grouping of the whole input gives, whatever the values: counts
     /// (`$sum`/`$avg` of an integer constant: integer totals add exactly; a double total's
@@ -302,6 +402,10 @@ pub(crate) struct Grouping<'g> {
     groups: Vec<(Bson, Vec<State>)>,
     /// The encoded key being looked up, reused between documents.
     key: Vec<u8>,
+    /// The estimated size of the groups (the module's header).
+    bytes: usize,
+    /// Whether [`Group::collects`]: the states' growth is counted per document.
+    collects: bool,
 }
 
 /// Which map a group's key is in.
@@ -321,7 +425,14 @@ impl<'g> Grouping<'g> {
             index: HashMap::default(),
             groups: Vec::new(),
             key: Vec::new(),
+            bytes: 0,
+            collects: group.collects(),
         }
+    }
+
+    /// The estimated size of the groups held (the module's header).
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// The key of a group whose `_id` is `id` (its encoding left in `self.key`).
@@ -339,8 +450,48 @@ impl<'g> Grouping<'g> {
         let id = self.group.id.evaluate(doc)?.unwrap_or(Bson::Null);
         let key = self.key_of(value_to_raw(&id).as_raw_bson_ref());
         let position = self.position(key, || Ok(id))?;
+        self.fold(position, doc)
+    }
+
+    /// Folds `doc` into the group at `position`, counting what its states grow by.
+    fn fold(&mut self, position: usize, doc: &RawDocument) -> Result<(), QueryError> {
         let (_, states) = &mut self.groups[position];
-        self.group.accumulate(states, doc)
+        if !self.collects {
+            return self.group.accumulate(states, doc);
+        }
+        let before = held(states);
+        let done = self.group.accumulate(states, doc);
+        self.bytes = (self.bytes + held(states)).saturating_sub(before);
+        done
+    }
+
+    /// With spilling ([`spill`]): folds `doc` in when its group is held and gives `None`,
+    /// else gives the document to sort, `{k: <canonical key of the _id>, i: <_id>, d: doc}`.
+    fn add_held(&mut self, doc: &RawDocument) -> Result<Option<RawDocumentBuf>, QueryError> {
+        let id = self.group.id.evaluate(doc)?.unwrap_or(Bson::Null);
+        let raw_id = value_to_raw(&id);
+        let key = self.key_of(raw_id.as_raw_bson_ref());
+        let found = match key {
+            Key::Whole(n) => self.wholes.get(&n),
+            Key::Encoded => self.index.get(self.key.as_slice()),
+        };
+        if let Some(&position) = found {
+            self.fold(position, doc)?;
+            return Ok(None);
+        }
+        let mut encoded = Vec::new();
+        bson_canonical::key::encode_into(raw_id.as_raw_bson_ref(), &mut encoded);
+        let mut keyed = RawDocumentBuf::new();
+        keyed.append(
+            cstr!("k"),
+            bson::RawBinaryRef {
+                subtype: bson::spec::BinarySubtype::Generic,
+                bytes: &encoded,
+            },
+        );
+        keyed.append(cstr!("i"), raw_id);
+        keyed.append(cstr!("d"), doc.to_owned());
+        Ok(Some(keyed))
     }
 
     /// Folds in the bytes of one well-formed BSON document (what a store keeps: validated
@@ -384,7 +535,8 @@ impl<'g> Grouping<'g> {
             .map(|(_, a)| a.as_slice())
             .unwrap_or_default();
         let (_, states) = &mut groups[position];
-        for ((field, state), input) in group.fields.iter().zip(states).zip(arguments) {
+        let before = if self.collects { held(states) } else { 0 };
+        for ((field, state), input) in group.fields.iter().zip(states.iter_mut()).zip(arguments) {
             match (input, state) {
                 // A count: the constant added as `State::add` would, without a copy of it.
                 (Input::Constant(Some(value)), State::Sum(total) | State::Avg(total)) => {
@@ -395,6 +547,9 @@ impl<'g> Grouping<'g> {
                     state.add(field.accumulator.name(), value, None, group.bytes_max)?;
                 }
             }
+        }
+        if self.collects {
+            self.bytes = (self.bytes + held(states)).saturating_sub(before);
         }
         Ok(())
     }
@@ -420,6 +575,13 @@ impl<'g> Grouping<'g> {
             .iter()
             .map(|f| State::new(f, &id))
             .collect::<Result<_, _>>()?;
+        let key_bytes = match key {
+            Key::Whole(_) => 8,
+            Key::Encoded => self.key.len(),
+        };
+        self.bytes = self.bytes.saturating_add(
+            GROUP_BYTES + key_bytes + value_size(&id) + STATE_BYTES * self.group.fields.len(),
+        );
         self.groups.push((id, states));
         let position = self.groups.len() - 1;
         match key {
@@ -439,6 +601,8 @@ impl<'g> Grouping<'g> {
     /// the groups and states are those one grouping fed both runs in order would hold
     /// (groups new in `later` come after this one's, in their order of first appearance).
     pub(crate) fn merge(&mut self, later: Grouping<'g>) {
+        // Groups in both are counted twice: an over-estimate, never an under-estimate.
+        self.bytes = self.bytes.saturating_add(later.bytes);
         let mut keys: Vec<Option<Result<i64, Vec<u8>>>> = vec![None; later.groups.len()];
         for (n, position) in later.wholes {
             keys[position] = Some(Ok(n));
@@ -471,12 +635,7 @@ impl<'g> Grouping<'g> {
     pub(crate) fn finish(self) -> Result<Vec<RawDocumentBuf>, QueryError> {
         let mut out = Vec::with_capacity(self.groups.len());
         for (id, states) in self.groups {
-            let mut doc = Document::new();
-            doc.insert("_id", id);
-            for (field, state) in self.group.fields.iter().zip(states) {
-                doc.insert(field.name.clone(), state.finish());
-            }
-            out.push(super::stages::to_raw(&doc)?);
+            out.push(self.group.output_document(id, states)?);
         }
         Ok(out)
     }
@@ -604,6 +763,110 @@ fn parse_accumulator(
         accumulator,
         Expression::parse_with(argument, vars)?,
     ))
+}
+
+/// What the collecting states of one group hold ([`State::held`]).
+fn held(states: &[State]) -> usize {
+    states.iter().map(State::held).sum()
+}
+
+/// The sort that brings the documents of one group together: by the canonical key of the
+/// group's `_id` (BinData: equal keys are equal bytes), ties in input order.
+fn by_key() -> &'static crate::sort::SortSpec {
+    static BY_KEY: OnceLock<crate::sort::SortSpec> = OnceLock::new();
+    BY_KEY.get_or_init(|| {
+        crate::sort::SortSpec::parse(&bson::rawdoc! { "k": 1 })
+            .expect("a one-field ascending sort parses")
+    })
+}
+
+/// A `$group` past its memory limit with spilling (the module's header): the groups of
+/// `grouping` keep folding their documents in memory; every other document of `input`
+/// goes through `foreign`'s sort by group key, whose sorted runs come out one group at a
+/// time, and then the held groups (the sort has then read all of `input`).
+fn spill<'a>(
+    grouping: Grouping<'a>,
+    input: Documents<'a>,
+    foreign: &'a dyn Foreign,
+) -> Documents<'a> {
+    let group = grouping.group;
+    let held = Rc::new(RefCell::new(grouping));
+    let feeding = Rc::clone(&held);
+    let keyed: Documents<'a> = Box::new(input.filter_map(move |doc| match doc {
+        Ok(doc) => feeding.borrow_mut().add_held(&doc).transpose(),
+        Err(e) => Some(Err(e)),
+    }));
+    let mut pending = Some(keyed);
+    let mut sorted: Option<std::iter::Peekable<Documents<'a>>> = None;
+    let runs = std::iter::from_fn(move || {
+        if let Some(keyed) = pending.take() {
+            match foreign.sort(by_key(), None, keyed) {
+                Ok(stream) => sorted = Some(stream.peekable()),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        let sorted = sorted.as_mut()?;
+        let first = match sorted.next()? {
+            Ok(first) => first,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(fold_run(group, &first, sorted))
+    });
+    let mut rest = Some(held);
+    let held_groups = std::iter::from_fn(move || {
+        let held = rest.take()?;
+        let grouping = std::mem::replace(&mut *held.borrow_mut(), Grouping::new(group));
+        Some(match grouping.finish() {
+            Ok(docs) => Box::new(docs.into_iter().map(Ok)) as Documents<'a>,
+            Err(e) => Box::new(std::iter::once(Err(e))),
+        })
+    })
+    .flatten();
+    Box::new(runs.chain(held_groups))
+}
+
+/// One group from the sorted documents of [`spill`]: `first` and every following one
+/// with the same key.
+fn fold_run(
+    group: &Group,
+    first: &RawDocument,
+    sorted: &mut std::iter::Peekable<Documents<'_>>,
+) -> Result<RawDocumentBuf, QueryError> {
+    fn part<'k>(keyed: &'k RawDocument, name: &str) -> Result<RawBsonRef<'k>, QueryError> {
+        keyed
+            .get(name)
+            .ok()
+            .flatten()
+            .ok_or_else(|| QueryError::bad_value(format!("a spilled $group document lacks {name}")))
+    }
+    let key_of = |keyed: &RawDocument| match part(keyed, "k")? {
+        RawBsonRef::Binary(b) => Ok(b.bytes.to_vec()),
+        _ => Err(QueryError::bad_value("a spilled $group key is not binary")),
+    };
+    let document_of = |keyed: &RawDocument| match part(keyed, "d")? {
+        RawBsonRef::Document(d) => Ok(d.to_owned()),
+        _ => Err(QueryError::bad_value(
+            "a spilled $group document is not a document",
+        )),
+    };
+    let key = key_of(first)?;
+    let id = to_bson(part(first, "i")?)?;
+    let mut states = group
+        .fields
+        .iter()
+        .map(|f| State::new(f, &id))
+        .collect::<Result<Vec<_>, _>>()?;
+    group.accumulate(&mut states, &document_of(first)?)?;
+    loop {
+        match sorted.peek() {
+            Some(Ok(next)) if key_of(next)? == key => {}
+            _ => break,
+        }
+        if let Some(Ok(next)) = sorted.next() {
+            group.accumulate(&mut states, &document_of(&next)?)?;
+        }
+    }
+    group.output_document(id, states)
 }
 
 /// The running state of one accumulator in one group.
@@ -747,6 +1010,18 @@ impl State {
             State::N(state) => state.add(operator, value, key, bytes_max)?,
         }
         Ok(())
+    }
+
+    /// The bytes a collecting state holds (0 for the others), for [`Grouping::bytes`].
+    fn held(&self) -> usize {
+        match self {
+            State::Push(_, bytes)
+            | State::AddToSet(_, _, bytes)
+            | State::ConcatArrays(_, bytes)
+            | State::SetUnion(_, _, bytes) => *bytes,
+            State::N(state) => state.held(),
+            _ => 0,
+        }
     }
 
     /// Folds in the state of the same accumulator over later documents of the group: only

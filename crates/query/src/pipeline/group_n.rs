@@ -365,6 +365,15 @@ pub(super) enum NState {
 }
 
 impl NState {
+    /// The bytes of the values kept, for the `$group`'s memory estimate.
+    pub(super) fn held(&self) -> usize {
+        match self {
+            NState::First(_, _, bytes) | NState::Last(_, _, bytes) => *bytes,
+            NState::Extreme(kept) => kept.bytes,
+            NState::Ranked(kept, _) => kept.bytes,
+        }
+    }
+
     /// Folds in one document's value (`None`: missing) and, for the ranked
     /// accumulators, its sort key.
     pub(super) fn add(

@@ -36,6 +36,7 @@ mod bucket;
 mod bucket_auto;
 mod fields;
 mod group;
+pub use group::GroupMemory;
 mod group_n;
 mod lookup;
 mod output;
@@ -121,6 +122,12 @@ pub trait Foreign {
         input: DocumentStream<'a>,
     ) -> Result<DocumentStream<'a>, QueryError> {
         memory_sort(spec, keep, input)
+    }
+
+    /// How much a `$group` may hold in memory and whether past that it sorts the rest of
+    /// its input through [`Foreign::sort`] (`allowDiskUse`). The default: no limit.
+    fn group_memory(&self) -> GroupMemory {
+        GroupMemory::UNBOUNDED
     }
 }
 
@@ -391,7 +398,12 @@ impl Pipeline {
     /// `$match` (which the caller applies) is `$group`: each is folded into the groups
     /// from its stored bytes ([`GroupFeed::add`]), without a copy; `None` for other
     /// pipelines.
-    pub fn group_feed(&self) -> Option<GroupFeed<'_>> {
+    ///
+    /// `memory` bounds the groups as [`Foreign::group_memory`] does: past it
+    /// [`GroupFeed::add`] fails with 292, or with spilling says to stop (the caller then
+    /// runs the pipeline over its input again through [`Pipeline::stream_after_match_with`],
+    /// whose `$group` spills).
+    pub fn group_feed(&self, memory: GroupMemory) -> Option<GroupFeed<'_>> {
         if self.local_sessions.is_some() {
             return None;
         }
@@ -401,6 +413,7 @@ impl Pipeline {
                 pipeline: self,
                 after: at + 1,
                 grouping: group::Grouping::new(group),
+                memory,
             }),
             _ => None,
         }
@@ -545,14 +558,29 @@ pub struct GroupFeed<'p> {
     /// The stages after the `$group`.
     after: usize,
     grouping: group::Grouping<'p>,
+    memory: GroupMemory,
 }
 
 impl<'p> GroupFeed<'p> {
     /// Folds in one document: the bytes of one well-formed BSON document (a stored one:
     /// validated on the way in), read only as far as the fields the `$group` names when its
-    /// `_id` and arguments are constants or top-level fields.
-    pub fn add(&mut self, doc: &[u8]) -> Result<(), QueryError> {
-        self.grouping.add_bytes(doc)
+    /// `_id` and arguments are constants or top-level fields. Then [`GroupFeed::within`].
+    pub fn add(&mut self, doc: &[u8]) -> Result<bool, QueryError> {
+        self.grouping.add_bytes(doc)?;
+        self.within()
+    }
+
+    /// Whether the groups fit the feed's memory: `false` when they do not and may spill
+    /// (the caller stops feeding and runs the pipeline again, [`Pipeline::group_feed`]),
+    /// 292 when they do not and may not.
+    pub fn within(&self) -> Result<bool, QueryError> {
+        if self.grouping.bytes() <= self.memory.bytes_max {
+            return Ok(true);
+        }
+        if self.memory.spill {
+            return Ok(false);
+        }
+        Err(group::memory_exceeded())
     }
 
     /// An empty feed of the same pipeline for a later run of the input (a scan split in
@@ -563,6 +591,7 @@ impl<'p> GroupFeed<'p> {
             pipeline: self.pipeline,
             after: self.after,
             grouping: self.grouping.fork()?,
+            memory: self.memory,
         })
     }
 
@@ -743,11 +772,20 @@ fn apply<'a>(
                 output.next()
             }))
         }
-        Stage::Group(_)
-        | Stage::Count(_)
-        | Stage::Facet(_)
-        | Stage::Sample(_)
-        | Stage::BucketAuto(_) => {
+        Stage::Group(group) => {
+            let mut pending = Some(upstream);
+            let mut output: Documents<'a> = Box::new(std::iter::empty());
+            Box::new(std::iter::from_fn(move || {
+                if let Some(input) = pending.take() {
+                    match group.output(input, foreign) {
+                        Ok(groups) => output = groups,
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
+                output.next()
+            }))
+        }
+        Stage::Count(_) | Stage::Facet(_) | Stage::Sample(_) | Stage::BucketAuto(_) => {
             let mut pending = Some(upstream);
             let mut output = Vec::new().into_iter();
             Box::new(std::iter::from_fn(move || {
@@ -777,7 +815,7 @@ fn run_blocking<'a>(
     foreign: &'a dyn Foreign,
 ) -> Result<Vec<RawDocumentBuf>, QueryError> {
     match stage {
-        Stage::Group(group) => group.run(input),
+        Stage::Group(group) => group.output(input, foreign)?.collect(),
         Stage::Sample(size) => sample::run(*size, input),
         Stage::BucketAuto(bucket_auto) => bucket_auto.run(input),
         Stage::Count(name) => {

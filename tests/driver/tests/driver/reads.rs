@@ -185,3 +185,96 @@ fn driver_lists_collections_and_indexes() {
         .expect_err("no such index");
     assert_eq!(code_of(&bad_hint), 2);
 }
+
+/// The spill files beside `db` (`<db>.sort-<n>`).
+fn spill_files(db: &std::path::Path) -> Vec<String> {
+    let name = db
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("a file name");
+    let dir = db.parent().expect("a directory");
+    std::fs::read_dir(dir)
+        .expect("listed")
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with(name) && n.contains(".sort-"))
+        .collect()
+}
+
+#[test]
+fn aggregate_spills_with_allow_disk_use_and_refuses_without_it() {
+    let db = TestServer::temp_db();
+    let server = TestServer::start_at(&db, &[]);
+    let client = server.client();
+    client
+        .database("admin")
+        .run_command(doc! {
+            "setParameter": 1,
+            "internalQueryMaxBlockingSortMemoryUsageBytes": 20_000,
+            "internalDocumentSourceGroupMaxMemoryBytes": 20_000_i64,
+        })
+        .run()
+        .expect("setParameter");
+    let items = client.database("app").collection::<Document>("items");
+    let pad = "p".repeat(100);
+    let docs = (0..500).map(|i| doc! { "_id": i, "k": (i * 37) % 500, "pad": &pad });
+    items.insert_many(docs).run().expect("insert_many");
+    let sort = vec![
+        doc! { "$sort": { "k": 1 } },
+        doc! { "$project": { "pad": 0 } },
+    ];
+    let group = vec![doc! { "$group": { "_id": "$k", "ids": { "$push": "$_id" } } }];
+    for pipeline in [&sort, &group] {
+        let error = items
+            .aggregate(pipeline.clone())
+            .run()
+            .expect_err("over the memory limit");
+        assert_eq!(code_of(&error), 292, "{pipeline:?}");
+        let ErrorKind::Command(ref failure) = *error.kind else {
+            unreachable!()
+        };
+        assert_eq!(
+            failure.code_name,
+            "QueryExceededMemoryLimitNoDiskUseAllowed"
+        );
+        assert!(
+            failure.message.contains("xceeded memory limit"),
+            "{}",
+            failure.message
+        );
+    }
+    let sorted: Vec<Document> = items
+        .aggregate(sort)
+        .allow_disk_use(true)
+        .batch_size(64)
+        .run()
+        .expect("spills")
+        .collect::<Result<_, _>>()
+        .expect("cursor");
+    let keys: Vec<i32> = sorted.iter().map(|d| d.get_i32("k").unwrap()).collect();
+    assert_eq!(keys, (0..500).collect::<Vec<_>>());
+    assert_eq!(spill_files(&db), Vec::<String>::new());
+    let mut groups: Vec<(i32, Vec<Bson>)> = items
+        .aggregate(group)
+        .allow_disk_use(true)
+        .run()
+        .expect("spills")
+        .map(|d| {
+            let d = d.expect("group");
+            (
+                d.get_i32("_id").unwrap(),
+                d.get_array("ids").unwrap().clone(),
+            )
+        })
+        .collect();
+    groups.sort_by_key(|(k, _)| *k);
+    assert_eq!(groups.len(), 500);
+    // 37 is invertible mod 500: each k has one document, the one whose _id maps to it.
+    assert!(groups.iter().all(|(k, ids)| {
+        let id = ids[0].as_i32().unwrap();
+        ids.len() == 1 && (id * 37) % 500 == *k
+    }));
+    assert_eq!(spill_files(&db), Vec::<String>::new());
+    drop(client);
+    drop(server);
+    let _ = std::fs::remove_file(&db);
+}

@@ -48,6 +48,12 @@ fn cases() -> Vec<Vec<Document>> {
             doc! { "$skip": 5 },
             doc! { "$limit": 150 },
         ],
+        // A skip after a limit shortens it (the limit is then not clamped again).
+        vec![
+            doc! { "$sort": { "k": -1 } },
+            doc! { "$limit": 10 },
+            doc! { "$skip": 3 },
+        ],
         vec![
             doc! { "$sort": { "k": 1 } },
             doc! { "$limit": 390 },
@@ -280,5 +286,136 @@ proptest! {
         set_limit(&engine, limit_bytes);
         prop_assert_eq!(aggregate_all(&engine, &pipeline, true), expected);
         prop_assert!(spill_files(&engine).is_empty());
+    }
+}
+
+/// Sets the `$group` memory limit with setParameter `internalDocumentSourceGroupMaxMemoryBytes`.
+fn set_group_limit(engine: &Engine, bytes: i64) {
+    let cmd = rawdoc! { "setParameter": 1, "internalDocumentSourceGroupMaxMemoryBytes": bytes };
+    let reply = engine.run_command("admin", &cmd, &crate::ConnectionContext::default());
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply:?}");
+}
+
+/// `docs` in the order of their bytes: `$group`'s output order is unspecified.
+fn as_set(mut docs: Vec<Document>) -> Vec<Document> {
+    docs.sort_by_cached_key(|d| RawDocumentBuf::try_from(d).expect("encodes").into_bytes());
+    docs
+}
+
+/// `$group`s with many groups: leading (fed from the stored bytes), after a stage, and
+/// collecting values.
+fn group_cases() -> Vec<Vec<Document>> {
+    vec![
+        vec![doc! { "$group": { "_id": "$_id", "n": { "$sum": 1 } } }],
+        vec![
+            doc! { "$match": { "_id": { "$gte": 50 } } },
+            doc! { "$group": { "_id": { "$mod": ["$_id", 97] }, "ks": { "$push": "$k" } } },
+        ],
+        vec![
+            doc! { "$addFields": { "g": { "$concat": ["$pad", "x"] } } },
+            doc! { "$group": { "_id": { "g": "$g", "k": "$k" }, "first": { "$first": "$_id" },
+            "last": { "$last": "$_id" }, "set": { "$addToSet": "$k" } } },
+            doc! { "$project": { "first": 1, "last": 1, "n": { "$size": "$set" } } },
+        ],
+    ]
+}
+
+#[test]
+fn a_group_over_its_limit_is_292_or_spills_with_allow_disk_use() {
+    let (engine, _) = engine();
+    insert(&engine, "c", mixed_docs(400));
+    let expected: Vec<Vec<Document>> = group_cases()
+        .iter()
+        .map(|p| as_set(aggregate_all(&engine, p, false)))
+        .collect();
+    set_group_limit(&engine, 3000);
+    // The sort of the groups that did not fit spills too.
+    set_limit(&engine, 3000);
+    for (pipeline, expected) in group_cases().iter().zip(&expected) {
+        assert!(expected.len() > 50, "{pipeline:?}");
+        let message = fails(&engine, command(pipeline, false, 7), 292);
+        assert_eq!(
+            message,
+            "PlanExecutor error during aggregation :: caused by :: Exceeded memory limit for \
+             $group, but didn't allow external sort. Pass allowDiskUse:true to opt in.",
+            "{pipeline:?}"
+        );
+        let spilled = as_set(aggregate_all(&engine, pipeline, true));
+        assert_eq!(&spilled, expected, "{pipeline:?}");
+        assert_eq!(spill_files(&engine), Vec::<String>::new(), "{pipeline:?}");
+    }
+    let reply = super::run(&engine, command(&group_cases()[0], false, 7));
+    assert_eq!(
+        reply.get_str("codeName").ok(),
+        Some("QueryExceededMemoryLimitNoDiskUseAllowed")
+    );
+    // getParameter reports the limit as mongod does, a long.
+    let cmd = rawdoc! { "getParameter": 1, "internalDocumentSourceGroupMaxMemoryBytes": 1 };
+    let reply = engine.run_command("admin", &cmd, &crate::ConnectionContext::default());
+    assert_eq!(
+        reply
+            .get_i64("internalDocumentSourceGroupMaxMemoryBytes")
+            .ok(),
+        Some(3000)
+    );
+}
+
+#[test]
+fn a_spilling_group_goes_through_the_spill_file_and_a_failed_write_is_a_clean_error() {
+    let dir: Arc<FaultyDir> = Arc::new(MemDir::with_factory(|| {
+        FaultyStorage::new(MemStorage::default())
+    }));
+    let engine = faulty_engine(&dir);
+    set_group_limit(&engine, 1500);
+    let file = dir.insert("t.mfdb.sort-1", FaultyStorage::new(MemStorage::default()));
+    file.inject(Fault {
+        op: Op::Write,
+        nth: 1,
+        kind: FaultKind::Io,
+        sticky: true,
+    });
+    let pipeline = [doc! { "$group": { "_id": "$_id", "pad": { "$first": "$pad" } } }];
+    let message = fails(&engine, command(&pipeline, true, 7), 39);
+    assert!(
+        message.contains("error writing to file \"t.mfdb.sort-1\""),
+        "{message}"
+    );
+    assert_eq!(spill_files(&engine), Vec::<String>::new());
+    let first = ok(&engine, command(&pipeline, true, 7));
+    assert_eq!(drain(&engine, "c", &first, None).len(), 200);
+    assert_eq!(spill_files(&engine), Vec::<String>::new());
+}
+
+#[test]
+fn skips_and_limits_after_a_final_sort_slice_the_sorted_output_in_their_order() {
+    let (engine, _) = engine();
+    insert(&engine, "c", mixed_docs(120));
+    let sort = doc! { "$sort": { "k": -1, "_id": 1 } };
+    let sorted = aggregate_all(&engine, std::slice::from_ref(&sort), false);
+    assert_eq!(sorted.len(), 120);
+    let tails: &[&[(&str, usize)]] = &[
+        &[("$limit", 10), ("$skip", 3)],
+        &[("$skip", 3), ("$limit", 10)],
+        &[("$limit", 50), ("$skip", 7), ("$limit", 20), ("$skip", 5)],
+        &[("$skip", 200)],
+        &[("$limit", 5), ("$skip", 9)],
+    ];
+    for tail in tails {
+        let mut pipeline = vec![sort.clone()];
+        let mut expected: &[Document] = &sorted;
+        for &(stage, n) in *tail {
+            pipeline.push(doc! { stage: n as i64 });
+            expected = match stage {
+                "$skip" => &expected[n.min(expected.len())..],
+                _ => &expected[..n.min(expected.len())],
+            };
+        }
+        for allow in [false, true] {
+            assert_eq!(
+                aggregate_all(&engine, &pipeline, allow),
+                expected,
+                "{tail:?}"
+            );
+        }
     }
 }
