@@ -470,7 +470,34 @@ async function churn() {
   await client.close();
 }
 
-const phases = { table, concurrent, load, verify, churn };
+// A blocking sort of the whole table (1 GiB at the default size) with allowDiskUse: the
+// server spills past its 100 MiB limit; the gate reads the server's memory around it.
+async function spill() {
+  const client = await connect();
+  const coll = client.db('gates').collection('bench');
+  const expected = await coll.estimatedDocumentCount();
+  const t = performance.now();
+  const cursor = coll.aggregate([{ $sort: { k: -1, _id: 1 } }], { allowDiskUse: true });
+  let n = 0;
+  let prev = null;
+  let ordered = true;
+  for await (const d of cursor) {
+    if (prev && (d.k > prev.k || (d.k === prev.k && d._id < prev._id))) ordered = false;
+    prev = { k: d.k, _id: d._id };
+    n++;
+  }
+  row('spill_sort_ms', performance.now() - t);
+  row('spill_sort_in_order', ordered && n === expected ? 'yes' : `NO (${n} of ${expected})`);
+  try {
+    await coll.aggregate([{ $sort: { k: -1 } }]).toArray();
+    row('spill_sort_without_allowDiskUse', 'NO: answered');
+  } catch (e) {
+    row('spill_sort_without_allowDiskUse', e.code === 292 ? 'refused_292' : `NO (${e.code})`);
+  }
+  await client.close();
+}
+
+const phases = { table, concurrent, load, verify, churn, spill };
 if (!phases[phase] || !uri) {
   process.stderr.write(`usage: node bench.mjs <${Object.keys(phases).join('|')}> <uri> [--opt v]\n`);
   process.exit(2);

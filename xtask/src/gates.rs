@@ -340,6 +340,33 @@ fn bench(context: &Setup, plan: &Plan) -> Result<Vec<Row>> {
     push(&mut rows, "clean_open_to_ping_ms", number(clean));
     let rss = sys::status_kb(server.child.id(), "VmRSS")? as f64 / 1024.0;
     push(&mut rows, "rss_after_reopen_MB", number(rss));
+    // The whole table sorted with allowDiskUse on the reopened server: the peak of its
+    // anonymous memory (the sort's; the data file's mapped pages are file memory) sampled
+    // while the sort runs, and the peak RSS of the process.
+    let pid = server.child.id();
+    let sampling = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = {
+        let sampling = sampling.clone();
+        std::thread::spawn(move || {
+            let mut peak = 0u64;
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(sys::status_kb(pid, "RssAnon").unwrap_or(0));
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            peak
+        })
+    };
+    let spilled = node(context, "spill", &self::uri(&server), &[]);
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    let anon_peak = sampler.join().unwrap_or(0);
+    rows.extend(spilled?);
+    push(
+        &mut rows,
+        "spill_sort_rss_anon_peak_MB",
+        number(anon_peak as f64 / 1024.0),
+    );
+    let peak = sys::status_kb(pid, "VmHWM")? as f64 / 1024.0;
+    push(&mut rows, "spill_sort_rss_peak_MB", number(peak));
     stop_within(&mut server, STOP_LIMIT)?;
     let after = floors(&dir, plan)?;
     let mut floor_rows = Vec::new();
