@@ -235,12 +235,25 @@ async function table() {
   await coll.countDocuments({ p: { $gte: 250000, $lt: 350000 } });
   let indexed = false;
   try {
+    // The first build is also the first read of the freshly loaded file through the
+    // server's map (each page's first touch is a page fault): reported alone. The gate's
+    // figure is the median of rebuilds, in the same state as the range count it is
+    // compared with (the median of repeated scans).
     const t = performance.now();
     await coll.createIndex({ k: 1 });
-    row('createIndex_k_ms', performance.now() - t);
+    row('createIndex_k_first_ms', performance.now() - t);
+    const builds = [];
+    for (let i = 0; i < Math.max(5, reps); i++) {
+      await coll.dropIndex('k_1');
+      const b = performance.now();
+      await coll.createIndex({ k: 1 });
+      builds.push(performance.now() - b);
+    }
+    row('createIndex_k_ms', median(builds));
     indexed = true;
   } catch (error) {
     note(`createIndex: ${error.code} ${error.codeName}: not built yet`);
+    row('createIndex_k_first_ms', 'n/a');
     row('createIndex_k_ms', 'n/a');
   }
 
