@@ -10,8 +10,12 @@
 //!   `deleted` (`n`) and `returned` (in `find`, `getMore` and `aggregate` batches).
 //! - `asserts.user`: one per command that failed (mongod's `uassert`s, which is what a
 //!   failed command raises); `regular`, `warning`, `msg`, `tripwire`: 0 (no such checks).
-//! - `network`: bytes of the request and reply frames and requests, as the server reports
-//!   them (an embedding program sends no frames: all 0).
+//! - `network`: bytes of the request and reply messages (`bytesIn`/`bytesOut`: as decoded
+//!   and encoded, before compression; `physicalBytesIn`/`physicalBytesOut`: as they crossed
+//!   the socket) and requests, as the server reports them (an embedding program sends no
+//!   frames: all 0). `compression.<name>`: per compressor, the bytes its compressor took
+//!   and gave (replies) and its decompressor took and gave (requests), as mongod counts
+//!   them; `noop` is not reported.
 //! - `transportSecurity`: TLS connections whose handshake completed since start, by the
 //!   protocol version negotiated (mongod's cumulative counts; plain connections are not
 //!   counted, and rustls negotiates only 1.2 and 1.3).
@@ -27,6 +31,28 @@ pub struct Stats {
     requests: AtomicU64,
     counters: [AtomicU64; COUNTER_COUNT],
     tls: [AtomicU64; TLS_VERSIONS],
+    /// Per compressor of [`COMPRESSORS`]: compressor in, out; decompressor in, out.
+    compression: [[AtomicU64; 4]; 3],
+}
+
+/// The compressors serverStatus `network.compression` reports, in its order.
+pub const COMPRESSORS: [wire::Compressor; 3] = [
+    wire::Compressor::Snappy,
+    wire::Compressor::Zstd,
+    wire::Compressor::Zlib,
+];
+
+/// The bytes one compressor handled (serverStatus `network.compression.<name>`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompressionBytes {
+    /// Bytes given to the compressor (uncompressed replies).
+    pub compressor_in: u64,
+    /// Bytes it produced.
+    pub compressor_out: u64,
+    /// Bytes given to the decompressor (compressed requests).
+    pub decompressor_in: u64,
+    /// Bytes it produced.
+    pub decompressor_out: u64,
 }
 
 /// A TLS protocol version, as serverStatus `transportSecurity` names them.
@@ -62,6 +88,8 @@ pub(crate) enum Counter {
     AssertUser,
     BytesIn,
     BytesOut,
+    PhysicalBytesIn,
+    PhysicalBytesOut,
     NetworkRequests,
     MaxTimeExpired,
 }
@@ -80,6 +108,8 @@ pub struct StatsSnapshot {
     counters: [u64; COUNTER_COUNT],
     /// TLS connections by protocol version, in [`TlsVersion`] order.
     pub tls: [u64; TLS_VERSIONS],
+    /// Per compressor of [`COMPRESSORS`], in its order.
+    pub compression: [CompressionBytes; 3],
 }
 
 impl StatsSnapshot {
@@ -109,12 +139,35 @@ impl Stats {
         self.tls[version as usize].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Records one request frame of `bytes_in` answered by `bytes_out` bytes (0: no
-    /// reply), for serverStatus `network`.
-    pub fn network_request(&self, bytes_in: u64, bytes_out: u64) {
+    /// Records one request message of `bytes_in` answered by `bytes_out` bytes (0: no
+    /// reply), both before compression, and the `physical_out` bytes the reply took on the
+    /// wire, for serverStatus `network`.
+    pub fn network_request(&self, bytes_in: u64, bytes_out: u64, physical_out: u64) {
         self.add(Counter::BytesIn, bytes_in);
         self.add(Counter::BytesOut, bytes_out);
+        self.add(Counter::PhysicalBytesOut, physical_out);
         self.add(Counter::NetworkRequests, 1);
+    }
+
+    /// Records a frame of `bytes` read from a socket (`physicalBytesIn`).
+    pub fn frame_read(&self, bytes: u64) {
+        self.add(Counter::PhysicalBytesIn, bytes);
+    }
+
+    /// Records `compressor` turning `bytes_in` reply bytes into `bytes_out`.
+    pub fn compressed(&self, compressor: wire::Compressor, bytes_in: u64, bytes_out: u64) {
+        if let Some(slot) = COMPRESSORS.iter().position(|c| *c == compressor) {
+            self.compression[slot][0].fetch_add(bytes_in, Ordering::Relaxed);
+            self.compression[slot][1].fetch_add(bytes_out, Ordering::Relaxed);
+        }
+    }
+
+    /// Records `compressor` turning `bytes_in` request bytes into `bytes_out`.
+    pub fn decompressed(&self, compressor: wire::Compressor, bytes_in: u64, bytes_out: u64) {
+        if let Some(slot) = COMPRESSORS.iter().position(|c| *c == compressor) {
+            self.compression[slot][2].fetch_add(bytes_in, Ordering::Relaxed);
+            self.compression[slot][3].fetch_add(bytes_out, Ordering::Relaxed);
+        }
     }
 
     pub(crate) fn request_ran(&self) {
@@ -134,6 +187,15 @@ impl Stats {
             requests: self.requests.load(Ordering::Relaxed),
             counters: std::array::from_fn(|i| self.counters[i].load(Ordering::Relaxed)),
             tls: std::array::from_fn(|i| self.tls[i].load(Ordering::Relaxed)),
+            compression: std::array::from_fn(|i| {
+                let [a, b, c, d] = &self.compression[i];
+                CompressionBytes {
+                    compressor_in: a.load(Ordering::Relaxed),
+                    compressor_out: b.load(Ordering::Relaxed),
+                    decompressor_in: c.load(Ordering::Relaxed),
+                    decompressor_out: d.load(Ordering::Relaxed),
+                }
+            }),
         }
     }
 }

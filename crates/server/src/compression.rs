@@ -70,7 +70,9 @@ fn may_compress(message: &wire::Message) -> bool {
 
 /// `outcome` with its bytes compressed by `compressor` (the request's), when the request
 /// was compressed and its command may be.
+/// What the compressor took and gave is counted for serverStatus `network.compression`.
 pub(crate) fn compress_reply(
+    engine: &engine::Engine,
     outcome: Outcome,
     message: &wire::Message,
     compressor: Option<Compressor>,
@@ -78,7 +80,14 @@ pub(crate) fn compress_reply(
     let Some(compressor) = compressor.filter(|_| may_compress(message)) else {
         return outcome;
     };
-    let squeeze = |bytes: Vec<u8>| wire::compression::compress(&bytes, compressor).unwrap_or(bytes);
+    let squeeze = |bytes: Vec<u8>| match wire::compression::compress(&bytes, compressor) {
+        Ok(squeezed) => {
+            let (taken, given) = (bytes.len() as u64, squeezed.len() as u64);
+            engine.stats().compressed(compressor, taken, given);
+            squeezed
+        }
+        Err(_) => bytes,
+    };
     match outcome {
         Outcome::Reply(bytes) => Outcome::Reply(squeeze(bytes)),
         Outcome::Stream(bytes, mut next) => {

@@ -607,7 +607,8 @@ impl LoopState {
                     break;
                 }
                 FrameState::Ready(frame) => {
-                    let (frame, compressor) = match uncompressed(connection, frame) {
+                    engine.stats().frame_read(frame.len() as u64);
+                    let (frame, compressor) = match uncompressed(&engine, connection, frame) {
                         Ok(uncompressed) => uncompressed,
                         Err(reason) => {
                             close_reason = Some(reason);
@@ -742,7 +743,9 @@ impl LoopState {
 /// The frame an OP_COMPRESSED `frame` wraps and its compressor (any other frame as it is);
 /// `Err` (logged) is the reason to close the connection: a compressed message that does not
 /// decompress to exactly its announced size, or names a compressor not enabled here.
+/// What the decompressor took and gave is counted for serverStatus `network.compression`.
 fn uncompressed(
+    engine: &Engine,
     connection: &Connection,
     frame: Vec<u8>,
 ) -> Result<(Vec<u8>, Option<wire::Compressor>), String> {
@@ -750,7 +753,11 @@ fn uncompressed(
         return Ok((frame, None));
     }
     match wire::compression::decompress(&frame, &connection.ctx.compressors) {
-        Ok((inner, compressor)) => Ok((inner, Some(compressor))),
+        Ok((inner, compressor)) => {
+            let (taken, given) = (frame.len() as u64, inner.len() as u64);
+            engine.stats().decompressed(compressor, taken, given);
+            Ok((inner, Some(compressor)))
+        }
         Err((_, error)) => {
             log_error!(
                 "conn{} refused a compressed message: {error}",

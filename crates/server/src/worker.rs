@@ -146,18 +146,21 @@ pub(crate) fn execute(
     compressor: Option<wire::Compressor>,
 ) -> Outcome {
     let outcome = answer(engine, header, message, ctx);
-    let outcome = crate::compression::compress_reply(outcome, message, compressor);
-    count(engine, header, &outcome);
+    let bytes_out = reply_len(&outcome);
+    let outcome = crate::compression::compress_reply(engine, outcome, message, compressor);
+    let bytes_in = u64::try_from(header.message_length).unwrap_or(0);
+    engine
+        .stats()
+        .network_request(bytes_in, bytes_out, reply_len(&outcome));
     outcome
 }
 
-fn count(engine: &Engine, header: &Header, outcome: &Outcome) {
-    let bytes_out = match outcome {
+/// The bytes of the reply `outcome` sends (0: none).
+fn reply_len(outcome: &Outcome) -> u64 {
+    match outcome {
         Outcome::Reply(bytes) | Outcome::Stream(bytes, _) => bytes.len() as u64,
         Outcome::Silent | Outcome::Close => 0,
-    };
-    let bytes_in = u64::try_from(header.message_length).unwrap_or(0);
-    engine.stats().network_request(bytes_in, bytes_out);
+    }
 }
 
 fn answer(engine: &Engine, header: &Header, message: &Message, ctx: &ConnectionContext) -> Outcome {
@@ -221,7 +224,11 @@ pub(crate) fn refuse(engine: &Engine, header: &Header, error: &wire::Error) -> O
     } else {
         msg_reply(engine, header, &body)
     };
-    count(engine, header, &outcome);
+    let bytes_in = u64::try_from(header.message_length).unwrap_or(0);
+    let bytes_out = reply_len(&outcome);
+    engine
+        .stats()
+        .network_request(bytes_in, bytes_out, bytes_out);
     outcome
 }
 

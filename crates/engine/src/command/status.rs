@@ -7,7 +7,7 @@ use crate::engine::Engine;
 use crate::error::Error;
 use crate::stats::Counter;
 use crate::version;
-use bson::{DateTime, rawdoc};
+use bson::{DateTime, RawDocumentBuf, rawdoc};
 
 fn int64(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
@@ -72,9 +72,10 @@ pub(super) fn server_status(engine: &Engine, request: &Request<'_>) -> Result<Re
         "network": {
             "bytesIn": network_bytes_in,
             "bytesOut": network_bytes_out,
-            "physicalBytesIn": network_bytes_in,
-            "physicalBytesOut": network_bytes_out,
+            "physicalBytesIn": count(Counter::PhysicalBytesIn),
+            "physicalBytesOut": count(Counter::PhysicalBytesOut),
             "numRequests": count(Counter::NetworkRequests),
+            "compression": compression(&stats),
         },
         "opLatencies": latencies,
         "transportSecurity": transport_security(&stats),
@@ -138,4 +139,27 @@ pub(super) fn server_status(engine: &Engine, request: &Request<'_>) -> Result<Re
 fn transport_security(stats: &crate::stats::StatsSnapshot) -> bson::RawDocumentBuf {
     let [v1_0, v1_1, v1_2, v1_3, unknown] = stats.tls.map(int64);
     rawdoc! { "1.0": v1_0, "1.1": v1_1, "1.2": v1_2, "1.3": v1_3, "unknown": unknown }
+}
+
+/// serverStatus `network.compression`: per compressor, what its compressor and
+/// decompressor took in and gave out (mongod's shape, longs).
+fn compression(stats: &crate::stats::StatsSnapshot) -> RawDocumentBuf {
+    let mut out = RawDocumentBuf::new();
+    for (compressor, bytes) in crate::stats::COMPRESSORS.iter().zip(&stats.compression) {
+        let entry = rawdoc! {
+            "compressor": {
+                "bytesIn": int64(bytes.compressor_in),
+                "bytesOut": int64(bytes.compressor_out),
+            },
+            "decompressor": {
+                "bytesIn": int64(bytes.decompressor_in),
+                "bytesOut": int64(bytes.decompressor_out),
+            },
+        };
+        out.append(
+            bson::raw::CString::try_from(compressor.name()).expect("a compressor's name"),
+            entry,
+        );
+    }
+    out
 }

@@ -117,18 +117,29 @@ fn lying_or_disabled_compressed_frames_close_that_connection_only() {
     server.assert_healthy();
 }
 
-/// serverStatus `network.bytesOut` as an uncompressed client reads it.
-fn bytes_out(monitor: &mongodb::sync::Client) -> i64 {
+/// serverStatus `network` as an uncompressed client reads it.
+fn network(monitor: &mongodb::sync::Client) -> bson::Document {
     let status = monitor
         .database("admin")
         .run_command(doc! { "serverStatus": 1 })
         .run()
         .expect("serverStatus");
-    let network = status.get_document("network").expect("network");
-    network
-        .get_i64("bytesOut")
-        .or_else(|_| network.get_i32("bytesOut").map(i64::from))
-        .expect("bytesOut")
+    status.get_document("network").expect("network").clone()
+}
+
+/// A counter of `network` at `path` (dotted), a long.
+fn counter(network: &bson::Document, path: &str) -> i64 {
+    let mut doc = network;
+    let mut parts = path.split('.').peekable();
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
+            return doc
+                .get_i64(part)
+                .unwrap_or_else(|_| panic!("{path} in {network:?}"));
+        }
+        doc = doc.get_document(part).unwrap_or_else(|_| panic!("{path}"));
+    }
+    unreachable!("a path has a last part")
 }
 
 #[test]
@@ -148,8 +159,9 @@ fn the_rust_driver_works_through_each_compressor() {
         let docs: Vec<bson::Document> = (0..200)
             .map(|i| doc! { "_id": i, "payload": &payload })
             .collect();
+        let start = network(&monitor);
         coll.insert_many(docs).run().expect("insert_many");
-        let before = bytes_out(&monitor);
+        let before = network(&monitor);
         let found: Vec<bson::Document> = coll
             .find(doc! { "_id": { "$gte": 100 } })
             .run()
@@ -157,16 +169,18 @@ fn the_rust_driver_works_through_each_compressor() {
             .map(|d| d.expect("doc"))
             .collect();
         assert_eq!(found.len(), 100, "{name}");
-        // The 100 documents are 2.4 MB; compressed replies carry a small part of that
-        // (the serverStatus reply in between is a few KB).
-        let sent = bytes_out(&monitor) - before;
+        let after = network(&monitor);
+        let delta = |path: &str, from: &bson::Document| counter(&after, path) - counter(from, path);
+        // The 100 documents are 2.4 MB: `bytesOut` counts them as encoded, and the wire
+        // (`physicalBytesOut`) carries a small part of that when compressed (the serverStatus
+        // reply in between is a few KB).
+        let logical = delta("bytesOut", &before);
+        let sent = delta("physicalBytesOut", &before);
+        assert!(logical > 2_400_000, "{name}: {logical} logical bytes");
         if name == "none" {
-            assert!(sent > 2_400_000, "uncompressed: {sent} bytes");
+            assert!(sent >= logical, "uncompressed: {sent} bytes");
         } else {
-            assert!(
-                sent < 400_000,
-                "{name}: {sent} bytes for 2.4 MB of documents"
-            );
+            compressed_counters(name, sent, &start, &before, &after);
         }
         assert!(
             found
@@ -178,5 +192,43 @@ fn the_rust_driver_works_through_each_compressor() {
             .run()
             .expect("update");
         assert_eq!(updated.modified_count, 200);
+    }
+}
+
+/// The wire and the compression counters of `name` between the three `network` readings:
+/// before the insert, before the find and after it.
+fn compressed_counters(
+    name: &str,
+    sent: i64,
+    start: &bson::Document,
+    before: &bson::Document,
+    after: &bson::Document,
+) {
+    let delta = |path: &str, from: &bson::Document| counter(after, path) - counter(from, path);
+    assert!(
+        sent < 400_000,
+        "{name}: {sent} bytes for 2.4 MB of documents"
+    );
+    // The compressor took the find's replies and gave what went out; the decompressor
+    // took the compressed insert and gave its 4.8 MB back.
+    let taken = delta(&format!("compression.{name}.compressor.bytesIn"), before);
+    let given = delta(&format!("compression.{name}.compressor.bytesOut"), before);
+    assert!(
+        taken > 2_400_000 && given < 400_000 && given > 0,
+        "{name}: {taken} -> {given}"
+    );
+    let unpacked = delta(&format!("compression.{name}.decompressor.bytesOut"), start);
+    let packed = delta(&format!("compression.{name}.decompressor.bytesIn"), start);
+    assert!(
+        unpacked > 4_800_000 && packed < unpacked / 4,
+        "{name}: {packed} -> {unpacked}"
+    );
+    assert!(
+        delta("physicalBytesIn", start) < delta("bytesIn", start) / 4,
+        "{name}: requests compressed on the wire"
+    );
+    for other in ["snappy", "zlib", "zstd"].iter().filter(|o| **o != name) {
+        let path = format!("compression.{other}.compressor.bytesIn");
+        assert_eq!(delta(&path, start), 0, "{name}: {other} unused");
     }
 }
