@@ -64,8 +64,12 @@ pub(crate) struct Scan {
     /// The collection's UUID when the scan began: a dropped (or renamed and recreated)
     /// collection ends the cursor instead of reading a stranger's records.
     pub(crate) uuid: [u8; 16],
-    /// The last record id examined; the next batch continues after it.
+    /// The last record id examined; the next batch continues after it (before it when
+    /// `reverse`).
     pub(crate) after: Option<u64>,
+    /// Descending record ids: `$natural: -1`, read backwards batch by batch like the
+    /// forward scan (records inserted meanwhile have higher ids: never met).
+    pub(crate) reverse: bool,
     /// Matches still to skip.
     pub(crate) skip: u64,
     /// Matches still to return (`None`: no limit).
@@ -223,7 +227,12 @@ impl Scan {
         let store = engine.store();
         let reader = store.read()?;
         let meta = same_collection(&reader, ns, self.uuid)?;
-        for entry in reader.scan(&meta, self.after)? {
+        let records: Box<dyn Iterator<Item = _>> = if self.reverse {
+            Box::new(reader.scan_back(&meta, self.after)?)
+        } else {
+            Box::new(reader.scan(&meta, self.after)?)
+        };
+        for entry in records {
             deadline.tick()?;
             let (rid, bytes) = entry?;
             deadline.doc_examined();

@@ -390,10 +390,11 @@ fn plan(
     let summary = |text: String| crate::operations::set_current_plan_summary(text);
     summary(plan::explain::summary(meta, &access));
     match (&access, &query.order) {
-        (Access::Collection, Order::Natural(true)) => {
+        (Access::Collection, Order::Natural(forward)) => {
             return Ok(Source::Scan(Scan {
                 uuid: meta.uuid,
                 after: None,
+                reverse: !*forward,
                 skip: query.skip,
                 limit: query.limit,
             }));

@@ -239,6 +239,24 @@ impl<'s> Reader<'s> {
         scan_records(&self.txn, meta, after)
     }
 
+    /// Records with ids before `before` (from the end when `None`), in descending id order:
+    /// a reverse natural-order scan.
+    pub fn scan_back(
+        &self,
+        meta: &CollectionMeta,
+        before: Option<u64>,
+    ) -> Result<impl Iterator<Item = Result<Record<'_>, StoreError>> + '_, StoreError> {
+        let key = before.map(rid_key);
+        let upper = key
+            .as_ref()
+            .map_or(Bound::Unbounded, |k| Bound::Excluded(&k[..]));
+        let range = meta.records.range(&self.txn, Bound::Unbounded, upper)?;
+        Ok(range.rev().map(|entry| {
+            let (key, value) = entry?;
+            Ok((rid_of(&key)?, value))
+        }))
+    }
+
     /// Records with ids after `after` (from the start when `None`) and up to `through`
     /// (to the end when `None`), in id order (one part of a scan split by record id), each
     /// document cut down to its leading part holding the top-level `fields` (where it is

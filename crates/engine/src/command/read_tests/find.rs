@@ -187,6 +187,40 @@ fn find_natural_order_hints_and_sorts() {
 }
 
 #[test]
+fn a_reverse_natural_scan_reads_each_batch_from_a_fresh_snapshot() {
+    // `$natural: -1` is read backwards batch by batch, as the forward scan is read
+    // forwards (it is not held whole, so it has no memory limit): a document deleted
+    // before the scan reaches it is not returned, one updated meanwhile comes back as it
+    // is now, one inserted meanwhile (a higher record id) is never met, and none twice.
+    let (engine, _) = engine();
+    for (coll, filter) in [("c", rawdoc! {}), ("d", rawdoc! { "_id": { "$lt": 90 } })] {
+        insert(&engine, coll, numbered(0..100));
+        let cmd = rawdoc! {
+            "find": coll, "sort": { "$natural": -1 }, "batchSize": 10, "filter": filter,
+        };
+        let first = ok(&engine, cmd.clone());
+        let (docs, id) = batch(&first);
+        assert_ne!(id, 0);
+        let top = docs[0].get_i32("_id").expect("_id");
+        let delete = rawdoc! { "delete": coll, "deletes": [{ "q": { "_id": 5 }, "limit": 1 }] };
+        ok(&engine, delete);
+        let set = rawdoc! { "$set": { "seen": true } };
+        let update = rawdoc! { "update": coll, "updates": [{ "q": { "_id": 7 }, "u": set }] };
+        ok(&engine, update);
+        ok(
+            &engine,
+            rawdoc! { "insert": coll, "documents": [{ "_id": 1000 }] },
+        );
+        let all = drain(&engine, coll, &first, Some(10));
+        let got: Vec<i32> = all.iter().map(|d| d.get_i32("_id").expect("_id")).collect();
+        let expected: Vec<i32> = (0..=top).rev().filter(|&i| i != 5).collect();
+        assert_eq!(got, expected, "{cmd:?}");
+        let seven = all.iter().find(|d| d.get_i32("_id").ok() == Some(7));
+        assert_eq!(seven.and_then(|d| d.get_bool("seen").ok()), Some(true));
+    }
+}
+
+#[test]
 fn find_accepts_the_options_it_ignores() {
     let (engine, _) = engine();
     insert(&engine, "c", numbered(0..3));
@@ -397,11 +431,13 @@ fn blocking_sorts_refuse_to_buffer_more_than_100_mib() {
     );
     let expected: Vec<Bson> = (1..=26).map(Bson::Int32).collect();
     assert_eq!(field_values(&batch(&spilled).0, "n"), expected);
-    fails(
+    // A reverse natural scan is read backwards batch by batch, not held: no limit.
+    let backwards = ok(
         &engine,
-        rawdoc! { "find": "s", "hint": { "$natural": -1 } },
-        292,
+        rawdoc! { "find": "s", "hint": { "$natural": -1 }, "projection": { "n": 1 } },
     );
+    let ns: Vec<Bson> = field_values(&drain(&engine, "s", &backwards, None), "n");
+    assert_eq!(ns, (1..=26).map(Bson::Int32).collect::<Vec<_>>());
     let aggregate = rawdoc! { "aggregate": "s", "pipeline": [], "cursor": {} };
     fails(&engine, aggregate, 146);
     // With a limit only the top documents are kept, and a scan buffers nothing.
