@@ -25,6 +25,21 @@ assert.deepEqual(totals.map((t) => [t._id, t.total.toString()]), [['ann', '121.1
 assert.equal(totals[0].total._bsontype, 'Decimal128');
 assert.equal(totals[1].avg.toString(), '0.15');
 
+// allowDiskUse as Mongoose sets it: a $group past the server's group memory (set small
+// here) answers with it, and is refused with 292 without it.
+const admin = mongoose.connection.db.admin();
+const limit = 'internalDocumentSourceGroupMaxMemoryBytes';
+const was = (await admin.command({ getParameter: 1, [limit]: 1 }))[limit];
+await admin.command({ setParameter: 1, [limit]: 100 });
+try {
+  const byPrice = [{ $group: { _id: '$price', n: { $sum: 1 } } }];
+  await assert.rejects(Order.aggregate(byPrice), (error) => error.code === 292);
+  const groups = await Order.aggregate(byPrice).allowDiskUse(true);
+  assert.equal(groups.length, 5);
+} finally {
+  await admin.command({ setParameter: 1, [limit]: was });
+}
+
 // A transaction on a standalone: refused, and nothing it wrote is kept.
 const session = await mongoose.startSession();
 await assert.rejects(

@@ -7,7 +7,7 @@ import sys
 import time
 
 import gridfs
-from bson import MaxKey
+from bson import Int64, MaxKey
 from pymongo import ASCENDING, DESCENDING, CursorType, MongoClient, ReturnDocument
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
@@ -173,6 +173,42 @@ def admin_round(client: MongoClient) -> None:
     client.drop_database("smoke_admin")
 
 
+def spill_round(client: MongoClient) -> None:
+    """aggregate(allowDiskUse=True) past the server's memory limits (set small here): a
+    $sort and a $group answer in full, and without allowDiskUse both are 292; a
+    $natural: -1 find comes back in reverse across batches; serverStatus names the
+    network compressors."""
+    db = client["smoke_spill"]
+    db.drop_collection("c")
+    db.c.insert_many([{"_id": i, "k": (i * 37) % 500, "pad": "p" * 100} for i in range(500)])
+    names = ("internalQueryMaxBlockingSortMemoryUsageBytes", "internalDocumentSourceGroupMaxMemoryBytes")
+    before = client.admin.command("getParameter", 1, **{name: 1 for name in names})
+    client.admin.command("setParameter", 1, **{name: Int64(20000) for name in names})
+    try:
+        sort = [{"$sort": {"k": 1}}, {"$project": {"pad": 0}}]
+        group = [{"$group": {"_id": "$k", "ids": {"$push": "$_id"}}}]
+        for pipeline in (sort, group):
+            try:
+                list(db.c.aggregate(pipeline))
+                raise AssertionError(f"{pipeline} answered past the memory limit")
+            except OperationFailure as failure:
+                assert failure.code == 292, failure.details
+        keys = [d["k"] for d in db.c.aggregate(sort, allowDiskUse=True, batchSize=64)]
+        assert keys == list(range(500)), keys[:10]
+        groups = list(db.c.aggregate(group, allowDiskUse=True))
+        assert len(groups) == 500 and all(len(g["ids"]) == 1 for g in groups), len(groups)
+        back = [d["_id"] for d in db.c.find({}, {"_id": 1}).sort("$natural", -1).batch_size(50)]
+        assert back == list(range(499, -1, -1)), back[:10]
+    finally:
+        restore = {name: before[name] for name in names}
+        client.admin.command("setParameter", 1, **restore)
+    network = client.admin.command("serverStatus")["network"]
+    assert set(network["compression"]) == {"snappy", "zstd", "zlib"}, network
+    assert network["physicalBytesIn"] > 0 and network["bytesOut"] > 0, network
+    print(f"spill sorted={len(keys)} groups={len(groups)} natural_back={len(back)}")
+    client.drop_database("smoke_spill")
+
+
 def main(uri: str) -> None:
     client = MongoClient(uri, serverSelectionTimeoutMS=5000, directConnection=True)
     assert client.admin.command("ping")["ok"] == 1.0
@@ -194,6 +230,7 @@ def main(uri: str) -> None:
     gridfs_round(client)
     exhaust_round(client)
     admin_round(client)
+    spill_round(client)
     client.close()
     print(f"pymongo {sys.modules['pymongo'].version}: ok (server {info['version']})")
 
