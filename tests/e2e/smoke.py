@@ -91,6 +91,8 @@ def index_round(client: MongoClient) -> None:
         [("age", 2), ("name", MaxKey())]
     )
     assert sorted(d["_id"] for d in ranged) == [i for i in range(20) if i % 3 == 1]
+    shown = ranged.clone().explain()["queryPlanner"]["winningPlan"]
+    assert shown["inputStage"]["stage"] == "IXSCAN" and shown["inputStage"]["indexBounds"] == {}, shown
     stats = {s["name"]: s["accesses"]["ops"] for s in users.aggregate([{"$indexStats": {}}])}
     assert set(stats) == {"_id_", "email_1", "age_1_name_-1"}, stats
     assert stats["age_1_name_-1"] == 1, stats

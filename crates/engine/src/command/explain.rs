@@ -43,6 +43,9 @@ struct Explained<'a> {
     allow_disk_use: bool,
     /// The SORT stage's memory limit (`memLimit`).
     bytes_max: usize,
+    /// find's `min`/`max`: one range of the hinted index, shown as mongod shows a simple
+    /// range (`indexBounds: {}`).
+    min_max: plan::min_max::MinMax<'a>,
 }
 
 /// `explain: {<command>}, verbosity`.
@@ -112,9 +115,38 @@ pub(crate) fn explain_command(
                 cache: None,
                 now_ms: started,
             };
-            let planned = plan::choose(&mut planning, &query)?;
+            let planned = if explained.min_max.is_set() {
+                // The one range `min`/`max` name, as find walks it: no choice, no cache.
+                let walk = plan::min_max::access(
+                    meta,
+                    &explained.ns,
+                    &explained.hint,
+                    &explained.min_max,
+                )?;
+                let natural = explained
+                    .sort
+                    .and_then(|s| s.get("$natural").ok().flatten());
+                let backwards = natural.is_some_and(|v| {
+                    matches!(v, RawBsonRef::Int32(-1))
+                        || matches!(v, RawBsonRef::Int64(-1))
+                        || matches!(v, RawBsonRef::Double(d) if d == -1.0)
+                });
+                if backwards {
+                    let message =
+                        "find with 'min' or 'max' and a reverse $natural sort is not supported";
+                    return Err(Error::new(ErrorCode::NotImplemented, message));
+                }
+                plan::Planned {
+                    access: Access::Index(walk),
+                    trial: None,
+                }
+            } else {
+                plan::choose(&mut planning, &query)?
+            };
             let mut access = planned.access;
-            if let Some(sorted) = explained.sorted_walk(meta, &access)? {
+            if !explained.min_max.is_set()
+                && let Some(sorted) = explained.sorted_walk(meta, &access)?
+            {
                 access = Access::Index(sorted);
                 explained.sort = None;
             }
@@ -165,7 +197,13 @@ pub(crate) fn explain_command(
                 }
                 (plan::exact::stage(meta, &scan), counts)
             } else {
-                let stage = plan::explain::access_stage(meta, &access, explained.filter);
+                let mut stage = plan::explain::access_stage(meta, &access, explained.filter);
+                if explained.min_max.is_set()
+                    && let Ok(scan) = stage.get_document_mut("inputStage")
+                {
+                    // mongod's simple range: its bounds are `min`/`max`, not intervals.
+                    scan.insert("indexBounds", Document::new());
+                }
                 let counts = if verbosity == "queryPlanner" {
                     Counts::default()
                 } else {
@@ -283,6 +321,7 @@ fn parse<'a>(request: &Request<'a>) -> Result<Explained<'a>, Error> {
         distinct_key: None,
         allow_disk_use: false,
         bytes_max: crate::limits::SORT_BYTES_MAX,
+        min_max: plan::min_max::MinMax::default(),
     };
     match request.name {
         "find" => {
@@ -293,12 +332,10 @@ fn parse<'a>(request: &Request<'a>) -> Result<Explained<'a>, Error> {
             explained.limit = read_args::non_negative(request, "limit")?.filter(|&n| n > 0);
             explained.hint = read_args::hint(request)?;
             explained.allow_disk_use = args::opt_bool(request, "allowDiskUse")?.unwrap_or(false);
-            for key in ["min", "max"] {
-                if read_args::object_or_null(request, key)?.is_some() {
-                    let message = format!("explain of a find with '{key}' is not supported");
-                    return Err(Error::new(ErrorCode::NotImplemented, message));
-                }
-            }
+            explained.min_max = plan::min_max::MinMax::new(
+                read_args::object_or_null(request, "min")?,
+                read_args::object_or_null(request, "max")?,
+            )?;
         }
         "count" => {
             explained.filter = read_args::object_or_null(request, "query")?;
