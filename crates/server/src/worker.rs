@@ -148,11 +148,17 @@ pub(crate) fn execute(
     let outcome = answer(engine, header, message, ctx);
     let bytes_out = reply_len(&outcome);
     let outcome = crate::compression::compress_reply(engine, outcome, message, compressor);
+    count(engine, header, bytes_out, &outcome);
+    outcome
+}
+
+/// Counts the request and its reply in serverStatus `network`: `bytes_out` before
+/// compression, `outcome` as sent.
+fn count(engine: &Engine, header: &Header, bytes_out: u64, outcome: &Outcome) {
     let bytes_in = u64::try_from(header.message_length).unwrap_or(0);
     engine
         .stats()
-        .network_request(bytes_in, bytes_out, reply_len(&outcome));
-    outcome
+        .network_request(bytes_in, bytes_out, reply_len(outcome));
 }
 
 /// The bytes of the reply `outcome` sends (0: none).
@@ -224,11 +230,7 @@ pub(crate) fn refuse(engine: &Engine, header: &Header, error: &wire::Error) -> O
     } else {
         msg_reply(engine, header, &body)
     };
-    let bytes_in = u64::try_from(header.message_length).unwrap_or(0);
-    let bytes_out = reply_len(&outcome);
-    engine
-        .stats()
-        .network_request(bytes_in, bytes_out, bytes_out);
+    count(engine, header, reply_len(&outcome), &outcome);
     outcome
 }
 

@@ -123,14 +123,8 @@ pub(crate) fn explain_command(
                     &explained.hint,
                     &explained.min_max,
                 )?;
-                let natural = explained
-                    .sort
-                    .and_then(|s| s.get("$natural").ok().flatten());
-                let backwards = natural.is_some_and(|v| {
-                    matches!(v, RawBsonRef::Int32(-1))
-                        || matches!(v, RawBsonRef::Int64(-1))
-                        || matches!(v, RawBsonRef::Double(d) if d == -1.0)
-                });
+                let order = super::find::parse_order(explained.sort, &explained.hint)?;
+                let backwards = matches!(order, super::find::Order::Natural(false));
                 if backwards {
                     let message =
                         "find with 'min' or 'max' and a reverse $natural sort is not supported";

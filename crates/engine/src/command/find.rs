@@ -55,7 +55,7 @@ const FIND_FIELDS: &[&str] = &[
 ];
 
 /// The order results come in.
-enum Order {
+pub(super) enum Order {
     /// Natural (record id) order, forward when `true`.
     Natural(bool),
     /// A blocking sort.
@@ -339,7 +339,7 @@ fn id_sort_direction(spec: &RawDocument) -> Option<bool> {
     }
 }
 
-fn parse_order(sort: Option<&RawDocument>, hint: &Hint) -> Result<Order, Error> {
+pub(super) fn parse_order(sort: Option<&RawDocument>, hint: &Hint) -> Result<Order, Error> {
     let Some(spec) = sort else {
         return Ok(Order::Natural(*hint != Hint::Natural(false)));
     };

@@ -250,11 +250,7 @@ impl<'s> Reader<'s> {
         let upper = key
             .as_ref()
             .map_or(Bound::Unbounded, |k| Bound::Excluded(&k[..]));
-        let range = meta.records.range(&self.txn, Bound::Unbounded, upper)?;
-        Ok(range.rev().map(|entry| {
-            let (key, value) = entry?;
-            Ok((rid_of(&key)?, value))
-        }))
+        Ok(records_between(&self.txn, meta, Bound::Unbounded, upper)?.rev())
     }
 
     /// Records with ids after `after` (from the start when `None`) and up to `through`
@@ -296,7 +292,18 @@ fn scan_records<'t, T: PageRead>(
     let lower = key
         .as_ref()
         .map_or(Bound::Unbounded, |k| Bound::Excluded(&k[..]));
-    let range = meta.records.range(txn, lower, Bound::Unbounded)?;
+    records_between(txn, meta, lower, Bound::Unbounded)
+}
+
+/// The records with ids between the tree-key bounds, with their ids, either way round.
+fn records_between<'t, T: PageRead>(
+    txn: &'t T,
+    meta: &CollectionMeta,
+    lower: Bound<&[u8]>,
+    upper: Bound<&[u8]>,
+) -> Result<impl DoubleEndedIterator<Item = Result<Record<'t>, StoreError>> + use<'t, T>, StoreError>
+{
+    let range = meta.records.range(txn, lower, upper)?;
     Ok(range.map(|entry| {
         let (key, value) = entry?;
         Ok((rid_of(&key)?, value))

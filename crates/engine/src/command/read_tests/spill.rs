@@ -17,6 +17,13 @@ pub(super) fn set_limit(engine: &Engine, bytes: i32) {
     assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply:?}");
 }
 
+/// Sets the `$group` memory limit with setParameter `internalDocumentSourceGroupMaxMemoryBytes`.
+pub(super) fn set_group_limit(engine: &Engine, bytes: i64) {
+    let cmd = rawdoc! { "setParameter": 1, "internalDocumentSourceGroupMaxMemoryBytes": bytes };
+    let reply = admin(engine, cmd);
+    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply:?}");
+}
+
 /// Runs `cmd` against `admin`.
 fn admin(engine: &Engine, cmd: RawDocumentBuf) -> Document {
     let reply = engine.run_command("admin", &cmd, &crate::ConnectionContext::default());

@@ -6,7 +6,9 @@
 //! reaped, and after a failure. Before this, the pipeline's `$sort` ignored the limit and
 //! the whole output was held in memory, refused past it even with allowDiskUse.
 
-use super::spill::{FaultyDir, engine_in, mixed, mixed_docs, set_limit, spill_files};
+use super::spill::{
+    FaultyDir, engine_in, mixed, mixed_docs, set_group_limit, set_limit, spill_files,
+};
 use super::{batch, drain, engine, fails, insert, ok};
 use crate::engine::Engine;
 use crate::limits::CURSOR_IDLE_TIMEOUT_MS;
@@ -287,13 +289,6 @@ proptest! {
         prop_assert_eq!(aggregate_all(&engine, &pipeline, true), expected);
         prop_assert!(spill_files(&engine).is_empty());
     }
-}
-
-/// Sets the `$group` memory limit with setParameter `internalDocumentSourceGroupMaxMemoryBytes`.
-fn set_group_limit(engine: &Engine, bytes: i64) {
-    let cmd = rawdoc! { "setParameter": 1, "internalDocumentSourceGroupMaxMemoryBytes": bytes };
-    let reply = engine.run_command("admin", &cmd, &crate::ConnectionContext::default());
-    assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{reply:?}");
 }
 
 /// `docs` in the order of their bytes: `$group`'s output order is unspecified.
