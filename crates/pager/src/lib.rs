@@ -2,10 +2,10 @@
 //! commits and two-slot checkpoints, all I/O through `wal::Storage`.
 //!
 //! The layers above see pages as payload bytes behind a [`PageId`]. A [`WriteTxn`] edits
-//! copies (`cow`) of published pages and allocates new ones; `commit` writes its extents
-//! through the seam, keeps its single pages in a write-back buffer that readers consult
-//! first (written by the next checkpoint), and publishes the new roots to readers that
-//! begin afterwards; a [`ReadTxn`]
+//! copies (`cow`) of published pages and allocates new ones; `commit` keeps a small
+//! commit's images in a write-back buffer that readers consult first (written by the next
+//! `sync_ahead` or checkpoint), writes a large commit's through the seam, and publishes the
+//! new roots to readers that begin afterwards; a [`ReadTxn`]
 //! keeps reading the snapshot it began on, however the file grows, because it holds the
 //! mapping it reads from. `Pager::checkpoint` makes the last commit durable and records the
 //! WAL position it covers; after a crash the file reopens at the last durable checkpoint

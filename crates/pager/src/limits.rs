@@ -40,11 +40,15 @@ pub const DIRTY_BYTES_MAX_DEFAULT: usize = 256 * 1024 * 1024;
 /// checkpoint writes them all in any case.
 pub const WRITE_BACK_BYTES_MAX_DEFAULT: usize = 32 * 1024 * 1024;
 
-/// Commits that change at most this many extents keep their single pages in the write-back
+/// Commits that change at most this many extents keep their images in the write-back
 /// buffer; larger ones write every page at once. 256 (was 64): an indexed `updateMany` of 66
 /// large documents changes ~140 (66 extents, their leaves, branches), and buffering its
 /// leaves took 10-13% off the call in an interleaved A/B (D60); bulk loads stay above it.
 pub const WRITE_BACK_COMMIT_PAGES_MAX: usize = 256;
+
+/// ...and at most this many bytes of images: such a commit's extents (a large document's
+/// record) wait in the buffer too, instead of being written before its log record.
+pub const WRITE_BACK_COMMIT_BYTES_MAX: usize = 4 * 1024 * 1024;
 
 const _: () = assert!(PAGE_SIZE.is_multiple_of(512));
 const _: () = assert!(PAGE_HEADER_SIZE < PAGE_SIZE);

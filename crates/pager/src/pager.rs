@@ -267,24 +267,37 @@ impl Pager {
         })
     }
 
-    /// Syncs the data file without excluding the writer, ahead of a checkpoint: the pages
-    /// commits wrote since the last sync (multi-page extents go to the file at commit)
-    /// reach the disk while commits go on, so the syncs of `checkpoint`, which the writer
-    /// waits for, find little left. It makes nothing durable that a crash needs: until the
-    /// checkpoint's header is written, recovery reads the previous checkpoint's pages,
-    /// which no commit overwrites. A failure fails the pager, as any failed sync does.
+    /// Writes the write-back buffer and syncs the data file, ahead of a checkpoint: the
+    /// pages commits published since the last sync reach the disk while commits go on
+    /// (the buffer's write excludes the writer only while it runs; the sync not at all),
+    /// so the syncs of `checkpoint`, which the writer waits for, find little left, and no
+    /// commit pays for writing a full buffer. It makes nothing durable that a crash needs:
+    /// until the checkpoint's header is written, recovery reads the previous checkpoint's
+    /// pages, which no commit overwrites. A failure fails the pager, as any failed write
+    /// or sync does.
     pub fn sync_ahead(&self) -> Result<()> {
         self.check_failed()?;
-        let result = self.sync_storage();
+        let result = self.flush_ahead().and_then(|()| self.sync_storage());
         self.fail_on_io(result)
     }
 
-    /// Bytes written to the data file since the last sync began: what the next sync has
-    /// to write. An engine that calls `sync_ahead` whenever this passes a few MiB keeps
-    /// every sync short, so a commit's log sync never queues behind a long one on the
-    /// same device.
+    /// Writes the write-back buffer now (`sync_ahead`), under the writer lock as every
+    /// write of it is (a commit may not add to or write over it meanwhile).
+    fn flush_ahead(&self) -> Result<()> {
+        if self.write_back.bytes() == 0 {
+            return Ok(());
+        }
+        let w = self.writer.lock();
+        self.check_failed()?;
+        self.flush_write_back(w.view.as_deref())
+    }
+
+    /// Bytes the next `sync_ahead` has to write and sync: those written to the data file
+    /// since the last sync began, and those waiting in the write-back buffer. An engine
+    /// that calls `sync_ahead` whenever this passes a few MiB keeps every sync short, so a
+    /// commit's log sync never queues behind a long one on the same device.
     pub fn unsynced_bytes(&self) -> u64 {
-        self.unsynced.load(Ordering::Relaxed)
+        self.unsynced.load(Ordering::Relaxed) + self.write_back.bytes() as u64
     }
 
     /// Syncs the data file; what was written before this call is counted as synced.

@@ -16,7 +16,8 @@
 use crate::alloc::Freed;
 use crate::error::Result;
 use crate::limits::{
-    EXTENT_PAGES_MAX, PAGE_HEADER_SIZE, PAGE_SIZE, ROOT_SLOTS, WRITE_BACK_COMMIT_PAGES_MAX,
+    EXTENT_PAGES_MAX, PAGE_HEADER_SIZE, PAGE_SIZE, ROOT_SLOTS, WRITE_BACK_COMMIT_BYTES_MAX,
+    WRITE_BACK_COMMIT_PAGES_MAX,
 };
 use crate::page::{self, Extent, KIND_USER_MIN, PageId};
 use crate::pager::{Pager, Writer, grow, write_coalesced};
@@ -337,7 +338,8 @@ impl<'p> WriteTxn<'p> {
         // Small commits only: a bulk commit's pages go to the file at once, so the readers
         // that follow borrow them from the map instead of copying them from the buffer.
         let buffer = self.pager.options.write_back_max > 0
-            && self.dirty.len() <= WRITE_BACK_COMMIT_PAGES_MAX;
+            && self.dirty.len() <= WRITE_BACK_COMMIT_PAGES_MAX
+            && self.dirty_bytes <= WRITE_BACK_COMMIT_BYTES_MAX;
         let mut ids: Vec<u32> = self.dirty.keys().copied().collect();
         ids.sort_unstable();
         for &id in &ids {
@@ -349,7 +351,7 @@ impl<'p> WriteTxn<'p> {
             if let Some(view) = &self.writer.view {
                 view.clear_verified(PageId(id));
             }
-            if buffer && image.len() == PAGE_SIZE {
+            if buffer {
                 // Published below; written by the next checkpoint (see `writeback`).
                 let Some(Dirty::Memory(image)) = self.dirty.remove(&id) else {
                     unreachable!("matched just above");

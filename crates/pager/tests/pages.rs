@@ -1,7 +1,7 @@
 //! Allocation, reuse, snapshots, growth under readers, checkpoints, reopen and verify.
 
 use crate::support::{Rng, TempPath};
-use pager::limits::PAGE_SIZE;
+use pager::limits::{PAGE_SIZE, WRITE_BACK_COMMIT_BYTES_MAX};
 use pager::{Error, Extent, KIND_USER_MIN, Options, PageId, Pager};
 use std::sync::Arc;
 use wal::{MemStorage, OsStorage, Storage};
@@ -312,18 +312,34 @@ fn failed_flush_of_buffered_pages_makes_every_later_call_fail() {
 
 #[test]
 fn unsynced_bytes_count_the_writes_since_the_last_sync() {
-    let (_storage, pager) = mem_pager();
+    let (storage, pager) = mem_pager();
     assert_eq!(pager.unsynced_bytes(), 0);
-    // A three-page extent goes to the file at commit (single pages wait in the buffer).
+    // A small commit's extent waits in the write-back buffer; it counts, as the next
+    // `sync_ahead` writes it.
     let mut txn = pager.begin_write().expect("write");
     let id = txn.allocate(KIND, 3).expect("allocate");
-    txn.page_mut(id).expect("page")[PAGE_SIZE] = 7;
+    txn.page_mut(id).expect("page").fill(7);
     txn.commit().expect("commit");
     assert!(
         pager.unsynced_bytes() >= 3 * PAGE_SIZE as u64,
         "{} bytes counted",
         pager.unsynced_bytes()
     );
+    let at = id.0 as usize * PAGE_SIZE + 32;
+    assert_ne!(storage.snapshot().get(at), Some(&7), "not in the file yet");
+    pager.sync_ahead().expect("sync ahead");
+    assert_eq!(pager.unsynced_bytes(), 0);
+    assert_eq!(
+        storage.snapshot().get(at),
+        Some(&7),
+        "sync_ahead wrote the buffer"
+    );
+    // A commit larger than the buffer takes goes to the file at once, and counts too.
+    let pages = (WRITE_BACK_COMMIT_BYTES_MAX / PAGE_SIZE + 1) as u32;
+    let mut txn = pager.begin_write().expect("write");
+    txn.allocate(KIND, pages).expect("allocate");
+    txn.commit().expect("commit");
+    assert!(pager.unsynced_bytes() >= u64::from(pages) * PAGE_SIZE as u64);
     pager.sync_ahead().expect("sync ahead");
     assert_eq!(pager.unsynced_bytes(), 0);
     write_page(&pager, 0, 1);
@@ -401,8 +417,8 @@ fn full_disk_is_an_error_and_the_mapped_state_stays_readable() {
 #[test]
 fn a_buffered_page_reused_inside_a_larger_extent_shows_the_new_bytes() {
     // Two single pages wait in the write-back buffer, are freed, and their space is taken by
-    // a two-page extent, which a commit writes straight to the file. The buffer must drop
-    // the old images: a read of the extent, and the file after a checkpoint, show new bytes.
+    // a two-page extent, which waits in the buffer too. The buffer must drop the old images:
+    // a read of the extent, and the file after a checkpoint, show new bytes.
     let (storage, pager) = mem_pager();
     let mut txn = pager.begin_write().expect("write");
     let a = txn.allocate(KIND, 1).expect("allocate");
@@ -438,6 +454,88 @@ fn a_buffered_page_reused_inside_a_larger_extent_shows_the_new_bytes() {
     )
     .expect("reopen");
     read_back(&reopened);
+}
+
+#[test]
+fn a_buffered_extent_reused_by_a_direct_write_never_comes_back() {
+    // A three-page extent waits in the write-back buffer and is freed; a large commit then
+    // writes a two-page extent straight to the file over its last two pages. The buffer
+    // must drop the old extent although its first page is not rewritten: otherwise the
+    // checkpoint's flush writes the old bytes over the new ones.
+    let (storage, pager) = mem_pager();
+    let mut txn = pager.begin_write().expect("write");
+    let old = txn.allocate(KIND, 3).expect("allocate");
+    txn.page_mut(old).expect("own").fill(1);
+    txn.commit().expect("commit");
+    let mut txn = pager.begin_write().expect("write");
+    txn.free(Extent::new(old, 3));
+    txn.commit().expect("commit");
+    let mut txn = pager.begin_write().expect("write");
+    let first = txn.allocate(KIND, 1).expect("allocate");
+    assert_eq!(first, old, "the freed extent is reused");
+    let tail = txn.allocate(KIND, 2).expect("allocate");
+    assert_eq!(tail.0, old.0 + 1, "the rest of the hole");
+    txn.free(Extent::new(first, 1));
+    txn.page_mut(tail).expect("own").fill(5);
+    // Past the buffer's per-commit bound: every image goes to the file at commit.
+    let pages = (WRITE_BACK_COMMIT_BYTES_MAX / PAGE_SIZE + 1) as u32;
+    let big = txn.allocate(KIND, pages).expect("allocate");
+    txn.set_root(0, u64::from(tail.0));
+    txn.set_root(1, u64::from(big.0));
+    txn.commit().expect("commit");
+    let read_back = |pager: &Pager| {
+        let read = pager.begin_read().expect("read");
+        let page = read.page(tail).expect("extent").into_owned();
+        assert_eq!(page.len(), 2 * PAGE_SIZE - 32, "the whole extent");
+        assert!(page.iter().all(|&x| x == 5), "new bytes");
+    };
+    read_back(&pager);
+    pager.checkpoint(3).expect("checkpoint");
+    read_back(&pager);
+    pager
+        .verify(&[Extent::new(tail, 2), Extent::new(big, pages)])
+        .expect("verify");
+    drop(pager);
+    let reopened = Pager::open(
+        Arc::new(MemStorage::from_bytes(storage.snapshot())),
+        Options::default(),
+    )
+    .expect("reopen");
+    read_back(&reopened);
+}
+
+#[test]
+fn a_small_commits_extent_reaches_the_file_at_the_checkpoint() {
+    let (storage, pager) = mem_pager();
+    let mut txn = pager.begin_write().expect("write");
+    let id = txn.allocate(KIND, 4).expect("allocate");
+    txn.page_mut(id).expect("own").fill(3);
+    txn.set_root(0, u64::from(id.0));
+    txn.commit().expect("commit");
+    let read = pager.begin_read().expect("read");
+    let page = read.page(id).expect("buffered");
+    assert_eq!(page.len(), 4 * PAGE_SIZE - 32);
+    assert!(page.iter().all(|&x| x == 3));
+    drop(read);
+    let on_file = |storage: &MemStorage| {
+        let bytes = storage.snapshot();
+        let start = id.0 as usize * PAGE_SIZE + 32;
+        bytes
+            .get(start..start + 4 * PAGE_SIZE - 32)
+            .map(<[u8]>::to_vec)
+    };
+    assert_ne!(
+        on_file(&storage),
+        Some(vec![3; 4 * PAGE_SIZE - 32]),
+        "not written yet"
+    );
+    pager.checkpoint(1).expect("checkpoint");
+    assert_eq!(
+        on_file(&storage),
+        Some(vec![3; 4 * PAGE_SIZE - 32]),
+        "written by the checkpoint"
+    );
+    pager.verify(&[Extent::new(id, 4)]).expect("verify");
 }
 
 #[test]

@@ -46,8 +46,9 @@ use wal::{Dir, Lsn, OsDir, Wal, WalOptions, crashpoint};
 /// Pages freed since the last checkpoint below which space alone never triggers one (8 MiB).
 const CHECKPOINT_PENDING_PAGES_MIN: u64 = 2048;
 
-/// Data-file bytes written since the last sync at which the checkpointer syncs them
-/// ahead of the checkpoint (`Pager::sync_ahead`). A commit's log sync queues behind a
+/// Data-file bytes written since the last sync, or waiting in the pager's write-back
+/// buffer, at which the checkpointer writes and syncs them ahead of the checkpoint
+/// (`Pager::sync_ahead`). A commit's log sync queues behind a
 /// data-file sync running on the same device, so the syncs are kept small. The gate's
 /// 6,144 sequential 16 KiB inserts (PLAN D30), longest / p99 insert: only before the
 /// checkpoint 161 / 6.1 ms; every 4 MiB 27-34 / 9-10 ms; every 16 MiB 25-26 / 7-8 ms.
