@@ -232,7 +232,7 @@ pub(crate) const FLOORS: &[(&str, &str, &str)] = &[
     (
         "createIndex_k_ms",
         "createIndex_k_over_range_count",
-        "unindexed range count (median of rebuilds; goal <= 2x)",
+        "unindexed range count, interleaved (median of rebuilds; goal <= 2x)",
     ),
     (
         "findOne_k_indexed_ms",
