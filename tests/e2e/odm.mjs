@@ -1,5 +1,6 @@
 // Mongoose smoke test, as an app would use it: a schema with Decimal128 money, the
-// money aggregate (a $sum of Decimal128 prices grouped by customer), and a transaction,
+// money aggregate (a $sum of Decimal128 prices grouped by customer), schema indexes
+// (unique, TTL, compound; syncIndexes), and a transaction,
 // which a standalone must refuse (IllegalOperation), never apply and keep.
 // Usage: node odm.mjs mongodb://127.0.0.1:PORT/
 import assert from 'node:assert/strict';
@@ -39,6 +40,42 @@ try {
 } finally {
   await admin.command({ setParameter: 1, [limit]: was });
 }
+
+// Indexes as a schema declares them: Mongoose builds them at init (autoIndex), a duplicate
+// is E11000 with its key, a query uses the compound one, and syncIndexes drops what the
+// schema no longer declares.
+const memberSchema = new mongoose.Schema({
+  email: { type: String, unique: true },
+  team: String,
+  age: { type: Number, index: true },
+  joined: { type: Date, expires: 3600 },
+});
+memberSchema.index({ team: 1, age: -1 });
+const Member = mongoose.model('Member', memberSchema);
+await Member.init();
+const names = (await Member.listIndexes()).map((i) => i.name).sort();
+assert.deepEqual(names, ['_id_', 'age_1', 'email_1', 'joined_1', 'team_1_age_-1']);
+const ttl = (await Member.listIndexes()).find((i) => i.name === 'joined_1');
+assert.equal(ttl.expireAfterSeconds, 3600);
+for (let i = 0; i < 20; i++) {
+  await Member.create({ email: `m${i}@x`, team: 'ab'[i % 2], age: 20 + i, joined: new Date() });
+}
+await assert.rejects(Member.create({ email: 'm5@x', team: 'a', age: 1 }), (error) => {
+  assert.equal(error.code, 11000);
+  assert.deepEqual(error.keyValue, { email: 'm5@x' });
+  return true;
+});
+const older = await Member.find({ team: 'a', age: { $gte: 30 } }).sort({ age: -1 });
+assert.deepEqual(older.map((m) => m.age), [38, 36, 34, 32, 30]);
+const plan = await Member.find({ team: 'a', age: { $gte: 30 } }).sort({ age: -1 }).explain();
+let stage = plan.queryPlanner.winningPlan;
+while (stage.inputStage) stage = stage.inputStage;
+assert.equal(stage.stage, 'IXSCAN');
+assert.equal(stage.indexName, 'team_1_age_-1');
+await Member.collection.createIndex({ team: 1 }, { name: 'team_extra' });
+const dropped = await Member.syncIndexes();
+assert.deepEqual(dropped, ['team_extra']);
+assert.deepEqual(await Member.diffIndexes(), { toDrop: [], toCreate: [] });
 
 // A transaction on a standalone: refused, and nothing it wrote is kept.
 const session = await mongoose.startSession();

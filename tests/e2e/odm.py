@@ -1,23 +1,41 @@
-"""Beanie smoke test (PyMongo's async client underneath): documents linked by DBRef and
-read back with fetch_links=True, which runs $lookup on "author.$id"; and a PyMongo
+"""Python ODM smoke tests, as apps use them.
+
+Beanie (PyMongo's async client underneath): documents linked by DBRef and read back with
+fetch_links=True, which runs $lookup on "author.$id"; indexes declared on the model
+(`Indexed`, `Settings.indexes`) built by init_beanie, a duplicate refused; and a PyMongo
 transaction, which a standalone must refuse, never apply and keep.
+MongoEngine: `meta` indexes (unique, compound descending, TTL) built by ensure_indexes,
+NotUniqueError on a duplicate, an indexed query's explain, and compare_indexes agreeing.
 
 Usage: python odm.py mongodb://127.0.0.1:PORT/
 """
 
 import asyncio
+import datetime
 import sys
 from decimal import Decimal
 
 import beanie
-from beanie import Document, Link, init_beanie
+import mongoengine as me
+import pymongo
+from beanie import Document, Indexed, Link, init_beanie
 from bson import Decimal128
 from pymongo import AsyncMongoClient
-from pymongo.errors import OperationFailure
+from pymongo.errors import DuplicateKeyError, OperationFailure
 
 
 class Author(Document):
     name: str
+
+
+class Reader(Document):
+    email: Indexed(str, unique=True)
+    team: str
+    age: int
+
+    class Settings:
+        name = "readers"
+        indexes = [pymongo.IndexModel([("team", 1), ("age", -1)], name="team_age")]
 
 
 class Book(Document):
@@ -31,7 +49,25 @@ class Book(Document):
 async def main(uri: str) -> None:
     client = AsyncMongoClient(uri, serverSelectionTimeoutMS=5000, directConnection=True)
     db = client["smoke_beanie"]
-    await init_beanie(database=db, document_models=[Author, Book])
+    await init_beanie(database=db, document_models=[Author, Book, Reader])
+    info = await db.readers.index_information()
+    assert info["email_1"].get("unique") is True, info
+    assert info["team_age"]["key"] == [("team", 1), ("age", -1)], info
+    await Reader.delete_all()
+    for i in range(20):
+        await Reader(email=f"r{i}@x", team="ab"[i % 2], age=20 + i).insert()
+    try:
+        await Reader(email="r3@x", team="a", age=1).insert()
+        raise AssertionError("a duplicate email was accepted")
+    except DuplicateKeyError as error:
+        assert error.details["keyValue"] == {"email": "r3@x"}, error.details
+    older = await Reader.find(Reader.team == "a", Reader.age >= 30).sort("-age").to_list()
+    assert [r.age for r in older] == [38, 36, 34, 32, 30], older
+    plan = await db.readers.find({"team": "a", "age": {"$gte": 30}}).sort("age", -1).explain()
+    stage = plan["queryPlanner"]["winningPlan"]
+    while "inputStage" in stage:
+        stage = stage["inputStage"]
+    assert stage["stage"] == "IXSCAN" and stage["indexName"] == "team_age", plan
     await Book.delete_all()
     await Author.delete_all()
     ada = await Author(name="Ada").insert()
@@ -66,5 +102,48 @@ async def main(uri: str) -> None:
     print(f"beanie {beanie.__version__}: ok")
 
 
+class Member(me.Document):
+    email = me.StringField(required=True, unique=True)
+    team = me.StringField()
+    age = me.IntField()
+    joined = me.DateTimeField()
+    meta = {
+        "collection": "members",
+        "indexes": ["age", ("team", "-age"), {"fields": ["joined"], "expireAfterSeconds": 3600}],
+    }
+
+
+def mongoengine_round(uri: str) -> None:
+    me.connect(db="smoke_mongoengine", host=uri, directConnection=True, serverSelectionTimeoutMS=5000)
+    Member.drop_collection()
+    Member.ensure_indexes()
+    info = Member._get_collection().index_information()
+    assert info["email_1"].get("unique") is True, info
+    assert info["team_1_age_-1"]["key"] == [("team", 1), ("age", -1)], info
+    assert info["joined_1"]["expireAfterSeconds"] == 3600, info
+    assert Member.compare_indexes() == {"missing": [], "extra": []}, Member.compare_indexes()
+    now = datetime.datetime.now(datetime.timezone.utc)
+    for i in range(20):
+        Member(email=f"m{i}@x", team="ab"[i % 2], age=20 + i, joined=now).save()
+    try:
+        Member(email="m4@x", team="a", age=1).save()
+        raise AssertionError("a duplicate email was accepted")
+    except me.NotUniqueError as error:
+        assert "E11000 duplicate key error" in str(error), error
+    assert Member.objects(age__gte=35).count() == 5
+    assert [m.age for m in Member.objects(team="b", age__lt=26).order_by("-age")] == [25, 23, 21]
+    plan = Member.objects(age__gte=35).explain()
+    stage = plan["queryPlanner"]["winningPlan"]
+    while "inputStage" in stage:
+        stage = stage["inputStage"]
+    assert stage["stage"] == "IXSCAN" and stage["indexName"] == "age_1", plan
+    Member.objects(team="a").update(inc__age=100)
+    assert Member.objects(age__gte=100).count() == 10
+    Member.drop_collection()
+    me.disconnect()
+    print(f"mongoengine {'.'.join(map(str, me.VERSION))}: ok")
+
+
 if __name__ == "__main__":
+    mongoengine_round(sys.argv[1])
     asyncio.run(main(sys.argv[1]))

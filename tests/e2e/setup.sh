@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the pinned e2e clients on a fresh machine: the Node.js driver, Mongoose and
-# mongosh from package-lock.json (npm ci), and PyMongo and Beanie from requirements.txt
+# mongosh from package-lock.json (npm ci), and PyMongo, Beanie and MongoEngine from requirements.txt
 # into tests/e2e/.venv.
 # Then `cargo xtask e2e` runs the smoke scripts against a freshly built server.
 set -euo pipefail

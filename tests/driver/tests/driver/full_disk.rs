@@ -158,6 +158,136 @@ fn a_full_file_system_refuses_writes_keeps_reads_and_recovers_when_space_is_free
     );
 }
 
+/// `validate` of `test.c`: valid, with every index holding exactly its documents' keys.
+fn assert_valid(client: &mongodb::sync::Client) {
+    let reply = client
+        .database("test")
+        .run_command(doc! {"validate": "c", "full": true})
+        .run()
+        .expect("validate");
+    assert_eq!(reply.get_bool("valid").ok(), Some(true), "{reply:?}");
+}
+
+/// The `_id`s `filter` finds through index `hint` (`{"$natural": 1}`: a collection scan).
+fn ids_through(
+    coll: &mongodb::sync::Collection<Document>,
+    filter: Document,
+    hint: Document,
+) -> BTreeSet<i64> {
+    coll.find(filter)
+        .hint(mongodb::options::Hint::Keys(hint))
+        .projection(doc! {"_id": 1})
+        .run()
+        .expect("find")
+        .map(|d| d.expect("doc").get_i64("_id").expect("id"))
+        .collect()
+}
+
+#[test]
+fn indexes_stay_exact_through_a_full_file_system_and_its_recovery() {
+    let Some(mount) = Mount::tmpfs("24m") else {
+        eprintln!("skipped: cannot mount a tmpfs here (not root, or no mount permission)");
+        return;
+    };
+    let db = mount.0.join("indexed.mfdb");
+    let mut server = TestServer::start_at(&db, &[]);
+    let client = server.client();
+    let coll = client.database("test").collection::<Document>("c");
+    client
+        .database("test")
+        .run_command(doc! {"createIndexes": "c", "indexes": [
+            {"key": {"u": 1}, "name": "u_1", "unique": true},
+            {"key": {"k": 1, "tags": 1}, "name": "k_1_tags_1"},
+        ]})
+        .run()
+        .expect("createIndexes");
+    let document = |id: i64| {
+        doc! {"_id": id, "u": id, "k": id % 7, "tags": [id % 3, id % 5], "pad": "x".repeat(100_000)}
+    };
+    let (mut acked, mut refused) = (BTreeSet::new(), 0);
+    let mut id = 0;
+    while refused < 3 {
+        assert!(id < 2_000, "24 MiB never filled up");
+        match classify(coll.insert_one(document(id)).run()) {
+            Told::Acked => {
+                acked.insert(id);
+            }
+            Told::Refused(code) => {
+                assert_eq!(code, 14031, "a full disk is OutOfDiskSpace");
+                refused += 1;
+            }
+            Told::Unknown => {}
+        }
+        id += 1;
+    }
+    // Updates that move index keys (and grow documents) meet the full disk too.
+    let mut updates_refused = 0;
+    for _ in 0..3 {
+        let moved = coll
+            .update_many(
+                doc! {"k": 3},
+                doc! {"$inc": {"k": 10}, "$set": {"more": "y".repeat(200_000)}},
+            )
+            .run();
+        if let Err(error) = moved {
+            assert!(
+                matches!(
+                    classify::<()>(Err(error)),
+                    Told::Refused(14031) | Told::Unknown
+                ),
+                "a refused update is OutOfDiskSpace"
+            );
+            updates_refused += 1;
+        }
+    }
+    assert!(updates_refused > 0, "the growing updates met the full disk");
+    assert_valid(&client);
+    // Every index answers as a collection scan does, and uniqueness still holds.
+    let scan = |filter: Document| ids_through(&coll, filter, doc! {"$natural": 1});
+    for filter in [
+        doc! {"k": 3},
+        doc! {"k": 13},
+        doc! {"k": {"$gte": 2}, "tags": 4},
+    ] {
+        let through = ids_through(&coll, filter.clone(), doc! {"k": 1, "tags": 1});
+        assert_eq!(through, scan(filter.clone()), "k_1_tags_1 on {filter}");
+    }
+    let low = doc! {"u": {"$lt": 5}};
+    assert_eq!(ids_through(&coll, low.clone(), doc! {"u": 1}), scan(low));
+    assert!(
+        acked.is_subset(&ids(&coll)),
+        "every acknowledged insert is readable"
+    );
+    mount.resize("256m");
+    let again = coll
+        .insert_one(doc! {"_id": 1_000_000_i64, "u": 0_i64})
+        .run();
+    assert!(
+        matches!(classify(again), Told::Refused(11000)),
+        "the unique index still refuses a duplicate"
+    );
+    coll.insert_one(doc! {"_id": 1_000_001_i64, "u": 1_000_001_i64, "k": 3})
+        .run()
+        .expect("writes resume");
+    assert!(server.terminate().success(), "a clean close");
+    let server = TestServer::start_at(&db, &[]);
+    let client = server.client();
+    let coll = client.database("test").collection::<Document>("c");
+    assert_valid(&client);
+    let filter = doc! {"k": 3};
+    assert_eq!(
+        ids_through(&coll, filter.clone(), doc! {"k": 1, "tags": 1}),
+        ids_through(&coll, filter, doc! {"$natural": 1}),
+        "after the restart"
+    );
+    assert!(acked.is_subset(&ids(&coll)));
+    eprintln!(
+        "indexed full disk: {} inserts acknowledged, {refused} refused, {updates_refused} of 3 \
+         key-moving updates refused",
+        acked.len()
+    );
+}
+
 #[test]
 fn a_server_on_a_full_file_system_still_closes_cleanly_to_one_file() {
     let Some(mount) = Mount::tmpfs("16m") else {
