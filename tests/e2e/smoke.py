@@ -54,7 +54,8 @@ def crud_round(client: MongoClient) -> None:
 
 def index_round(client: MongoClient) -> None:
     """createIndex (unique, compound), index_information, a unique violation with its
-    keyPattern/keyValue, a build over duplicates refused, drop_index."""
+    keyPattern/keyValue, a build over duplicates refused, drop_index, an $in sorted
+    through merged index walks (SORT_MERGE)."""
     db = client["smoke_py_ix"]
     db.drop_collection("users")
     users = db.users
@@ -100,6 +101,19 @@ def index_round(client: MongoClient) -> None:
     assert set(users.index_information()) == {"_id_", "email_1"}
     assert db.command("validate", "users")["valid"] is True
     db.drop_collection("users")
+    # An $in before the sort field: one walk per team, merged (SORT_MERGE), with a limit.
+    scores = db.scores
+    scores.create_index([("team", ASCENDING), ("score", DESCENDING)])
+    scores.insert_many([{"_id": i, "team": "abc"[i % 3], "score": (i * 37) % 101} for i in range(30)])
+    top = [d["score"] for d in scores.find({"team": {"$in": ["c", "a"]}}).sort("score", -1).limit(4)]
+    model = sorted(((i * 37) % 101 for i in range(30) if i % 3 != 1), reverse=True)[:4]
+    assert top == model, (top, model)
+    plan = scores.find({"team": {"$in": ["c", "a"]}}).sort("score", -1).limit(4).explain()
+    merge = plan["queryPlanner"]["winningPlan"]["inputStage"]["inputStage"]
+    assert merge["stage"] == "SORT_MERGE", plan
+    assert [s["indexBounds"]["team"] for s in merge["inputStages"]] == [['["a", "a"]'], ['["c", "c"]']], merge
+    assert plan["executionStats"]["nReturned"] == 4, plan
+    db.drop_collection("scores")
 
 
 def gridfs_round(client: MongoClient) -> None:

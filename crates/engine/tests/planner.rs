@@ -9,7 +9,8 @@
 //! find (also batch by batch through getMore), count, distinct, and the documents an
 //! `updateMany` and a `deleteMany` touch. A broken bound (an index that under-approximates)
 //! turns it red. A hinted wildcard index that covers none of the filter's paths is refused
-//! with mongod's 291 instead.
+//! with mongod's 291 instead. Sorts ending in `_id` (no ties) must come out in the scan's
+//! order, also where an index provides them (after pinned fields, or merged per `$in` point).
 
 use crate::support::{ok, options, run};
 use bson::{Bson, Document, RawDocumentBuf, doc};
@@ -35,6 +36,20 @@ fn pool() -> Vec<(&'static str, Document, Document, bool)> {
         ("b_sparse", doc! { "b": 1 }, doc! { "sparse": true }, false),
         ("a_1__id_1", doc! { "a": 1, "_id": 1 }, doc! {}, true),
         ("b_1__id_-1", doc! { "b": 1, "_id": -1 }, doc! {}, true),
+        // After `a` (or `c.x` and `a`) pinned by an `$in`, the sorts on `b` then `_id` come
+        // from merging one walk per point (SORT_MERGE), forward or backward.
+        (
+            "a_1_b_1__id_-1",
+            doc! { "a": 1, "b": 1, "_id": -1 },
+            doc! {},
+            true,
+        ),
+        (
+            "cx_1_a_1_b_-1__id_1",
+            doc! { "c.x": 1, "a": 1, "b": -1, "_id": 1 },
+            doc! {},
+            true,
+        ),
         (
             "b_partial",
             doc! { "b": 1 },
@@ -65,7 +80,7 @@ fn pool() -> Vec<(&'static str, Document, Document, bool)> {
 }
 
 /// The number of indexes in the pool.
-const POOL: usize = 17;
+const POOL: usize = 19;
 
 fn scalar() -> impl Strategy<Value = Bson> {
     prop_oneof![
@@ -636,6 +651,147 @@ fn fields_through_one_array_are_not_compounded() {
 
 /// `explain` shows the plan the planner chose, in mongod's shape, and counts what a run
 /// examines.
+/// `{a: {$in: [0, 2]}}` sorted by `b` then `_id` over `{a: 1, b: 1, _id: 1}`: one walk per
+/// point, merged (mongod's SORT_MERGE), each stopping after `skip + limit` matches; the
+/// order is the sort's, and explain shows the merge with each walk's pinned bounds and
+/// true counts.
+#[test]
+fn an_in_before_the_sort_fields_merges_one_walk_per_point() {
+    let engine = Engine::new(options());
+    ok(
+        &engine,
+        "db",
+        raw(doc! { "createIndexes": "c", "indexes": [
+            { "key": { "a": 1, "b": 1, "_id": 1 }, "name": "a_b_id" },
+        ] }),
+    );
+    let docs: Vec<Document> = (0..30)
+        .map(|i| doc! { "_id": i, "a": i % 3, "b": (i * 7) % 11 })
+        .collect();
+    let all: Vec<Bson> = docs.iter().cloned().map(Bson::Document).collect();
+    ok(&engine, "db", raw(doc! { "insert": "c", "documents": all }));
+    let model = |forward: bool, skip: usize, limit: usize| {
+        let mut kept: Vec<&Document> = docs
+            .iter()
+            .filter(|d| [0, 2].contains(&d.get_i32("a").expect("a")))
+            .collect();
+        kept.sort_by_key(|d| (d.get_i32("b").expect("b"), d.get_i32("_id").expect("_id")));
+        if !forward {
+            kept.reverse();
+        }
+        kept.iter()
+            .skip(skip)
+            .take(limit)
+            .map(|d| d.get_i32("_id").expect("_id"))
+            .collect::<Vec<_>>()
+    };
+    let filter = doc! { "a": { "$in": [2, 0] } };
+    for (sort, forward) in [
+        (doc! { "b": 1, "_id": 1 }, true),
+        (doc! { "b": -1, "_id": -1 }, false),
+    ] {
+        for (skip, limit) in [(0, 4), (3, 5), (15, 10)] {
+            let cmd = doc! {
+                "find": "c", "filter": filter.clone(), "sort": sort.clone(),
+                "skip": skip as i32, "limit": limit as i32,
+            };
+            let reply = ok(&engine, "db", raw(cmd));
+            let got: Vec<i32> = reply
+                .get_document("cursor")
+                .and_then(|c| c.get_array("firstBatch"))
+                .expect("firstBatch")
+                .iter()
+                .map(|d| {
+                    d.as_document()
+                        .and_then(|d| d.get_i32("_id").ok())
+                        .expect("_id")
+                })
+                .collect();
+            assert_eq!(
+                got,
+                model(forward, skip, limit),
+                "{sort:?} skip {skip} limit {limit}"
+            );
+        }
+    }
+    let reply = ok(
+        &engine,
+        "db",
+        raw(doc! {
+            "explain": {
+                "find": "c", "filter": filter.clone(), "sort": { "b": 1, "_id": 1 }, "limit": 4,
+            },
+            "verbosity": "executionStats",
+        }),
+    );
+    let winning = reply
+        .get_document("queryPlanner")
+        .and_then(|p| p.get_document("winningPlan"))
+        .expect("winningPlan");
+    assert_eq!(winning.get_str("stage").ok(), Some("LIMIT"), "{winning:?}");
+    let merge = winning
+        .get_document("inputStage")
+        .and_then(|fetch| fetch.get_document("inputStage"))
+        .expect("SORT_MERGE");
+    assert_eq!(
+        merge.get_str("stage").ok(),
+        Some("SORT_MERGE"),
+        "{winning:?}"
+    );
+    assert_eq!(
+        merge.get_document("sortPattern").ok(),
+        Some(&doc! { "b": 1, "_id": 1 })
+    );
+    let bounds: Vec<Document> = merge
+        .get_array("inputStages")
+        .expect("inputStages")
+        .iter()
+        .map(|scan| {
+            let scan = scan.as_document().expect("IXSCAN");
+            assert_eq!(scan.get_str("stage").ok(), Some("IXSCAN"));
+            scan.get_document("indexBounds").expect("bounds").clone()
+        })
+        .collect();
+    let all_values = "[MinKey, MaxKey]";
+    assert_eq!(
+        bounds,
+        vec![
+            doc! { "a": ["[0, 0]"], "b": [all_values], "_id": [all_values] },
+            doc! { "a": ["[2, 2]"], "b": [all_values], "_id": [all_values] },
+        ]
+    );
+    let stats = reply
+        .get_document("executionStats")
+        .expect("executionStats");
+    assert_eq!(stats.get_i64("nReturned").ok(), Some(4), "{stats:?}");
+    // Each walk stops after 4 matches: 4 keys and 4 documents each.
+    assert_eq!(
+        stats.get_i64("totalKeysExamined").ok(),
+        Some(8),
+        "{stats:?}"
+    );
+    assert_eq!(
+        stats.get_i64("totalDocsExamined").ok(),
+        Some(8),
+        "{stats:?}"
+    );
+
+    // Without a limit the merge would read and hold what an in-memory sort does: SORT.
+    let reply = ok(
+        &engine,
+        "db",
+        raw(doc! {
+            "explain": { "find": "c", "filter": filter, "sort": { "b": 1, "_id": 1 } },
+            "verbosity": "queryPlanner",
+        }),
+    );
+    let winning = reply
+        .get_document("queryPlanner")
+        .and_then(|p| p.get_document("winningPlan"))
+        .expect("winningPlan");
+    assert_eq!(winning.get_str("stage").ok(), Some("SORT"), "{winning:?}");
+}
+
 #[test]
 fn explain_shows_the_chosen_plan_and_its_counts() {
     let engine = Engine::new(options());
@@ -874,4 +1030,134 @@ fn a_multikey_sort_field_is_sorted_not_walked() {
         })
         .collect();
     assert_eq!(got, vec![1, 2]);
+}
+
+/// A small value domain, so that `$in` lists meet documents: ints, a string, null, arrays
+/// of ints (a multikey leading field), or missing.
+fn small() -> impl Strategy<Value = Option<Bson>> {
+    proptest::option::weighted(
+        0.9,
+        prop_oneof![
+            6 => (0i32..4).prop_map(Bson::Int32),
+            1 => Just(Bson::String("s".into())),
+            1 => Just(Bson::Null),
+            2 => proptest::collection::vec((0i32..4).prop_map(Bson::Int32), 0..3).prop_map(Bson::Array),
+        ],
+    )
+}
+
+/// A sort field's values: never an array (an index sorted by a multikey field is not
+/// walked for a sort), some ties, mixed types, missing.
+fn sortable() -> impl Strategy<Value = Option<Bson>> {
+    proptest::option::weighted(
+        0.9,
+        prop_oneof![
+            6 => (0i32..6).prop_map(Bson::Int32),
+            1 => (0i32..3).prop_map(|n| Bson::Double(f64::from(n) + 0.5)),
+            1 => Just(Bson::String("t".into())),
+            1 => Just(Bson::Null),
+        ],
+    )
+}
+
+fn in_list() -> impl Strategy<Value = Bson> {
+    proptest::collection::vec(
+        prop_oneof![
+            6 => (0i32..4).prop_map(Bson::Int32),
+            1 => Just(Bson::Null),
+            1 => Just(Bson::String("s".into())),
+        ],
+        1..5,
+    )
+    .prop_map(|values| Bson::Document(doc! { "$in": values }))
+}
+
+/// Merged sorts (SORT_MERGE) against the collection scan: `$in` on the fields before the
+/// sort's, sorts on `b` then `_id` both ways, skips and limits; the documents, in order.
+fn check_merge(
+    bodies: Vec<(Option<Bson>, Option<Bson>, Option<Bson>)>,
+    filters: Vec<(Bson, Option<Bson>, Option<i32>)>,
+    sorts: Vec<(bool, i32, i32)>,
+) {
+    let engine = Engine::new(options());
+    ok(
+        &engine,
+        "db",
+        raw(doc! { "createIndexes": "c", "indexes": [
+            { "key": { "a": 1, "b": 1, "_id": -1 }, "name": "a_1_b_1__id_-1" },
+            { "key": { "c.x": 1, "a": 1, "b": -1, "_id": 1 }, "name": "cx_1_a_1_b_-1__id_1" },
+        ] }),
+    );
+    for (i, (a, b, cx)) in bodies.into_iter().enumerate() {
+        let mut doc = doc! { "_id": i as i32 };
+        if let Some(a) = a {
+            doc.insert("a", a);
+        }
+        if let Some(b) = b {
+            doc.insert("b", b);
+        }
+        if let Some(cx) = cx {
+            doc.insert("c", doc! { "x": cx });
+        }
+        ok(
+            &engine,
+            "db",
+            raw(doc! { "insert": "c", "documents": [doc] }),
+        );
+    }
+    for (a, cx, above) in filters {
+        let mut filter = doc! { "a": a };
+        if let Some(cx) = cx {
+            filter.insert("c.x", cx);
+        }
+        if let Some(above) = above {
+            filter.insert("_id", doc! { "$gt": above });
+        }
+        for &(up, skip, limit) in &sorts {
+            let sort = if up {
+                doc! { "b": 1, "_id": -1 }
+            } else {
+                doc! { "b": -1, "_id": 1 }
+            };
+            let cmd = doc! {
+                "find": "c", "filter": filter.clone(), "sort": sort.clone(),
+                "skip": skip, "limit": limit,
+            };
+            let mut scan = cmd.clone();
+            scan.insert("hint", natural());
+            let in_order = |cmd: Document| {
+                let reply = ok(&engine, "db", raw(cmd));
+                ids(&reply
+                    .get_document("cursor")
+                    .and_then(|c| c.get_array("firstBatch"))
+                    .expect("firstBatch")
+                    .iter()
+                    .map(|d| d.as_document().expect("doc").clone())
+                    .collect::<Vec<_>>())
+            };
+            assert_eq!(
+                in_order(cmd),
+                in_order(scan),
+                "find {filter:?} sort {sort:?} skip {skip} limit {limit}"
+            );
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("MFDB_PLANNER_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
+    ))]
+
+    #[test]
+    fn merged_sorts_return_what_a_sorted_scan_returns(
+        bodies in proptest::collection::vec((small(), sortable(), small()), 0..40),
+        filters in proptest::collection::vec(
+            (in_list(), proptest::option::of(in_list()), proptest::option::of(0i32..20)),
+            1..5,
+        ),
+        sorts in proptest::collection::vec((any::<bool>(), 0i32..3, 1i32..8), 1..4),
+    ) {
+        check_merge(bodies, filters, sorts);
+    }
 }

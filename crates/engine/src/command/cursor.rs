@@ -478,6 +478,16 @@ impl<'h> Deadline<'h> {
         self.docs_examined.set(self.docs_examined.get() + 1);
     }
 
+    /// The index keys counted so far.
+    pub(crate) fn keys(&self) -> u64 {
+        self.keys_examined.get()
+    }
+
+    /// The documents counted so far.
+    pub(crate) fn docs(&self) -> u64 {
+        self.docs_examined.get()
+    }
+
     /// Counts one unit of work; every `DEADLINE_CHECK_INTERVAL`-th (the first included)
     /// fails with MaxTimeMSExpired (50) once the budget is spent, or with the running
     /// operation's interruption (11601 after killOp).

@@ -11,6 +11,7 @@
 
 use super::args::{self, wrong_type};
 use super::cursor::corrupt_record;
+use super::find::SortedRead;
 use super::read_args::{self, Hint};
 use super::write::check_hint;
 use super::{Request, name_of};
@@ -138,11 +139,19 @@ pub(crate) fn explain_command(
                 plan::choose(&mut planning, &query)?
             };
             let mut access = planned.access;
-            if !explained.min_max.is_set()
-                && let Some(sorted) = explained.sorted_walk(meta, &access)?
-            {
-                access = Access::Index(sorted);
-                explained.sort = None;
+            let mut merge = None;
+            if !explained.min_max.is_set() {
+                match explained.sorted_walk(meta, &access)? {
+                    Some(SortedRead::Walk(sorted)) => {
+                        access = Access::Index(sorted);
+                        explained.sort = None;
+                    }
+                    Some(SortedRead::Merge(merged)) => {
+                        let sort = explained.sort.take();
+                        merge = Some((merged, sort));
+                    }
+                    None => {}
+                }
             }
             let key =
                 plan::cache::Key::of(meta, explained.filter, explained.sort, explained.projection);
@@ -159,7 +168,24 @@ pub(crate) fn explain_command(
                 }
                 _ => None,
             };
-            if let Some(index) = by_keys {
+            if let Some((merged, sort)) = merge {
+                let sort = sort.expect("a merged sort has a sort");
+                let shown = Document::try_from(sort).unwrap_or_default();
+                let stage = plan::explain::sort_merge_stage(meta, &merged, explained.filter, shown);
+                let counts = if verbosity == "queryPlanner" {
+                    Counts::default()
+                } else {
+                    explained.merge_counts(
+                        engine,
+                        &reader,
+                        meta,
+                        &merged,
+                        sort,
+                        compiled.as_ref(),
+                    )?
+                };
+                (stage, counts)
+            } else if let Some(index) = by_keys {
                 let mut counts = Counts::default();
                 if verbosity != "queryPlanner" {
                     let deadline = super::cursor::Deadline::start(engine.host.as_ref(), None);
@@ -447,12 +473,54 @@ impl Explained<'_> {
         Ok(Some(sorter))
     }
 
-    /// The index walk that provides a find's sort, as `find` chooses it.
+    /// A merged sort run as `find` runs it, for its counts: each walk's keys and distinct
+    /// records, the documents fetched, the merge's duplicates.
+    fn merge_counts(
+        &self,
+        engine: &Engine,
+        reader: &Reader<'_>,
+        meta: &CollectionMeta,
+        merge: &plan::SortMerge,
+        sort: &RawDocument,
+        filter: Option<&Filter>,
+    ) -> Result<Counts, Error> {
+        let spec = query::SortSpec::parse(sort)?;
+        let keep = self
+            .limit
+            .map(|n| usize::try_from(n.saturating_add(self.skip)).unwrap_or(usize::MAX));
+        let deadline = super::cursor::Deadline::start(engine.host.as_ref(), None);
+        let run = super::sort_merge::run(
+            reader,
+            meta,
+            &self.ns,
+            filter,
+            merge,
+            &spec,
+            keep,
+            usize::MAX,
+            &deadline,
+        )?;
+        let merged = run.expect("an unbounded merge always runs");
+        Ok(Counts {
+            keys: deadline.keys(),
+            docs: deadline.docs(),
+            matched: merged.docs.len() as u64,
+            branches: merged
+                .walks
+                .iter()
+                .map(|&(keys, unique)| Branch { keys, unique })
+                .collect(),
+            merge: Some((merged.dups_tested, merged.dups_dropped)),
+            ..Counts::default()
+        })
+    }
+
+    /// The index walk (or merged walks) that provide a find's sort, as `find` chooses it.
     fn sorted_walk(
         &self,
         meta: &CollectionMeta,
         access: &Access<'_>,
-    ) -> Result<Option<plan::IndexAccess>, Error> {
+    ) -> Result<Option<SortedRead>, Error> {
         let Some(sort) = self
             .sort
             .filter(|_| self.wrapper.is_none() && self.pipeline.is_none())
@@ -585,6 +653,8 @@ struct Counts {
     branches: Vec<Branch>,
     /// What the SORT stage did, when it ran.
     sort: Option<SortStats>,
+    /// A SORT_MERGE's records tested for duplicates and dropped as duplicates.
+    merge: Option<(u64, u64)>,
     /// Why the run stopped (a sort over its memory limit), if it did.
     failure: Option<Error>,
 }
@@ -690,6 +760,12 @@ fn annotate(mut stage: Document, counts: &Counts, returned: u64) -> Document {
             stage.insert("dupsTested", to_i64(tested));
             stage.insert("dupsDropped", to_i64(tested.saturating_sub(counts.docs)));
             (counts.docs, None)
+        }
+        "SORT_MERGE" => {
+            let (tested, dropped) = counts.merge.unwrap_or_default();
+            stage.insert("dupsTested", to_i64(tested));
+            stage.insert("dupsDropped", to_i64(dropped));
+            (counts.matched, None)
         }
         "SORT" => {
             if let Some(sort) = counts.sort {

@@ -407,8 +407,8 @@ fn plan(
         }
         _ => {}
     }
-    if let Order::Sorted(spec) = &query.order
-        && let Some(sorted) = sorted_walk(
+    if let Order::Sorted(spec) = &query.order {
+        let sorted = sorted_walk(
             meta,
             ns,
             query.filter_spec,
@@ -416,11 +416,36 @@ fn plan(
             query.limit.is_some(),
             &access,
             spec,
-        )?
-    {
-        summary(plan::explain::walk_summary(meta, &sorted));
-        engine.index_usage.used(meta.uuid, &sorted.name);
-        return Ok(index_scan(meta, sorted, VecDeque::new(), query));
+        )?;
+        match sorted {
+            Some(SortedRead::Walk(sorted)) => {
+                summary(plan::explain::walk_summary(meta, &sorted));
+                engine.index_usage.used(meta.uuid, &sorted.name);
+                return Ok(index_scan(meta, sorted, VecDeque::new(), query));
+            }
+            Some(SortedRead::Merge(merge)) => {
+                let keep = query.limit.map(|n| to_usize(n.saturating_add(query.skip)));
+                let filter = query.filter.as_ref();
+                let bytes_max = engine.sorting.bytes_max();
+                let run = super::sort_merge::run(
+                    reader, meta, ns, filter, &merge, spec, keep, bytes_max, deadline,
+                )?;
+                if let Some(mut merged) = run {
+                    let walks: Vec<String> = merge
+                        .walks
+                        .iter()
+                        .map(|walk| plan::explain::walk_summary(meta, walk))
+                        .collect();
+                    summary(walks.join(", "));
+                    engine.index_usage.used(meta.uuid, &merge.index().name);
+                    let skip = to_usize(query.skip).min(merged.docs.len());
+                    merged.docs.drain(..skip);
+                    return Ok(Source::Buffered(merged.docs));
+                }
+                // Past the sort memory limit: sorted as without the merge (spilling, or 292).
+            }
+            None => {}
+        }
     }
     if let (Access::Collection, Some(forward), Some(limit)) = (&access, query.id_sort, query.limit)
         && matches!(query.hint, Hint::None | Hint::Id)
@@ -505,10 +530,20 @@ fn sorted_source(
     }
 }
 
-/// An index walk that already yields `spec`'s order, instead of a blocking sort: taken when
-/// the filter alone would scan the collection, when a limit lets the walk stop early, or
-/// when it is the index the filter chose anyway (never over an `_id` point lookup). Explain
-/// asks the same question.
+/// How a sort is read in order from an index instead of sorted in memory.
+#[derive(Debug)]
+pub(super) enum SortedRead {
+    /// One walk yields the order.
+    Walk(plan::IndexAccess),
+    /// Walks per combination of pinned points, merged (mongod's `SORT_MERGE`).
+    Merge(plan::SortMerge),
+}
+
+/// An index walk that already yields `spec`'s order, instead of a blocking sort, or else
+/// walks of one index merged into it: taken when the filter alone would scan the
+/// collection, when a limit lets the walks stop early, or when it is the index the filter
+/// chose anyway (never over an `_id` point lookup); a merge only with a limit (without
+/// one it reads and holds what the sort would). Explain asks the same question.
 pub(super) fn sorted_walk(
     meta: &CollectionMeta,
     ns: &Namespace,
@@ -517,7 +552,7 @@ pub(super) fn sorted_walk(
     limited: bool,
     access: &Access<'_>,
     spec: &SortSpec,
-) -> Result<Option<plan::IndexAccess>, Error> {
+) -> Result<Option<SortedRead>, Error> {
     if matches!(access, Access::Id(_)) {
         return Ok(None);
     }
@@ -526,12 +561,18 @@ pub(super) fn sorted_walk(
         .iter()
         .map(|(path, direction)| (path.as_str(), *direction == query::Direction::Ascending))
         .collect();
-    let Some(sorted) = plan::choose_sorted(meta, ns, filter, hint, &wanted)? else {
-        return Ok(None);
+    let worth = |target: &crate::store::WalkTarget| {
+        let same = matches!(access, Access::Index(chosen) if chosen.target == *target);
+        matches!(access, Access::Collection) || limited || same
     };
-    let same = matches!(access, Access::Index(chosen) if chosen.target == sorted.target);
-    let worth = matches!(access, Access::Collection) || limited || same;
-    Ok(worth.then_some(sorted))
+    if let Some(sorted) = plan::choose_sorted(meta, ns, filter, hint, &wanted)? {
+        return Ok(worth(&sorted.target).then_some(SortedRead::Walk(sorted)));
+    }
+    if !limited {
+        return Ok(None);
+    }
+    let merge = plan::sort_merge::choose(meta, ns, filter, hint, &wanted)?;
+    Ok(merge.map(SortedRead::Merge))
 }
 
 /// A find with `min`/`max`: the one range of the hinted index they name, in index order

@@ -31,6 +31,7 @@ mod plan_cache;
 pub(crate) mod point;
 pub(crate) mod read_args;
 pub(crate) mod registry;
+mod sort_merge;
 mod stats;
 mod status;
 mod update;

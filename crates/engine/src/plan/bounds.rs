@@ -49,6 +49,9 @@ pub(crate) struct Bounds {
     pub(crate) point_fields: usize,
     /// How many points bound each of them.
     pub(crate) point_counts: Vec<usize>,
+    /// The points of each of them: the field's encodings, sorted (the order of its
+    /// `display` intervals).
+    pub(crate) point_keys: Vec<Vec<Vec<u8>>>,
     /// Whether the field after them is bounded by a range.
     pub(crate) range_field: bool,
     /// Whether some bounded field's predicate cannot match a missing field (so a sparse
@@ -84,6 +87,7 @@ pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> B
     let mut prefixes: Vec<Vec<u8>> = vec![Vec::new()];
     let mut point_fields = 0;
     let mut point_counts = Vec::new();
+    let mut point_keys = Vec::new();
     let mut excludes_missing = false;
     let mut tail: Option<(Vec<u8>, Option<Vec<u8>>)> = None;
     let mut display: Vec<(String, Vec<String>)> = fields
@@ -123,6 +127,7 @@ pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> B
                     .collect();
                 point_fields += 1;
                 point_counts.push(points.len());
+                point_keys.push(points);
                 excludes_missing |= excludes;
             }
             FieldBound::Range(lower, upper, shown) => {
@@ -165,10 +170,30 @@ pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> B
         ranges: merge(ranges),
         point_fields,
         point_counts,
+        point_keys,
         range_field,
         excludes_missing,
         display,
     }
+}
+
+/// The parts of `ranges` (sorted, disjoint) inside `[prefix, successor(prefix))`: the keys
+/// that start with `prefix`, in the same order.
+pub(crate) fn clamp(ranges: &[KeyRange], prefix: &[u8]) -> Vec<KeyRange> {
+    let end = successor(prefix);
+    ranges
+        .iter()
+        .filter_map(|range| {
+            let lower = range.lower.as_slice().max(prefix).to_vec();
+            let upper = match (&range.upper, &end) {
+                (Some(a), Some(b)) => Some(a.min(b).clone()),
+                (Some(a), None) => Some(a.clone()),
+                (None, b) => b.clone(),
+            };
+            let empty = upper.as_ref().is_some_and(|upper| lower >= *upper);
+            (!empty).then_some(KeyRange { lower, upper })
+        })
+        .collect()
 }
 
 /// Sorted ranges with overlapping or touching ones joined.

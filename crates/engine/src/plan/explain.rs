@@ -1,7 +1,8 @@
 //! The access path as mongod's `explain` shows it (classic engine, `explainVersion: "1"`):
 //! `COLLSCAN`, `IDHACK`, or `FETCH` over an `IXSCAN` with the index's key pattern, name,
 //! multikey paths, flags, direction and bounds (mongod's interval strings), or over an
-//! `OR` of one `IXSCAN` per `$or` branch (under `SUBPLAN` when the filter is that `$or`). A wildcard
+//! `OR` of one `IXSCAN` per `$or` branch (under `SUBPLAN` when the filter is that `$or`), or
+//! over a `SORT_MERGE` of one `IXSCAN` per combination of pinned points. A wildcard
 //! index shows as mongod expands it: the key pattern `{$_path: 1, <path>: <direction>}`
 //! and the bounds of `$_path` and of the path's value.
 
@@ -70,6 +71,42 @@ pub(crate) fn access_stage(
             stage
         }
     }
+}
+
+/// The stages of a merged sort (`super::sort_merge`): `FETCH` over a `SORT_MERGE` of one
+/// `IXSCAN` per walk, each showing the points its leading fields are pinned to.
+pub(crate) fn sort_merge_stage(
+    meta: &CollectionMeta,
+    merge: &super::SortMerge,
+    filter: Option<&RawDocument>,
+    sort: Document,
+) -> Document {
+    let inputs: Vec<Bson> = merge
+        .walks
+        .iter()
+        .zip(&merge.pinned)
+        .map(|(walk, pinned)| {
+            let mut scan = scan_stage(meta, walk, filter);
+            if let Ok(shown) = scan.get_document_mut("indexBounds") {
+                for (path, interval) in pinned {
+                    shown.insert(path.as_str(), vec![interval.as_str()]);
+                }
+            }
+            Bson::Document(scan)
+        })
+        .collect();
+    let mut stage = doc! { "stage": "FETCH" };
+    if let Some(filter) = filter
+        .and_then(|f| Document::try_from(f).ok())
+        .filter(|f| !f.is_empty())
+    {
+        stage.insert("filter", filter);
+    }
+    stage.insert(
+        "inputStage",
+        doc! { "stage": "SORT_MERGE", "sortPattern": sort, "inputStages": inputs },
+    );
+    stage
 }
 
 /// The `IXSCAN` of one index walk, its bounds shown as `filter` makes them.

@@ -42,6 +42,7 @@ pub(crate) mod explain;
 mod implies;
 pub(crate) mod min_max;
 mod predicates;
+pub(crate) mod sort_merge;
 #[cfg(test)]
 mod tests;
 pub(crate) mod trial;
@@ -57,6 +58,7 @@ use bson::raw::RawBsonRef;
 use bson::{RawDocument, RawDocumentBuf};
 pub(crate) use cache::PlanCache;
 use predicates::Predicates;
+pub(crate) use sort_merge::SortMerge;
 use std::collections::BTreeSet;
 pub(crate) use trial::{Trial, Walker};
 pub(crate) use usage::IndexUsage;
@@ -520,17 +522,7 @@ pub(crate) fn choose_sorted(
     if sort.is_empty() {
         return Ok(None);
     }
-    let candidates: Vec<Candidate<'_>> = match hint {
-        Hint::Natural(_) | Hint::Id => return Ok(None),
-        Hint::None => ordinary(meta)
-            .filter(|i| !i.spec.hidden)
-            .map(Candidate::secondary)
-            .collect(),
-        forced => match hinted(meta, ns, forced)? {
-            Hinted::Index(candidate) => vec![candidate],
-            Hinted::Wildcard(_) => return Ok(None),
-        },
-    };
+    let candidates = sort_candidates(meta, ns, hint)?;
     let predicates = Predicates::of(filter);
     for candidate in candidates {
         let (mut access, bounds) = candidate.access(&predicates);
@@ -546,6 +538,26 @@ pub(crate) fn choose_sorted(
     Ok(None)
 }
 
+/// The indexes that may provide a sort: the hinted one, else every ordinary index that is
+/// not hidden (none for a `$natural` or `_id_` hint, or a hinted wildcard index).
+fn sort_candidates<'m>(
+    meta: &'m CollectionMeta,
+    ns: &Namespace,
+    hint: &Hint,
+) -> Result<Vec<Candidate<'m>>, Error> {
+    Ok(match hint {
+        Hint::Natural(_) | Hint::Id => Vec::new(),
+        Hint::None => ordinary(meta)
+            .filter(|i| !i.spec.hidden)
+            .map(Candidate::secondary)
+            .collect(),
+        forced => match hinted(meta, ns, forced)? {
+            Hinted::Index(candidate) => vec![candidate],
+            Hinted::Wildcard(_) => Vec::new(),
+        },
+    })
+}
+
 /// `Some(reverse)` when walking `candidate` within `bounds` yields `sort` order.
 fn provides(
     candidate: &Candidate<'_>,
@@ -556,7 +568,14 @@ fn provides(
     if start > bounds.point_fields || bounds.point_counts[..start].iter().any(|&n| n != 1) {
         return None;
     }
-    let fields = candidate.fields.get(start..start + sort.len())?;
+    sort_direction(&candidate.fields[start..], sort)
+}
+
+/// `Some(reverse)` when index fields `fields` begin with exactly the fields of `sort`, none
+/// multikey, none hashed, all in the sort's directions (walked forward, `false`) or all
+/// opposite (walked backward, `true`).
+fn sort_direction(fields: &[FieldView<'_>], sort: &[(&str, bool)]) -> Option<bool> {
+    let fields = fields.get(..sort.len())?;
     let mut reverse = None;
     for (field, (path, ascending)) in fields.iter().zip(sort) {
         if field.path != *path || !field.multikey.is_empty() {

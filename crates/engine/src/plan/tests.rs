@@ -448,3 +448,81 @@ proptest! {
         }
     }
 }
+
+/// The merged walks `sort_merge::choose` gives `filter` sorted on `sort`.
+fn merged(
+    meta: &CollectionMeta,
+    filter: Document,
+    sort: &[(&str, bool)],
+) -> Option<super::SortMerge> {
+    let filter = raw(filter);
+    super::sort_merge::choose(meta, &ns(), Some(&filter), &Hint::None, sort).expect("plan")
+}
+
+#[test]
+fn points_before_the_sort_fields_split_into_one_walk_per_combination() {
+    let meta = meta(vec![
+        index(doc! { "key": { "a": 1, "b": 1 }, "name": "a_1_b_1" }),
+        index(doc! { "key": { "x": 1, "y": 1, "b": -1 }, "name": "x_1_y_1_b_-1" }),
+    ]);
+    let merge = merged(&meta, doc! { "a": { "$in": [3, 1, 2] } }, &[("b", true)]).expect("merge");
+    assert_eq!(merge.walks.len(), 3);
+    assert!(
+        merge
+            .walks
+            .iter()
+            .all(|w| w.name == "a_1_b_1" && !w.reverse)
+    );
+    let shown: Vec<&str> = merge.pinned.iter().map(|p| p[0].1.as_str()).collect();
+    assert_eq!(
+        shown,
+        ["[1, 1]", "[2, 2]", "[3, 3]"],
+        "ascending combinations"
+    );
+    // Each walk holds exactly the keys of its point, whatever follows in the key.
+    for (i, walk) in merge.walks.iter().enumerate() {
+        for a in 0..5 {
+            let mut k = key(Bson::Int32(a), Direction::Ascending);
+            k.extend(key(Bson::String("z".into()), Direction::Ascending));
+            assert_eq!(
+                within(&walk.ranges, &k),
+                a == i as i32 + 1,
+                "walk {i}, a = {a}"
+            );
+        }
+    }
+    // Two pinned fields: their product, in order; descending b walked forward for b: -1.
+    let merge = merged(
+        &meta,
+        doc! { "x": { "$in": [1, 2] }, "y": { "$in": [7, 8] } },
+        &[("b", false)],
+    )
+    .expect("merge");
+    let shown: Vec<(&str, &str)> = merge
+        .pinned
+        .iter()
+        .map(|p| (p[0].1.as_str(), p[1].1.as_str()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("[1, 1]", "[7, 7]"),
+            ("[1, 1]", "[8, 8]"),
+            ("[2, 2]", "[7, 7]"),
+            ("[2, 2]", "[8, 8]")
+        ]
+    );
+    assert!(merge.walks.iter().all(|w| !w.reverse));
+    let backward = merged(&meta, doc! { "a": { "$in": [1, 2] } }, &[("b", false)]).expect("merge");
+    assert!(backward.walks.iter().all(|w| w.reverse));
+    // One point is a plain index-provided sort; other sorts, ranges, or too many points are not merged.
+    assert!(merged(&meta, doc! { "a": 1 }, &[("b", true)]).is_none());
+    assert!(merged(&meta, doc! { "a": { "$in": [1, 2] } }, &[("c", true)]).is_none());
+    assert!(merged(&meta, doc! { "a": { "$gt": 1 } }, &[("b", true)]).is_none());
+    assert!(
+        merged(&meta, doc! { "x": { "$in": [1, 2] } }, &[("b", true)]).is_none(),
+        "y unpinned"
+    );
+    let many: Vec<i32> = (0..=super::sort_merge::WALKS_MAX as i32).collect();
+    assert!(merged(&meta, doc! { "a": { "$in": many } }, &[("b", true)]).is_none());
+}
