@@ -274,10 +274,47 @@ async function table() {
       if (doc === null || doc.k !== id % 1000) throw new Error(`findOne(${id}) wrong`);
     }),
   );
+  // Issue 17's rows, each beside the documents its plan examines (a regression to a scan
+  // shows as a number): a range sorted through the index with a limit, one indexed
+  // equality, and an `$or` of two (a walk per branch).
+  const examined = async (cursor) =>
+    (await cursor.explain('executionStats')).executionStats.totalDocsExamined;
+  const ranged = () => coll.find({ k: { $gte: 100, $lt: 200 } }).sort({ k: 1 }).limit(20);
+  const one = () => coll.find({ k: 5 });
+  const either = () => coll.find({ $or: [{ k: 5 }, { k: 6 }] });
   if (indexed) {
     row('findOne_k_indexed_ms', await latency(200, () => coll.findOne({ k: randomId() % 1000 })));
+    row(
+      'find_k_range_sort_limit20_ms',
+      await latency(reps * 4, async () => {
+        const got = await ranged().toArray();
+        if (got.length !== 20 || got[0].k !== 100) throw new Error('range sort limit wrong');
+      }),
+    );
+    row('find_k_range_sort_limit20_docs_examined', await examined(ranged()));
+    const single = (await one().toArray()).length;
+    row('find_k_equality_ms', await latency(reps * 2, () => one().toArray()));
+    row('find_k_equality_docs_examined', await examined(one()));
+    row(
+      'find_k_or2_ms',
+      await latency(reps * 2, async () => {
+        const got = await either().toArray();
+        if (got.length < single) throw new Error('$or found too little');
+      }),
+    );
+    row('find_k_or2_docs_examined', await examined(either()));
   } else {
-    row('findOne_k_indexed_ms', 'n/a');
+    for (const name of [
+      'findOne_k_indexed_ms',
+      'find_k_range_sort_limit20_ms',
+      'find_k_range_sort_limit20_docs_examined',
+      'find_k_equality_ms',
+      'find_k_equality_docs_examined',
+      'find_k_or2_ms',
+      'find_k_or2_docs_examined',
+    ]) {
+      row(name, 'n/a');
+    }
   }
   const range = { p: { $gte: 250000, $lt: 350000 } };
   const inRange = await coll.countDocuments(range);
@@ -288,6 +325,25 @@ async function table() {
     await latency(reps * 4, async () => {
       const top = await coll.find({}).sort({ _id: -1 }).limit(20).toArray();
       if (top.length !== 20 || top[0]._id !== docs - 1) throw new Error('sort+limit wrong');
+    }),
+  );
+  // The same reads left as BSON by the driver (`raw: true`): the server's share, without
+  // the client's decoding into objects (PLAN #19: the decoded rows are client-bound).
+  row(
+    'sort_id_desc_limit20_raw_ms',
+    await latency(reps * 4, async () => {
+      const top = await coll.find({}, { raw: true }).sort({ _id: -1 }).limit(20).toArray();
+      if (top.length !== 20) throw new Error('raw sort+limit wrong');
+    }),
+  );
+  row(
+    'projection_limit1000_raw_ms',
+    await latency(reps * 2, async () => {
+      const got = await coll
+        .find({}, { projection: { k: 1, p: 1 }, raw: true })
+        .limit(1000)
+        .toArray();
+      if (got.length !== Math.min(1000, docs)) throw new Error('raw projection+limit wrong');
     }),
   );
   row(

@@ -468,6 +468,22 @@ fn bench_ratios(rows: &[Row], live: f64, doc_bytes: f64) -> Vec<(String, f64)> {
             get("findOne_k_indexed_ms") / get("findOne_id_ms"),
         ),
         (
+            "find_k_range_sort_limit20_over_findOne_id".into(),
+            get("find_k_range_sort_limit20_ms") / get("findOne_id_ms"),
+        ),
+        (
+            "find_k_or2_over_equality".into(),
+            get("find_k_or2_ms") / get("find_k_equality_ms"),
+        ),
+        (
+            "sort_id_desc_limit20_raw_over_ping".into(),
+            get("sort_id_desc_limit20_raw_ms") / ping,
+        ),
+        (
+            "projection_limit1000_raw_over_ping".into(),
+            get("projection_limit1000_raw_ms") / ping,
+        ),
+        (
             "insertOne_3idx_over_plain".into(),
             get("insertOne_seq_3idx_x200_ms") / get("insertOne_seq_plain_x200_ms"),
         ),

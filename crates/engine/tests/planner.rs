@@ -776,6 +776,41 @@ fn an_in_before_the_sort_fields_merges_one_walk_per_point() {
         "{stats:?}"
     );
 
+    // A find that streams (an index walk in sort order, or a scan) stops at its limit, and
+    // so do explain's counts.
+    for (cmd, keys, docs) in [
+        (
+            doc! { "find": "c", "filter": { "a": 1 }, "sort": { "b": 1, "_id": 1 }, "limit": 3 },
+            3,
+            3,
+        ),
+        (doc! { "find": "c", "limit": 5 }, 0, 5),
+        (
+            doc! { "find": "c", "filter": { "a": 2 }, "skip": 2, "limit": 2 },
+            4,
+            4,
+        ),
+    ] {
+        let reply = ok(
+            &engine,
+            "db",
+            raw(doc! { "explain": cmd.clone(), "verbosity": "executionStats" }),
+        );
+        let stats = reply
+            .get_document("executionStats")
+            .expect("executionStats");
+        assert_eq!(
+            stats.get_i64("totalKeysExamined").ok(),
+            Some(keys),
+            "{cmd:?}: {stats:?}"
+        );
+        assert_eq!(
+            stats.get_i64("totalDocsExamined").ok(),
+            Some(docs),
+            "{cmd:?}: {stats:?}"
+        );
+    }
+
     // Without a limit the merge would read and hold what an in-memory sort does: SORT.
     let reply = ok(
         &engine,

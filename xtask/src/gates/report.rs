@@ -210,9 +210,19 @@ pub(crate) const FLOORS: &[(&str, &str, &str)] = &[
         "ping",
     ),
     (
+        "sort_id_desc_limit20_raw_ms",
+        "sort_id_desc_limit20_raw_over_ping",
+        "ping (the client keeps raw BSON)",
+    ),
+    (
         "projection_limit1000_ms",
         "projection_limit1000_over_ping",
         "ping",
+    ),
+    (
+        "projection_limit1000_raw_ms",
+        "projection_limit1000_raw_over_ping",
+        "ping (the client keeps raw BSON)",
     ),
     (
         "aggregate_group_k_ms",
@@ -238,6 +248,16 @@ pub(crate) const FLOORS: &[(&str, &str, &str)] = &[
         "findOne_k_indexed_ms",
         "findOne_k_indexed_over_findOne_id",
         "findOne({_id}) (goal <= 1.3x)",
+    ),
+    (
+        "find_k_range_sort_limit20_ms",
+        "find_k_range_sort_limit20_over_findOne_id",
+        "findOne({_id}) (indexed range, sort, limit 20; goal <= 1.5x)",
+    ),
+    (
+        "find_k_or2_ms",
+        "find_k_or2_over_equality",
+        "one indexed equality (goal <= 2x)",
     ),
     (
         "insertOne_seq_3idx_x200_ms",

@@ -235,6 +235,7 @@ pub(crate) fn explain_command(
                         &access,
                         compiled.as_ref(),
                         sorter,
+                        explained.streamed_stop(),
                     )?
                 };
                 (stage, counts)
@@ -563,6 +564,15 @@ impl Explained<'_> {
             .collect()
     }
 
+    /// Where a find that streams its results in access order (no blocking sort, no
+    /// wrapping command or pipeline) stops reading: after `skip + limit` matches.
+    fn streamed_stop(&self) -> Option<u64> {
+        let streams = self.sort.is_none() && self.wrapper.is_none() && self.pipeline.is_none();
+        self.limit
+            .filter(|_| streams)
+            .map(|limit| limit.saturating_add(self.skip))
+    }
+
     /// The documents the command hands on, of `matched` matches.
     fn returned(&self, matched: u64) -> u64 {
         let n = matched.saturating_sub(self.skip);
@@ -667,7 +677,8 @@ struct Branch {
     unique: u64,
 }
 
-/// Runs the access path once, counting index keys, fetched documents and matches.
+/// Runs the access path once, counting index keys, fetched documents and matches; with
+/// `stop`, only until that many matches (a find that streams its results stops there).
 fn count(
     reader: &Reader<'_>,
     meta: &CollectionMeta,
@@ -675,7 +686,9 @@ fn count(
     access: &Access<'_>,
     filter: Option<&Filter>,
     mut sorter: Option<Sorter>,
+    stop: Option<u64>,
 ) -> Result<Counts, Error> {
+    let more = |counts: &Counts| stop.is_none_or(|stop| counts.matched < stop);
     let mut counts = Counts::default();
     let mut test = |rid: u64, bytes: &[u8], counts: &mut Counts| -> Result<(), Error> {
         counts.docs += 1;
@@ -694,6 +707,9 @@ fn count(
     match access {
         Access::Collection => {
             for record in reader.scan(meta, None)? {
+                if !more(&counts) {
+                    break;
+                }
                 let (rid, bytes) = record?;
                 test(rid, &bytes, &mut counts)?;
             }
@@ -707,6 +723,9 @@ fn count(
         Access::Index(_) | Access::Or(_) => {
             let mut seen = HashSet::new();
             for index in access.walks() {
+                if !more(&counts) {
+                    break;
+                }
                 let mut branch = Branch::default();
                 let mut mine = HashSet::new();
                 let mut position = WalkPosition::default();
@@ -725,7 +744,7 @@ fn count(
                         if seen.insert(rid) {
                             test(rid, bytes, &mut counts)?;
                         }
-                        Ok(true)
+                        Ok(more(&counts))
                     },
                 )?;
                 counts.branches.push(branch);
