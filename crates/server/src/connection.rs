@@ -194,11 +194,13 @@ impl Connection {
     /// reply of a batch of large documents is not copied again on its way to the socket).
     pub(crate) fn queue(&mut self, bytes: Vec<u8>) {
         if self.write_start == self.write_buffer.len() {
-            self.write_buffer = bytes;
+            let written = std::mem::replace(&mut self.write_buffer, bytes);
+            wire::buffers::give(written);
             self.write_start = 0;
             return;
         }
         self.write_buffer.extend_from_slice(&bytes);
+        wire::buffers::give(bytes);
     }
 
     /// Writes queued bytes until done or the socket would block. `Err` means the
@@ -216,7 +218,9 @@ impl Connection {
             self.write_start += count;
         }
         if self.write_pending() == 0 {
-            self.write_buffer.clear();
+            // Written: a large buffer serves the next reply of any connection (an idle
+            // connection keeps none).
+            wire::buffers::give(std::mem::take(&mut self.write_buffer));
             self.write_start = 0;
         }
         Ok(())

@@ -73,7 +73,7 @@ fn next_request_id() -> i32 {
 }
 
 fn msg_reply(engine: &Engine, header: &Header, body: &bson::RawDocument) -> Outcome {
-    let mut out = Vec::new();
+    let mut out = wire::buffers::take(body.as_bytes().len() + 21);
     match wire::encode_reply_into(&mut out, next_request_id(), header.request_id, body) {
         Ok(()) => Outcome::Reply(out),
         Err(error) => error_reply(engine, header, &error, out),
@@ -89,7 +89,7 @@ fn stream_reply(
     body: &bson::RawDocument,
     next: bson::RawDocumentBuf,
 ) -> Outcome {
-    let mut out = Vec::new();
+    let mut out = wire::buffers::take(body.as_bytes().len() + 21);
     let id = next_request_id();
     let more = wire::MsgFlags(wire::MsgFlags::MORE_TO_COME);
     match wire::encode_reply_flagged_into(&mut out, id, header.request_id, more, body) {
@@ -202,7 +202,10 @@ fn answer(engine: &Engine, header: &Header, message: &Message, ctx: &ConnectionC
             {
                 stream_reply(engine, header, msg.flags, &reply, next)
             } else {
-                msg_reply(engine, header, &reply)
+                let outcome = msg_reply(engine, header, &reply);
+                // Copied into the message: the cursor document's buffer serves again.
+                wire::buffers::give(reply.into_bytes());
+                outcome
             }
         }
         Message::Query(query) => {

@@ -13,6 +13,7 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 mod bson_check;
+pub mod buffers;
 pub mod compression;
 mod crc32c;
 mod error;

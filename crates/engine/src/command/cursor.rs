@@ -574,7 +574,7 @@ pub(crate) fn reply(ns: &Namespace, id: i64, docs: &[RawDocumentBuf], batch_fiel
         + 1;
     let reply_len = 4 + (1 + 6 + 1 + cursor_len) + 1;
     // The dispatcher's `ok: 1.0`: type, "ok\0", a double.
-    let mut out = Vec::with_capacity(reply_len + 1 + 3 + 8);
+    let mut out = wire::buffers::take(reply_len + 1 + 3 + 8);
     put_len(&mut out, reply_len);
     put_head(&mut out, 0x03, "cursor");
     put_len(&mut out, cursor_len);
