@@ -291,6 +291,18 @@ fn find_all(engine: &Engine, mut cmd: Document) -> Result<Vec<Document>, Documen
     Ok(docs)
 }
 
+/// The `_id`s of a find's first batch, in the order returned.
+fn first_batch_ids(engine: &Engine, cmd: Document) -> Vec<i32> {
+    let reply = ok(engine, "db", raw(cmd));
+    ids(&reply
+        .get_document("cursor")
+        .and_then(|c| c.get_array("firstBatch"))
+        .expect("firstBatch")
+        .iter()
+        .map(|d| d.as_document().expect("doc").clone())
+        .collect::<Vec<_>>())
+}
+
 fn ids(docs: &[Document]) -> Vec<i32> {
     docs.iter()
         .map(|d| d.get_i32("_id").expect("_id"))
@@ -427,19 +439,9 @@ fn check_case(
             }
             let mut scan = cmd.clone();
             scan.insert("hint", natural());
-            let in_order = |cmd: Document| {
-                let reply = ok(&engine, "db", raw(cmd));
-                ids(&reply
-                    .get_document("cursor")
-                    .and_then(|c| c.get_array("firstBatch"))
-                    .expect("firstBatch")
-                    .iter()
-                    .map(|d| d.as_document().expect("doc").clone())
-                    .collect::<Vec<_>>())
-            };
             assert_eq!(
-                in_order(cmd),
-                in_order(scan),
+                first_batch_ids(&engine, cmd),
+                first_batch_ids(&engine, scan),
                 "find {filter:?} sort {sort:?}"
             );
         }
@@ -1160,19 +1162,9 @@ fn check_merge(
             };
             let mut scan = cmd.clone();
             scan.insert("hint", natural());
-            let in_order = |cmd: Document| {
-                let reply = ok(&engine, "db", raw(cmd));
-                ids(&reply
-                    .get_document("cursor")
-                    .and_then(|c| c.get_array("firstBatch"))
-                    .expect("firstBatch")
-                    .iter()
-                    .map(|d| d.as_document().expect("doc").clone())
-                    .collect::<Vec<_>>())
-            };
             assert_eq!(
-                in_order(cmd),
-                in_order(scan),
+                first_batch_ids(&engine, cmd),
+                first_batch_ids(&engine, scan),
                 "find {filter:?} sort {sort:?} skip {skip} limit {limit}"
             );
         }
