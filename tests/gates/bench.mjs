@@ -574,7 +574,27 @@ async function spill() {
   await client.close();
 }
 
-const phases = { table, concurrent, load, verify, churn, spill };
+// ---- tls: ping over TLS against plain ping on one preferTLS server ------------------------
+
+async function tls() {
+  const ca = opts.ca;
+  if (!ca) throw new Error('tls: --ca <file> is required');
+  const plain = await connect();
+  const secure = await connect({ tls: true, tlsCAFile: ca });
+  const pingOn = (client) => () => client.db('admin').command({ ping: 1 });
+  const plainTimes = [];
+  const tlsTimes = [];
+  for (let round = 0; round < 5; round++) {
+    plainTimes.push(...(await latencies(200, pingOn(plain))));
+    tlsTimes.push(...(await latencies(200, pingOn(secure))));
+  }
+  row('ping_plain_ms', median(plainTimes));
+  row('ping_tls_ms', median(tlsTimes));
+  await plain.close();
+  await secure.close();
+}
+
+const phases = { table, concurrent, load, verify, churn, spill, tls };
 if (!phases[phase] || !uri) {
   process.stderr.write(`usage: node bench.mjs <${Object.keys(phases).join('|')}> <uri> [--opt v]\n`);
   process.exit(2);

@@ -281,6 +281,7 @@ fn bench(context: &Setup, plan: &Plan) -> Result<Vec<Row>> {
     stop_within(&mut server, STOP_LIMIT)?;
     let (mut server, open_empty) = timed_start(context, &empty)?;
     stop_within(&mut server, STOP_LIMIT)?;
+    rows.extend(tls_pings(context, &dir, &empty)?);
 
     let db = dir.join("bench.mfdb");
     let (mut server, _) = timed_start(context, &db)?;
@@ -470,6 +471,10 @@ fn bench_ratios(rows: &[Row], live: f64, doc_bytes: f64) -> Vec<(String, f64)> {
         (
             "find_k_range_sort_limit20_over_findOne_id".into(),
             get("find_k_range_sort_limit20_ms") / get("findOne_id_ms"),
+        ),
+        (
+            "ping_tls_over_plain".into(),
+            get("ping_tls_ms") / get("ping_plain_ms"),
         ),
         (
             "find_k_or2_over_equality".into(),
@@ -688,6 +693,27 @@ fn timed_start(context: &Setup, db: &Path) -> Result<(RunningServer, f64)> {
     let server = crate::e2e::start_server(&context.server, db, &args, &[])?;
     sys::wait_ping(&server.address, OPEN_LIMIT)?;
     Ok((server, sys::ms_since(start)))
+}
+
+/// `ping` over TLS and plain, interleaved, on one `--tlsMode preferTLS` server over the
+/// empty database (issue 20: TLS at most 1.3x plain), with certificates made for the run.
+fn tls_pings(context: &Setup, dir: &Path, db: &Path) -> Result<Vec<Row>> {
+    let files = crate::certs::write(&dir.join("tls"))?;
+    let server_pem = files.server.to_str().context("utf-8 path")?.to_owned();
+    let mut args: Vec<&str> = context.server_args.iter().map(String::as_str).collect();
+    args.extend([
+        "--tlsMode",
+        "preferTLS",
+        "--tlsCertificateKeyFile",
+        &server_pem,
+    ]);
+    let mut server = crate::e2e::start_server(&context.server, db, &args, &[])?;
+    let pinged = sys::wait_ping(&server.address, OPEN_LIMIT).and_then(|()| {
+        let ca = files.ca.to_str().context("utf-8 path")?.to_owned();
+        node(context, "tls", &uri(&server), &[("ca", ca)])
+    });
+    stop_within(&mut server, STOP_LIMIT)?;
+    pinged
 }
 
 fn kill9(server: &mut RunningServer) -> Result<()> {

@@ -255,6 +255,11 @@ pub(crate) const FLOORS: &[(&str, &str, &str)] = &[
         "findOne({_id}) (indexed range, sort, limit 20; goal <= 1.5x)",
     ),
     (
+        "ping_tls_ms",
+        "ping_tls_over_plain",
+        "plain ping, same server (goal <= 1.3x)",
+    ),
+    (
         "find_k_or2_ms",
         "find_k_or2_over_equality",
         "one indexed equality (goal <= 2x)",
