@@ -45,7 +45,7 @@ pub use pipeline::{
     Output, Pipeline, Target, TrailingSort, WhenMatched, WhenNotMatched,
 };
 pub use projection::Projection;
-pub use raw::{element_span, is_framed};
+pub use raw::{element_span, get_field_in, is_framed};
 pub use sort::{Direction, SortKey, SortSpec, top_k};
 pub use variables::Variables;
 

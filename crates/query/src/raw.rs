@@ -94,7 +94,7 @@ pub(crate) fn get_field<'a>(doc: &'a RawDocument, name: &str) -> Option<RawBsonR
 /// are skipped by their lengths up to it, so a lookup of a document's first fields reads
 /// only the bytes before them (in a 16 KiB stored document, the first cache line rather
 /// than also the last page).
-pub(crate) fn get_field_in<'a>(bytes: &'a [u8], name: &str) -> Option<RawBsonRef<'a>> {
+pub fn get_field_in<'a>(bytes: &'a [u8], name: &str) -> Option<RawBsonRef<'a>> {
     let slow = || bson_canonical::path::get_field(RawDocument::from_bytes(bytes).ok()?, name);
     let target = name.as_bytes();
     let end = bytes.len().saturating_sub(1);

@@ -118,7 +118,7 @@ fn generate_with(
 /// spend most of their time here). `None` when a path meets an array: the walk expands it.
 fn simple_keys(spec: &IndexSpec, doc: &RawDocument) -> Option<Keys> {
     let mut key = Vec::new();
-    let keys = if simple_key_into(spec, doc, &mut key)? {
+    let keys = if simple_key_into(spec, doc.as_bytes(), &mut key)? {
         vec![key]
     } else {
         Vec::new()
@@ -130,14 +130,18 @@ fn simple_keys(spec: &IndexSpec, doc: &RawDocument) -> Option<Keys> {
     })
 }
 
-/// For an index build's scan: appends the one key of `doc` to `out` when the index is a
-/// plain one (no partial filter, hashed field or wildcard) and no key path meets an array,
-/// returning whether there was a key (a sparse index skips a document missing every
-/// field); `None`, with `out` as it was, when [`index_keys`] must decide. The key is the
-/// one [`index_keys`] gives such a document, and such a document is not multikey.
+/// For an index build's scan: appends the one key of the document `framed` to `out` when
+/// the index is a plain one (no partial filter, hashed field or wildcard) and no key path
+/// meets an array, returning whether there was a key (a sparse index skips a document
+/// missing every field); `None`, with `out` as it was, when [`index_keys`] must decide.
+/// The key is the one [`index_keys`] gives such a document, and such a document is not
+/// multikey. `framed` is a document's bytes whose length prefix the caller checked
+/// (`query::is_framed`): the top-level lookups skip elements by their lengths and never
+/// read the terminating byte, so a 16 KiB document's last page is not touched for keys
+/// on its first fields.
 pub(crate) fn append_simple_key(
     spec: &IndexSpec,
-    doc: &RawDocument,
+    framed: &[u8],
     out: &mut Vec<u8>,
 ) -> Option<bool> {
     if spec.partial.is_some()
@@ -147,7 +151,7 @@ pub(crate) fn append_simple_key(
         return None;
     }
     let start = out.len();
-    let found = simple_key_into(spec, doc, out);
+    let found = simple_key_into(spec, framed, out);
     if found != Some(true) {
         out.truncate(start);
     }
@@ -157,10 +161,10 @@ pub(crate) fn append_simple_key(
 /// Encodes the key of `doc` onto `out` (see [`simple_keys`]): `Some(true)` with the key
 /// appended, `Some(false)` when a sparse index has none, `None` when a path meets an array
 /// (`out` then holds a partial key the caller drops).
-fn simple_key_into(spec: &IndexSpec, doc: &RawDocument, out: &mut Vec<u8>) -> Option<bool> {
+fn simple_key_into(spec: &IndexSpec, framed: &[u8], out: &mut Vec<u8>) -> Option<bool> {
     let mut missing = 0;
     for field in &spec.fields {
-        let value = match extract(doc, &field.path).0 {
+        let value = match extract_framed(framed, &field.path).0 {
             Some(RawBsonRef::Array(_)) => return None,
             Some(value) => value,
             None => {
@@ -256,6 +260,22 @@ fn extract<'a, 's>(doc: &'a RawDocument, path: &'s str) -> (Option<RawBsonRef<'a
         None => (path, ""),
     };
     match get_field(doc, head) {
+        None => (None, rest),
+        Some(value @ RawBsonRef::Array(_)) => (Some(value), rest),
+        Some(value) if rest.is_empty() => (Some(value), rest),
+        Some(RawBsonRef::Document(sub)) => extract(sub, rest),
+        Some(_) => (None, rest),
+    }
+}
+
+/// [`extract`] from the bytes of a framed document (`append_simple_key`), its first
+/// component looked up without reading the document's terminating byte.
+fn extract_framed<'a, 's>(framed: &'a [u8], path: &'s str) -> (Option<RawBsonRef<'a>>, &'s str) {
+    let (head, rest) = match path.split_once('.') {
+        Some((head, rest)) => (head, rest),
+        None => (path, ""),
+    };
+    match query::get_field_in(framed, head) {
         None => (None, rest),
         Some(value @ RawBsonRef::Array(_)) => (Some(value), rest),
         Some(value) if rest.is_empty() => (Some(value), rest),

@@ -227,7 +227,7 @@ proptest! {
         // The build's appending form: the same key after whatever the buffer held, or the
         // buffer untouched.
         let mut out = vec![7u8; 3];
-        match crate::index::keys::append_simple_key(&spec, &raw, &mut out) {
+        match crate::index::keys::append_simple_key(&spec, raw.as_bytes(), &mut out) {
             Some(true) => {
                 let simple = crate::index::keys::simple_keys_for_tests(&spec, &raw);
                 prop_assert_eq!(simple.map(|s| s.keys), Some(vec![out[3..].to_vec()]));

@@ -321,12 +321,15 @@ fn scan_part<T: PageRead>(
         }
         let (key, bytes) = record?;
         let rid = rid_of(&key)?;
-        let doc = RawDocument::from_bytes(&bytes)
-            .map_err(|_| StoreError::Corrupt(format!("record {rid} is not BSON")))?;
+        let not_bson = || StoreError::Corrupt(format!("record {rid} is not BSON"));
+        if !query::is_framed(&bytes) {
+            return Err(not_bson());
+        }
         // The common case appends its one entry in place (`entry_key`'s layout: key ++
-        // record id); arrays, partial filters, hashed and wildcard fields take the walk.
+        // record id), reading only the document's leading fields; arrays, partial filters,
+        // hashed and wildcard fields take the walk over the whole document.
         let start = out.entries.buffer().len();
-        match keys::append_simple_key(spec, doc, out.entries.buffer()) {
+        match keys::append_simple_key(spec, &bytes, out.entries.buffer()) {
             Some(true) => {
                 out.entries.buffer().extend_from_slice(&rid_key(rid));
                 out.entries.seal(start);
@@ -335,6 +338,7 @@ fn scan_part<T: PageRead>(
             Some(false) => continue,
             None => {}
         }
+        let doc = RawDocument::from_bytes(&bytes).map_err(|_| not_bson())?;
         let keys = keys_of(spec, doc)?;
         for (mine, theirs) in out.paths.iter_mut().zip(&keys.multikey_paths) {
             mine.extend(theirs.iter().copied());
