@@ -529,7 +529,7 @@ fn batch_len(reply: &Reply) -> u64 {
         ["firstBatch", "nextBatch"]
             .iter()
             .find_map(|key| cursor.get_array(key).ok())
-            .map_or(0, |batch| batch.into_iter().count() as u64)
+            .map_or(0, |batch| elements(batch.as_bytes()))
     };
     match reply {
         Reply::Raw(raw) => raw.get_document("cursor").map_or(0, batch),
@@ -539,6 +539,27 @@ fn batch_len(reply: &Reply) -> u64 {
             .and_then(|cursor| RawDocumentBuf::try_from(cursor).ok())
             .map_or(0, |cursor| batch(&cursor)),
     }
+}
+
+/// The elements of one BSON document or array's bytes, each skipped by its length (no
+/// key is checked as UTF-8, no value decoded); bson's count where an element is of a type
+/// the skip does not know.
+fn elements(bytes: &[u8]) -> u64 {
+    let end = bytes.len().saturating_sub(1);
+    let (mut count, mut at) = (0, 4);
+    while at < end {
+        match query::element_span(bytes, at) {
+            Some((_, next)) if next > at => {
+                count += 1;
+                at = next;
+            }
+            _ => {
+                return RawDocument::from_bytes(bytes)
+                    .map_or(count, |doc| doc.iter().count() as u64);
+            }
+        }
+    }
+    count
 }
 
 /// Runs an OP_QUERY: only `hello`/`isMaster` on `<db>.$cmd`, the way drivers open a

@@ -226,3 +226,31 @@ fn quick_commands_are_classified() {
     assert!(engine.is_quick(&rawdoc! { "ping": 1 }));
     assert!(!engine.is_quick(&rawdoc! { "find": "c" }));
 }
+
+#[test]
+fn a_cursor_batch_names_its_documents_by_position_and_counts_them() {
+    let docs: Vec<RawDocumentBuf> = (0..1_234).map(|i| rawdoc! { "i": i }).collect();
+    let ns = crate::store::Namespace::new("db", "c");
+    let super::Reply::Raw(reply) =
+        super::cursor::reply(&ns, 7, &docs, bson::raw::cstr!("firstBatch"))
+    else {
+        panic!("a cursor reply is raw");
+    };
+    let batch = reply
+        .get_document("cursor")
+        .and_then(|c| c.get_array("firstBatch"))
+        .expect("firstBatch");
+    let doc = bson::RawDocument::from_bytes(batch.as_bytes()).expect("an array is a document");
+    for (i, element) in doc.iter_elements().enumerate() {
+        let element = element.expect("element");
+        assert_eq!(element.key().as_str(), i.to_string());
+    }
+    assert_eq!(super::elements(batch.as_bytes()), 1_234);
+    // Every element type the skip knows, and one it does not (bson's count then).
+    let mixed = rawdoc! {
+        "d": 1.5, "s": "x", "o": { "a": 1 }, "a": [1, 2], "n": bson::RawBson::Null,
+        "t": true, "l": 5_i64, "dt": bson::DateTime::from_millis(3),
+    };
+    assert_eq!(super::elements(mixed.as_bytes()), 8);
+    assert_eq!(super::elements(rawdoc! {}.as_bytes()), 0);
+}
