@@ -291,6 +291,14 @@ fn find_all(engine: &Engine, mut cmd: Document) -> Result<Vec<Document>, Documen
     Ok(docs)
 }
 
+/// An explain reply's `queryPlanner.winningPlan`.
+fn winning_plan(reply: &Document) -> &Document {
+    reply
+        .get_document("queryPlanner")
+        .and_then(|p| p.get_document("winningPlan"))
+        .expect("winningPlan")
+}
+
 /// The `_id`s of a find's first batch, in the order returned.
 fn first_batch_ids(engine: &Engine, cmd: Document) -> Vec<i32> {
     let reply = ok(engine, "db", raw(cmd));
@@ -726,10 +734,7 @@ fn an_in_before_the_sort_fields_merges_one_walk_per_point() {
             "verbosity": "executionStats",
         }),
     );
-    let winning = reply
-        .get_document("queryPlanner")
-        .and_then(|p| p.get_document("winningPlan"))
-        .expect("winningPlan");
+    let winning = winning_plan(&reply);
     assert_eq!(winning.get_str("stage").ok(), Some("LIMIT"), "{winning:?}");
     let merge = winning
         .get_document("inputStage")
@@ -822,10 +827,7 @@ fn an_in_before_the_sort_fields_merges_one_walk_per_point() {
             "verbosity": "queryPlanner",
         }),
     );
-    let winning = reply
-        .get_document("queryPlanner")
-        .and_then(|p| p.get_document("winningPlan"))
-        .expect("winningPlan");
+    let winning = winning_plan(&reply);
     assert_eq!(winning.get_str("stage").ok(), Some("SORT"), "{winning:?}");
 }
 
@@ -901,10 +903,7 @@ fn explain_shows_the_chosen_plan_and_its_counts() {
         doc! { "find": "c", "filter": { "z": 1 }, "sort": { "a": -1 }, "limit": 2 },
         "allPlansExecution",
     );
-    let winning = reply
-        .get_document("queryPlanner")
-        .and_then(|p| p.get_document("winningPlan"))
-        .expect("winningPlan");
+    let winning = winning_plan(&reply);
     assert_eq!(winning.get_str("stage").ok(), Some("LIMIT"), "{winning:?}");
     let scan = winning
         .get_document("inputStage")
@@ -916,10 +915,7 @@ fn explain_shows_the_chosen_plan_and_its_counts() {
         doc! { "find": "c", "filter": { "z": 1 }, "sort": { "z": 1 } },
         "allPlansExecution",
     );
-    let winning = reply
-        .get_document("queryPlanner")
-        .and_then(|p| p.get_document("winningPlan"))
-        .expect("winningPlan");
+    let winning = winning_plan(&reply);
     assert_eq!(winning.get_str("stage").ok(), Some("SORT"));
     assert_eq!(
         winning
@@ -933,10 +929,7 @@ fn explain_shows_the_chosen_plan_and_its_counts() {
     assert_eq!(stats.get_i64("nReturned").ok(), Some(0));
 
     let reply = explain(doc! { "count": "c", "query": { "_id": 4 } }, "queryPlanner");
-    let winning = reply
-        .get_document("queryPlanner")
-        .and_then(|p| p.get_document("winningPlan"))
-        .expect("winningPlan");
+    let winning = winning_plan(&reply);
     assert_eq!(
         winning,
         &doc! { "stage": "COUNT", "inputStage": { "stage": "IDHACK" } }

@@ -73,7 +73,8 @@ fn next_request_id() -> i32 {
 }
 
 fn msg_reply(engine: &Engine, header: &Header, body: &bson::RawDocument) -> Outcome {
-    let mut out = wire::buffers::take(body.as_bytes().len() + 21);
+    // The encoding reserves the header's bytes on top.
+    let mut out = wire::buffers::take(body.as_bytes().len());
     match wire::encode_reply_into(&mut out, next_request_id(), header.request_id, body) {
         Ok(()) => Outcome::Reply(out),
         Err(error) => error_reply(engine, header, &error, out),
@@ -89,7 +90,7 @@ fn stream_reply(
     body: &bson::RawDocument,
     next: bson::RawDocumentBuf,
 ) -> Outcome {
-    let mut out = wire::buffers::take(body.as_bytes().len() + 21);
+    let mut out = wire::buffers::take(body.as_bytes().len());
     let id = next_request_id();
     let more = wire::MsgFlags(wire::MsgFlags::MORE_TO_COME);
     match wire::encode_reply_flagged_into(&mut out, id, header.request_id, more, body) {

@@ -125,12 +125,7 @@ pub(crate) fn explain_command(
                     &explained.min_max,
                 )?;
                 let order = super::find::parse_order(explained.sort, &explained.hint)?;
-                let backwards = matches!(order, super::find::Order::Natural(false));
-                if backwards {
-                    let message =
-                        "find with 'min' or 'max' and a reverse $natural sort is not supported";
-                    return Err(Error::new(ErrorCode::NotImplemented, message));
-                }
+                super::find::min_max_sorts(&order)?;
                 plan::Planned {
                     access: Access::Index(walk),
                     trial: None,
@@ -147,7 +142,7 @@ pub(crate) fn explain_command(
                         explained.sort = None;
                     }
                     Some(SortedRead::Merge(merged)) => {
-                        let sort = explained.sort.take();
+                        let sort = explained.sort.take().expect("a merged sort has a sort");
                         merge = Some((merged, sort));
                     }
                     None => {}
@@ -169,7 +164,6 @@ pub(crate) fn explain_command(
                 _ => None,
             };
             if let Some((merged, sort)) = merge {
-                let sort = sort.expect("a merged sort has a sort");
                 let shown = Document::try_from(sort).unwrap_or_default();
                 let stage = plan::explain::sort_merge_stage(meta, &merged, explained.filter, shown);
                 let counts = if verbosity == "queryPlanner" {
@@ -460,13 +454,10 @@ impl Explained<'_> {
             return Ok(None);
         }
         let spec = query::SortSpec::parse(sort)?;
-        let keep = self
-            .limit
-            .map(|n| usize::try_from(n.saturating_add(self.skip)).unwrap_or(usize::MAX));
         let spill_to = SpillTo::of(engine, self.allow_disk_use);
         let sorter = Sorter::new(
             &spec,
-            keep,
+            self.keep(),
             self.bytes_max,
             spill_to,
             crate::spill::FIND_CONTEXT,
@@ -486,9 +477,6 @@ impl Explained<'_> {
         filter: Option<&Filter>,
     ) -> Result<Counts, Error> {
         let spec = query::SortSpec::parse(sort)?;
-        let keep = self
-            .limit
-            .map(|n| usize::try_from(n.saturating_add(self.skip)).unwrap_or(usize::MAX));
         let deadline = super::cursor::Deadline::start(engine.host.as_ref(), None);
         let run = super::sort_merge::run(
             reader,
@@ -497,7 +485,7 @@ impl Explained<'_> {
             filter,
             merge,
             &spec,
-            keep,
+            self.keep(),
             usize::MAX,
             &deadline,
         )?;
@@ -562,6 +550,12 @@ impl Explained<'_> {
                 }
             })
             .collect()
+    }
+
+    /// The matches a limited find can use: `skip + limit` (`None`: no limit).
+    fn keep(&self) -> Option<usize> {
+        self.limit
+            .map(|n| usize::try_from(n.saturating_add(self.skip)).unwrap_or(usize::MAX))
     }
 
     /// Where a find that streams its results in access order (no blocking sort, no

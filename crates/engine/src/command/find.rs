@@ -83,6 +83,27 @@ struct FindQuery<'a> {
     time_ms: Option<i64>,
 }
 
+impl FindQuery<'_> {
+    /// The matches a limited query can use: `skip + limit` (`None`: no limit).
+    fn keep(&self) -> Option<usize> {
+        self.limit.map(|n| to_usize(n.saturating_add(self.skip)))
+    }
+}
+
+/// Whether a find with `min`/`max` in `order` sorts (in memory) rather than walking its
+/// range in index order; a reverse `$natural` order is 238, as mongod refuses it. Explain
+/// asks the same question.
+pub(super) fn min_max_sorts(order: &Order) -> Result<bool, Error> {
+    match order {
+        Order::Natural(true) => Ok(false),
+        Order::Sorted(_) => Ok(true),
+        Order::Natural(false) => Err(Error::new(
+            ErrorCode::NotImplemented,
+            "find with 'min' or 'max' and a reverse $natural sort is not supported",
+        )),
+    }
+}
+
 /// `find`: the first batch of a query and a cursor for the rest.
 pub(crate) fn find(engine: &Engine, request: &Request<'_>) -> Result<Reply, Error> {
     args::check_fields(request, FIND_FIELDS)?;
@@ -424,19 +445,21 @@ fn plan(
                 return Ok(index_scan(meta, sorted, VecDeque::new(), query));
             }
             Some(SortedRead::Merge(merge)) => {
-                let keep = query.limit.map(|n| to_usize(n.saturating_add(query.skip)));
                 let filter = query.filter.as_ref();
                 let bytes_max = engine.sorting.bytes_max();
                 let run = super::sort_merge::run(
-                    reader, meta, ns, filter, &merge, spec, keep, bytes_max, deadline,
+                    reader,
+                    meta,
+                    ns,
+                    filter,
+                    &merge,
+                    spec,
+                    query.keep(),
+                    bytes_max,
+                    deadline,
                 )?;
                 if let Some(mut merged) = run {
-                    let walks: Vec<String> = merge
-                        .walks
-                        .iter()
-                        .map(|walk| plan::explain::walk_summary(meta, walk))
-                        .collect();
-                    summary(walks.join(", "));
+                    summary(plan::explain::walks_summary(meta, &merge.walks));
                     engine.index_usage.used(meta.uuid, &merge.index().name);
                     let skip = to_usize(query.skip).min(merged.docs.len());
                     merged.docs.drain(..skip);
@@ -511,7 +534,7 @@ fn sorted_source(
     spec: &SortSpec,
     query: &FindQuery<'_>,
 ) -> Result<Source, Error> {
-    let keep = query.limit.map(|n| to_usize(n.saturating_add(query.skip)));
+    let keep = query.keep();
     let spill_to = SpillTo::of(engine, query.allow_disk_use);
     let bytes_max = engine.sorting.bytes_max();
     let mut sorter = Sorter::new(spec, keep, bytes_max, spill_to, crate::spill::FIND_CONTEXT);
@@ -586,14 +609,7 @@ fn min_max_source(
     deadline: &Deadline<'_>,
 ) -> Result<Source, Error> {
     let walk = plan::min_max::access(meta, ns, &query.hint, &query.min_max)?;
-    let sorted = match &query.order {
-        Order::Natural(true) => false,
-        Order::Sorted(_) => true,
-        Order::Natural(false) => {
-            let message = "find with 'min' or 'max' and a reverse $natural sort is not supported";
-            return Err(Error::new(ErrorCode::NotImplemented, message));
-        }
-    };
+    let sorted = min_max_sorts(&query.order)?;
     crate::operations::set_current_plan_summary(plan::explain::walk_summary(meta, &walk));
     engine.index_usage.used(meta.uuid, &walk.name);
     if !sorted {

@@ -164,7 +164,7 @@ pub(crate) fn append_simple_key(
 fn simple_key_into(spec: &IndexSpec, framed: &[u8], out: &mut Vec<u8>) -> Option<bool> {
     let mut missing = 0;
     for field in &spec.fields {
-        let value = match extract_framed(framed, &field.path).0 {
+        let value = match extract(framed, &field.path).0 {
             Some(RawBsonRef::Array(_)) => return None,
             Some(value) => value,
             None => {
@@ -253,24 +253,11 @@ fn last_component(path: &str) -> &str {
 }
 
 /// `extractElementAtPathOrArrayAlongPath`: follows `path` through documents; stops at an
-/// array (returning it and the rest of the path after it) or at the end.
-fn extract<'a, 's>(doc: &'a RawDocument, path: &'s str) -> (Option<RawBsonRef<'a>>, &'s str) {
-    let (head, rest) = match path.split_once('.') {
-        Some((head, rest)) => (head, rest),
-        None => (path, ""),
-    };
-    match get_field(doc, head) {
-        None => (None, rest),
-        Some(value @ RawBsonRef::Array(_)) => (Some(value), rest),
-        Some(value) if rest.is_empty() => (Some(value), rest),
-        Some(RawBsonRef::Document(sub)) => extract(sub, rest),
-        Some(_) => (None, rest),
-    }
-}
-
-/// [`extract`] from the bytes of a framed document (`append_simple_key`), its first
-/// component looked up without reading the document's terminating byte.
-fn extract_framed<'a, 's>(framed: &'a [u8], path: &'s str) -> (Option<RawBsonRef<'a>>, &'s str) {
+/// array (returning it and the rest of the path after it) or at the end. `framed` is a
+/// document's bytes whose length prefix was checked (`query::is_framed`): each component
+/// is looked up by skipping elements by their lengths, never reading the terminating byte
+/// (a stored document's last page is not touched for keys on its first fields, D76).
+fn extract<'a, 's>(framed: &'a [u8], path: &'s str) -> (Option<RawBsonRef<'a>>, &'s str) {
     let (head, rest) = match path.split_once('.') {
         Some((head, rest)) => (head, rest),
         None => (path, ""),
@@ -279,7 +266,7 @@ fn extract_framed<'a, 's>(framed: &'a [u8], path: &'s str) -> (Option<RawBsonRef
         None => (None, rest),
         Some(value @ RawBsonRef::Array(_)) => (Some(value), rest),
         Some(value) if rest.is_empty() => (Some(value), rest),
-        Some(RawBsonRef::Document(sub)) => extract(sub, rest),
+        Some(RawBsonRef::Document(sub)) => extract(sub.as_bytes(), rest),
         Some(_) => (None, rest),
     }
 }
@@ -298,7 +285,7 @@ fn extract_in_array<'a, 's>(
         None => (None, rest),
         Some(value @ RawBsonRef::Array(_)) => (Some(value), rest),
         Some(value) if rest.is_empty() => (Some(value), rest),
-        Some(RawBsonRef::Document(sub)) => extract(sub, rest),
+        Some(RawBsonRef::Document(sub)) => extract(sub.as_bytes(), rest),
         Some(_) => (None, rest),
     }
 }
@@ -504,7 +491,7 @@ impl<'p> Generator<'p> {
             ));
         }
         if let (true, Some(doc)) = (in_doc, doc) {
-            let (value, rest) = extract(doc, field);
+            let (value, rest) = extract(doc.as_bytes(), field);
             *field = rest;
             return Ok((value, false));
         }
@@ -523,7 +510,7 @@ fn hashed_keys(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Error> {
     let mut out = Vec::new();
     let mut found = false;
     for field in &spec.fields {
-        let (value, rest) = extract(doc, &field.path);
+        let (value, rest) = extract(doc.as_bytes(), &field.path);
         if let Some(RawBsonRef::Array(_)) = value {
             let at = &field.path[..field.path.len() - rest.len()];
             return Err(error(

@@ -47,8 +47,6 @@ pub(crate) struct Bounds {
     pub(crate) ranges: Vec<KeyRange>,
     /// Leading fields bounded by points.
     pub(crate) point_fields: usize,
-    /// How many points bound each of them.
-    pub(crate) point_counts: Vec<usize>,
     /// The points of each of them: the field's encodings, sorted (the order of its
     /// `display` intervals).
     pub(crate) point_keys: Vec<Vec<Vec<u8>>>,
@@ -86,7 +84,6 @@ pub(super) const ALL_VALUES: &str = "[MinKey, MaxKey]";
 pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> Bounds {
     let mut prefixes: Vec<Vec<u8>> = vec![Vec::new()];
     let mut point_fields = 0;
-    let mut point_counts = Vec::new();
     let mut point_keys = Vec::new();
     let mut excludes_missing = false;
     let mut tail: Option<(Vec<u8>, Option<Vec<u8>>)> = None;
@@ -126,7 +123,6 @@ pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> B
                     })
                     .collect();
                 point_fields += 1;
-                point_counts.push(points.len());
                 point_keys.push(points);
                 excludes_missing |= excludes;
             }
@@ -169,7 +165,6 @@ pub(crate) fn bounds(fields: &[FieldView<'_>], predicates: &Predicates<'_>) -> B
     Bounds {
         ranges: merge(ranges),
         point_fields,
-        point_counts,
         point_keys,
         range_field,
         excludes_missing,

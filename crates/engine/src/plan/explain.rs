@@ -20,9 +20,7 @@ pub(crate) fn access_stage(
     access: &Access<'_>,
     filter: Option<&RawDocument>,
 ) -> Document {
-    let shown = filter
-        .and_then(|f| Document::try_from(f).ok())
-        .filter(|f| !f.is_empty());
+    let shown = shown_filter(filter);
     match access {
         Access::Collection => {
             let mut stage = doc! { "stage": "COLLSCAN" };
@@ -33,14 +31,7 @@ pub(crate) fn access_stage(
             stage
         }
         Access::Id(_) => doc! { "stage": "IDHACK" },
-        Access::Index(index) => {
-            let mut stage = doc! { "stage": "FETCH" };
-            if let Some(filter) = shown {
-                stage.insert("filter", filter);
-            }
-            stage.insert("inputStage", scan_stage(meta, index, filter));
-            stage
-        }
+        Access::Index(index) => fetch(shown.as_ref(), scan_stage(meta, index, filter)),
         Access::Or(walks) => {
             // The walks are the `$or`'s branches, in order: each shows its own bounds.
             let branches: Vec<Option<&RawDocument>> = match filter.map(|f| f.get("$or")) {
@@ -58,11 +49,8 @@ pub(crate) fn access_stage(
                     Bson::Document(scan_stage(meta, walk, branch))
                 })
                 .collect();
-            let mut stage = doc! { "stage": "FETCH" };
-            if let Some(filter) = &shown {
-                stage.insert("filter", filter.clone());
-            }
-            stage.insert("inputStage", doc! { "stage": "OR", "inputStages": inputs });
+            let or = doc! { "stage": "OR", "inputStages": inputs };
+            let mut stage = fetch(shown.as_ref(), or);
             // A filter that is one `$or` is planned branch by branch (mongod's SUBPLAN).
             let rooted = shown.as_ref().is_some_and(|f| f.len() == 1);
             if rooted {
@@ -95,17 +83,24 @@ pub(crate) fn sort_merge_stage(
             Bson::Document(scan)
         })
         .collect();
-    let mut stage = doc! { "stage": "FETCH" };
-    if let Some(filter) = filter
+    let merge = doc! { "stage": "SORT_MERGE", "sortPattern": sort, "inputStages": inputs };
+    fetch(shown_filter(filter).as_ref(), merge)
+}
+
+/// The filter as a stage shows it: `None` when there is none or it is empty.
+fn shown_filter(filter: Option<&RawDocument>) -> Option<Document> {
+    filter
         .and_then(|f| Document::try_from(f).ok())
         .filter(|f| !f.is_empty())
-    {
-        stage.insert("filter", filter);
+}
+
+/// A `FETCH` over `input`, with the filter it re-checks.
+fn fetch(filter: Option<&Document>, input: Document) -> Document {
+    let mut stage = doc! { "stage": "FETCH" };
+    if let Some(filter) = filter {
+        stage.insert("filter", filter.clone());
     }
-    stage.insert(
-        "inputStage",
-        doc! { "stage": "SORT_MERGE", "sortPattern": sort, "inputStages": inputs },
-    );
+    stage.insert("inputStage", input);
     stage
 }
 
@@ -239,13 +234,18 @@ pub(crate) fn summary(meta: &CollectionMeta, access: &Access<'_>) -> String {
     match access {
         Access::Collection => "COLLSCAN".to_owned(),
         Access::Id(_) => "IDHACK".to_owned(),
-        Access::Index(_) | Access::Or(_) => access
-            .walks()
-            .iter()
-            .map(|walk| walk_summary(meta, walk))
-            .collect::<Vec<_>>()
-            .join(", "),
+        Access::Index(_) | Access::Or(_) => walks_summary(meta, access.walks()),
     }
+}
+
+/// The `planSummary` of index walks read together (an `$or`'s, a merged sort's): each
+/// walk's, joined by `, `.
+pub(crate) fn walks_summary(meta: &CollectionMeta, walks: &[IndexAccess]) -> String {
+    walks
+        .iter()
+        .map(|walk| walk_summary(meta, walk))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `IXSCAN { <key pattern> }` of one index walk, as mongod's `planSummary` names it.

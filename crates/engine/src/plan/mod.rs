@@ -565,7 +565,7 @@ fn provides(
     sort: &[(&str, bool)],
 ) -> Option<bool> {
     let start = candidate.fields.iter().position(|f| f.path == sort[0].0)?;
-    if start > bounds.point_fields || bounds.point_counts[..start].iter().any(|&n| n != 1) {
+    if start > bounds.point_fields || bounds.point_keys[..start].iter().any(|p| p.len() != 1) {
         return None;
     }
     sort_direction(&candidate.fields[start..], sort)

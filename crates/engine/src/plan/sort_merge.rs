@@ -73,9 +73,9 @@ pub(crate) fn choose(
         if leading == 0 || leading > bounds.point_fields {
             continue;
         }
-        let combinations = bounds.point_counts[..leading]
+        let combinations = bounds.point_keys[..leading]
             .iter()
-            .try_fold(1usize, |n, &points| n.checked_mul(points));
+            .try_fold(1usize, |n, points| n.checked_mul(points.len()));
         if !combinations.is_some_and(|n| (2..=WALKS_MAX).contains(&n)) {
             continue;
         }
@@ -105,7 +105,7 @@ pub(crate) fn choose(
             pinned.push(shown);
             let Some(field) = (0..leading)
                 .rev()
-                .find(|&f| digits[f] + 1 < bounds.point_counts[f])
+                .find(|&f| digits[f] + 1 < bounds.point_keys[f].len())
             else {
                 break;
             };

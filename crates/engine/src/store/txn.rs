@@ -247,9 +247,7 @@ impl<'s> Reader<'s> {
         before: Option<u64>,
     ) -> Result<impl Iterator<Item = Result<Record<'_>, StoreError>> + '_, StoreError> {
         let key = before.map(rid_key);
-        let upper = key
-            .as_ref()
-            .map_or(Bound::Unbounded, |k| Bound::Excluded(&k[..]));
+        let upper = excluding(key.as_ref());
         Ok(records_between(&self.txn, meta, Bound::Unbounded, upper)?.rev())
     }
 
@@ -289,10 +287,12 @@ fn scan_records<'t, T: PageRead>(
     after: Option<u64>,
 ) -> Result<impl Iterator<Item = Result<Record<'t>, StoreError>> + 't, StoreError> {
     let key = after.map(rid_key);
-    let lower = key
-        .as_ref()
-        .map_or(Bound::Unbounded, |k| Bound::Excluded(&k[..]));
-    records_between(txn, meta, lower, Bound::Unbounded)
+    records_between(txn, meta, excluding(key.as_ref()), Bound::Unbounded)
+}
+
+/// The tree-key bound that leaves out record `key` (none when `None`).
+fn excluding(key: Option<&[u8; 8]>) -> Bound<&[u8]> {
+    key.map_or(Bound::Unbounded, |k| Bound::Excluded(&k[..]))
 }
 
 /// The records with ids between the tree-key bounds, with their ids, either way round.
