@@ -4,6 +4,7 @@
 
 mod bench;
 mod certs;
+mod circles;
 mod crash;
 mod e2e;
 mod fuzz;
@@ -18,7 +19,9 @@ const USAGE: &str = "\
 usage: cargo xtask <command> [args]
 
 commands:
-  tidy                 check layering, file sizes, FIXMEs and unsafe rules
+  tidy                 check layering, import circles, file sizes, FIXMEs and unsafe rules
+  circles <crate|path/to/src> [--top N]
+                       a crate's largest import circles among its non-test files
   fuzz <target|all> [--iterations N] [--seed S]
                        run a fuzz target (see tests/fuzz/src/targets.rs)
   e2e                  smoke-test the server with PyMongo, the Node.js driver and mongosh
@@ -49,6 +52,7 @@ fn main() -> Result<()> {
     let rest = &args[1..];
     match command.as_str() {
         "tidy" => tidy::run(&workspace_root()),
+        "circles" => circles::run(&workspace_root(), rest),
         "fuzz" => fuzz::run(&workspace_root(), rest),
         "e2e" => e2e::run(&workspace_root(), rest),
         "spec" => spec::run(&workspace_root(), rest),

@@ -98,6 +98,21 @@ pub struct Engine {
     pub(crate) profiler: crate::profile::Profiler,
 }
 
+impl crate::auth::Stores for Engine {
+    fn store(&self) -> Arc<Store> {
+        Engine::store(self)
+    }
+}
+
+/// `options` with the engine's check of the waiting thread's operation (killOp,
+/// maxTimeMS) while it waits for the write gate.
+fn interruptible(options: StoreOptions) -> StoreOptions {
+    StoreOptions {
+        wait_check: crate::operations::check_current,
+        ..options
+    }
+}
+
 /// See [`Engine::on_shutdown`].
 pub type ShutdownHook = Arc<dyn Fn() + Send + Sync>;
 
@@ -115,7 +130,7 @@ impl Engine {
             },
             ..StoreOptions::default()
         };
-        let store = Store::open(dir, "memory.mfdb", store_options)
+        let store = Store::open(dir, "memory.mfdb", interruptible(store_options))
             .expect("an empty in-memory database opens");
         let mut engine = Engine::with_store(options, store);
         engine.in_memory = true;
@@ -134,7 +149,7 @@ impl Engine {
         options: EngineOptions,
         store_options: StoreOptions,
     ) -> Result<Engine, Error> {
-        let store = Store::open_path(path, store_options).map_err(Error::from)?;
+        let store = Store::open_path(path, interruptible(store_options)).map_err(Error::from)?;
         drop_leftover_temporaries(&store)?;
         Ok(Engine::with_store(options, store))
     }
@@ -147,7 +162,7 @@ impl Engine {
         options: EngineOptions,
         store_options: StoreOptions,
     ) -> Result<Engine, Error> {
-        let store = Store::open(dir, name, store_options).map_err(Error::from)?;
+        let store = Store::open(dir, name, interruptible(store_options)).map_err(Error::from)?;
         drop_leftover_temporaries(&store)?;
         Ok(Engine::with_store(options, store))
     }
@@ -193,6 +208,21 @@ impl Engine {
     /// 292 QueryExceededMemoryLimitNoDiskUseAllowed.
     pub fn set_sort_bytes_max(&self, bytes: usize) {
         self.sorting.set_bytes_max(bytes);
+    }
+
+    /// What authentication and authorization use of the engine.
+    pub(crate) fn directory(&self) -> crate::auth::Directory<'_> {
+        crate::auth::Directory {
+            stores: self,
+            auth: &self.auth,
+            host: &*self.host,
+            parameters: &self.parameters,
+        }
+    }
+
+    /// The next spill file of this database for a sort, if `allowed` (`allowDiskUse`).
+    pub(crate) fn spill_to(&self, allowed: bool) -> Option<crate::spill::SpillTo> {
+        crate::spill::SpillTo::of(&self.store(), &self.sorting, allowed)
     }
 
     /// The storage layer. After an I/O failure the failed store refuses every command

@@ -1,5 +1,5 @@
-//! The database engine: durable storage ([`store`]: catalog, write-ahead log, recovery,
-//! checkpoints), the MongoDB commands and cursors over it, and the embedded client
+//! The database engine: the MongoDB commands and cursors over durable storage ([`store`],
+//! the `storage` crate: catalog, write-ahead log, recovery, checkpoints), and the embedded client
 //! ([`client`]: the `mongodb` crate's sync API in this process).
 //!
 #![doc = include_str!("../README.md")]
@@ -20,25 +20,25 @@ mod auth;
 pub mod client;
 pub mod command;
 mod engine;
-mod error;
+mod fields;
 mod fsync_lock;
 mod host;
-mod index;
 mod latency;
-pub mod limits;
 mod object_id;
 mod operations;
 mod plan;
 mod profile;
 mod recent_log;
 mod sessions;
-mod spill;
 mod stats;
-pub mod store;
 mod streaming;
 mod system_collections;
 mod ttl;
 pub mod version;
+
+// The storage layer (`storage`), under the paths the engine and its users have always used.
+use storage::{error, index, spill};
+pub use storage::{limits, store};
 
 pub use auth::AuthSession;
 pub use client::Client;

@@ -14,8 +14,6 @@ mod indexes;
 mod model;
 mod planner;
 mod restart;
-mod store;
-mod store_concurrency;
 mod support;
 mod transactions;
 mod ttl;

@@ -9,8 +9,7 @@
 //! DB to execute command ...".
 
 use super::roles::Target;
-use crate::command::Request;
-use crate::engine::Engine;
+use super::{Asked, Directory};
 use crate::error::{Error, ErrorCode};
 use bson::raw::{RawBsonRef, RawDocument};
 
@@ -28,7 +27,7 @@ pub(crate) enum Rule {
     /// These actions on the collection the command names (its first field).
     Collection(&'static [&'static str]),
     /// Computed from the request (options that need more, or several resources).
-    Custom(fn(&Request<'_>) -> Vec<Need>),
+    Custom(fn(&Asked<'_>) -> Vec<Need>),
 }
 
 /// One action on one resource.
@@ -150,7 +149,7 @@ pub(crate) fn rule(name: &str) -> Option<Rule> {
     RULES.iter().find(|(n, _)| *n == name).map(|(_, r)| *r)
 }
 
-fn on_collection(request: &Request<'_>) -> On {
+fn on_collection(request: &Asked<'_>) -> On {
     match request.body.get(request.name) {
         Ok(Some(RawBsonRef::String(coll))) => {
             On::Collection(request.db.to_owned(), coll.to_owned())
@@ -170,7 +169,7 @@ fn needs(actions: &[&'static str], on: &On) -> Vec<Need> {
 }
 
 /// What `rule` asks of `request`.
-fn required(rule: Rule, request: &Request<'_>) -> Vec<Need> {
+fn required(rule: Rule, request: &Asked<'_>) -> Vec<Need> {
     match rule {
         Open | Authenticated => Vec::new(),
         Cluster(actions) => needs(actions, &On::Cluster),
@@ -180,13 +179,13 @@ fn required(rule: Rule, request: &Request<'_>) -> Vec<Need> {
     }
 }
 
-fn list_databases(_: &Request<'_>) -> Vec<Need> {
+fn list_databases(_: &Asked<'_>) -> Vec<Need> {
     // Any user may list the databases it holds privileges on (mongod's
     // `authorizedDatabases`); the handler filters the list (see [`may_list_all`]).
     Vec::new()
 }
 
-fn get_more(request: &Request<'_>) -> Vec<Need> {
+fn get_more(request: &Asked<'_>) -> Vec<Need> {
     match request.body.get_str("collection") {
         Ok(coll) => needs(
             &["find"],
@@ -196,8 +195,8 @@ fn get_more(request: &Request<'_>) -> Vec<Need> {
     }
 }
 
-fn with_bypass(request: &Request<'_>, mut out: Vec<Need>) -> Vec<Need> {
-    if crate::command::flag(request.body, "bypassDocumentValidation") {
+fn with_bypass(request: &Asked<'_>, mut out: Vec<Need>) -> Vec<Need> {
+    if crate::fields::flag(request.body, "bypassDocumentValidation") {
         out.extend(needs(
             &["bypassDocumentValidation"],
             &on_collection(request),
@@ -206,17 +205,17 @@ fn with_bypass(request: &Request<'_>, mut out: Vec<Need>) -> Vec<Need> {
     out
 }
 
-fn insert(request: &Request<'_>) -> Vec<Need> {
+fn insert(request: &Asked<'_>) -> Vec<Need> {
     with_bypass(request, needs(&["insert"], &on_collection(request)))
 }
 
-fn update(request: &Request<'_>) -> Vec<Need> {
+fn update(request: &Asked<'_>) -> Vec<Need> {
     let on = on_collection(request);
     let mut out = needs(&["update"], &on);
     let upsert = request.body.get_array("updates").is_ok_and(|updates| {
         updates.into_iter().flatten().any(|u| {
             u.as_document()
-                .is_some_and(|u| crate::command::flag(u, "upsert"))
+                .is_some_and(|u| crate::fields::flag(u, "upsert"))
         })
     });
     if upsert {
@@ -225,21 +224,21 @@ fn update(request: &Request<'_>) -> Vec<Need> {
     with_bypass(request, out)
 }
 
-fn find_and_modify(request: &Request<'_>) -> Vec<Need> {
+fn find_and_modify(request: &Asked<'_>) -> Vec<Need> {
     let on = on_collection(request);
     let mut out = needs(&["find"], &on);
-    if crate::command::flag(request.body, "remove") {
+    if crate::fields::flag(request.body, "remove") {
         out.extend(needs(&["remove"], &on));
     } else {
         out.extend(needs(&["update"], &on));
-        if crate::command::flag(request.body, "upsert") {
+        if crate::fields::flag(request.body, "upsert") {
             out.extend(needs(&["insert"], &on));
         }
     }
     with_bypass(request, out)
 }
 
-fn rename_collection(request: &Request<'_>) -> Vec<Need> {
+fn rename_collection(request: &Asked<'_>) -> Vec<Need> {
     let split = |full: &str| {
         full.split_once('.')
             .map(|(db, coll)| On::Collection(db.to_owned(), coll.to_owned()))
@@ -266,7 +265,7 @@ fn rename_collection(request: &Request<'_>) -> Vec<Need> {
 }
 
 /// find on the collection, and what the pipeline's stages add.
-fn aggregate(request: &Request<'_>) -> Vec<Need> {
+fn aggregate(request: &Asked<'_>) -> Vec<Need> {
     // A pipeline that starts from the collection's statistics reads no documents: it
     // needs that stage's action, not `find` (mongod's rule for these first stages).
     let first = request
@@ -352,14 +351,18 @@ fn stage_needs(db: &str, stage: &RawDocument) -> Vec<Need> {
 }
 
 /// The explained command's needs.
-fn explain(request: &Request<'_>) -> Vec<Need> {
+fn explain(request: &Asked<'_>) -> Vec<Need> {
     let Ok(inner) = request.body.get_document("explain") else {
         return needs(&["find"], &On::Database(request.db.to_owned()));
     };
-    let Ok(name) = crate::command::name_of(inner) else {
+    let Ok(name) = crate::fields::name_of(inner) else {
         return needs(&["find"], &On::Database(request.db.to_owned()));
     };
-    let inner_request = Request::new(request.db, name, inner, request.ctx);
+    let inner_request = Asked {
+        name,
+        body: inner,
+        ..*request
+    };
     match rule(name) {
         Some(rule @ (Collection(_) | Custom(_) | Database(_))) if name != "explain" => {
             required(rule, &inner_request)
@@ -368,7 +371,7 @@ fn explain(request: &Request<'_>) -> Vec<Need> {
     }
 }
 
-fn update_user(request: &Request<'_>) -> Vec<Need> {
+fn update_user(request: &Asked<'_>) -> Vec<Need> {
     let on = On::Database(request.db.to_owned());
     let mut out = Vec::new();
     if request.body.get("pwd").ok().flatten().is_some() {
@@ -387,11 +390,10 @@ fn update_user(request: &Request<'_>) -> Vec<Need> {
 }
 
 /// viewUser on the database, unless the user asks only about itself.
-fn users_info(request: &Request<'_>) -> Vec<Need> {
+fn users_info(request: &Asked<'_>) -> Vec<Need> {
     let own =
         request
-            .ctx
-            .auth
+            .session
             .user()
             .is_some_and(|(user, db)| match request.body.get("usersInfo") {
                 Ok(Some(RawBsonRef::String(name))) => name == user && request.db == db,
@@ -400,10 +402,10 @@ fn users_info(request: &Request<'_>) -> Vec<Need> {
                 }
                 _ => false,
             });
-    if own && !crate::command::flag(request.body, "showCredentials") {
+    if own && !crate::fields::flag(request.body, "showCredentials") {
         return Vec::new();
     }
-    let on = if crate::command::flag(request.body, "forAllDBs") {
+    let on = if crate::fields::flag(request.body, "forAllDBs") {
         On::Cluster
     } else {
         On::Database(request.db.to_owned())
@@ -411,11 +413,11 @@ fn users_info(request: &Request<'_>) -> Vec<Need> {
     needs(&["viewUser"], &on)
 }
 
-fn roles_info(request: &Request<'_>) -> Vec<Need> {
+fn roles_info(request: &Asked<'_>) -> Vec<Need> {
     needs(&["viewRole"], &On::Database(request.db.to_owned()))
 }
 
-fn unauthorized(request: &Request<'_>) -> Error {
+fn unauthorized(request: &Asked<'_>) -> Error {
     let value = match request.body.get(request.name) {
         Ok(Some(RawBsonRef::String(s))) => format!("\"{s}\""),
         Ok(Some(RawBsonRef::Int32(n))) => n.to_string(),
@@ -444,9 +446,9 @@ fn is_loopback(address: &str) -> bool {
 }
 
 /// Whether `request` is an updateUser of the session's own user (name and database).
-fn updates_own_user(request: &Request<'_>) -> bool {
+fn updates_own_user(request: &Asked<'_>) -> bool {
     request.name == "updateUser"
-        && request.ctx.auth.user().is_some_and(|(user, db)| {
+        && request.session.user().is_some_and(|(user, db)| {
             db == request.db
                 && request
                     .body
@@ -456,8 +458,8 @@ fn updates_own_user(request: &Request<'_>) -> bool {
 }
 
 /// Refuses `request` unless its connection may run it (see the module's header).
-pub(crate) fn check(engine: &Engine, request: &Request<'_>) -> Result<(), Error> {
-    if !engine.auth.enabled() {
+pub(crate) fn check(directory: &Directory<'_>, request: &Asked<'_>) -> Result<(), Error> {
+    if !directory.auth.enabled() {
         return Ok(());
     }
     let Some(rule) = rule(request.name) else {
@@ -466,11 +468,11 @@ pub(crate) fn check(engine: &Engine, request: &Request<'_>) -> Result<(), Error>
     if matches!(rule, Open) {
         return Ok(());
     }
-    let Some(grants) = super::grants(engine, &request.ctx.auth)? else {
+    let Some(grants) = super::grants(directory, request.session)? else {
         let localhost_exception = request.name == "createUser"
             && request.db == "admin"
-            && is_loopback(&request.ctx.client_address)
-            && !super::users::any_exist(&engine.store())?;
+            && is_loopback(request.client_address)
+            && !super::users::any_exist(&directory.store())?;
         if localhost_exception {
             return Ok(());
         }
@@ -503,11 +505,11 @@ pub(crate) fn check(engine: &Engine, request: &Request<'_>) -> Result<(), Error>
 
 /// Whether the request's user may see every database in listDatabases (auth off, or the
 /// `listDatabases` action on the cluster); otherwise it sees those it holds privileges on.
-pub(crate) fn may_list_all(engine: &Engine, request: &Request<'_>) -> Result<bool, Error> {
-    if !engine.auth.enabled() {
+pub(crate) fn may_list_all(directory: &Directory<'_>, request: &Asked<'_>) -> Result<bool, Error> {
+    if !directory.auth.enabled() {
         return Ok(true);
     }
-    let Some(grants) = super::grants(engine, &request.ctx.auth)? else {
+    let Some(grants) = super::grants(directory, request.session)? else {
         return Ok(false);
     };
     Ok(grants.privileges.iter().any(|p| {
@@ -518,11 +520,11 @@ pub(crate) fn may_list_all(engine: &Engine, request: &Request<'_>) -> Result<boo
 /// Whether the request's user holds any privilege on database `db` (listDatabases'
 /// `authorizedDatabases` filter).
 pub(crate) fn holds_any_on(
-    engine: &Engine,
-    request: &Request<'_>,
+    directory: &Directory<'_>,
+    request: &Asked<'_>,
     db: &str,
 ) -> Result<bool, Error> {
-    let Some(grants) = super::grants(engine, &request.ctx.auth)? else {
+    let Some(grants) = super::grants(directory, request.session)? else {
         return Ok(false);
     };
     Ok(grants.privileges.iter().any(|p| match &p.resource {

@@ -20,6 +20,11 @@
 //!
 //! Lock order: a session's mutex is taken after no other lock and released before the
 //! store is read (privileges are computed outside it, then stored).
+//!
+//! What it reads of the rest of the engine is narrow, and `cargo xtask tidy` keeps it so
+//! (this folder never names `command` or `Engine`): a command as [`Asked`] (its database,
+//! name, body and connection) and the engine as a [`Directory`] (the store, the [`Auth`]
+//! state, the host, the recorded parameters).
 
 pub(crate) mod authorize;
 pub(crate) mod roles;
@@ -30,9 +35,53 @@ pub(crate) mod users;
 #[cfg(test)]
 mod tests;
 
+use crate::host::Host;
+use crate::store::Store;
+use bson::RawDocument;
 use roles::{Privilege, RoleName};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// A command as authorization reads it.
+#[derive(Clone, Copy)]
+pub(crate) struct Asked<'a> {
+    /// The database it runs against.
+    pub(crate) db: &'a str,
+    /// Its name (the body's first field).
+    pub(crate) name: &'a str,
+    /// The whole command document (namespaces and options are read from it).
+    pub(crate) body: &'a RawDocument,
+    /// The connection's authentication state.
+    pub(crate) session: &'a AuthSession,
+    /// The connection's peer address (`host:port`), for the localhost exception.
+    pub(crate) client_address: &'a str,
+}
+
+/// Where the store comes from: the engine's current store (reopened after a failure).
+pub(crate) trait Stores {
+    /// The store to read and write users and roles through now.
+    fn store(&self) -> Arc<Store>;
+}
+
+/// What authentication and authorization use of the engine.
+pub(crate) struct Directory<'a> {
+    /// The engine's store, asked for at each use.
+    pub(crate) stores: &'a dyn Stores,
+    /// The engine-wide authentication state.
+    pub(crate) auth: &'a Auth,
+    /// The clock and the random numbers (salts, nonces).
+    pub(crate) host: &'a dyn Host,
+    /// Runtime parameters (`scramIterationCount`, `scramSHA256IterationCount`).
+    pub(crate) parameters:
+        &'a parking_lot::Mutex<std::collections::BTreeMap<&'static str, bson::Bson>>,
+}
+
+impl Directory<'_> {
+    /// The store to read and write users and roles through now.
+    pub(crate) fn store(&self) -> Arc<Store> {
+        self.stores.store()
+    }
+}
 
 /// The engine-wide authentication state.
 #[derive(Debug, Default)]
@@ -191,17 +240,17 @@ impl AuthSession {
 /// The grants of the session's user (`None` when nobody is authenticated), recomputed
 /// from the stored users and roles when a user or role command committed since.
 pub(crate) fn grants(
-    engine: &crate::Engine,
+    directory: &Directory<'_>,
     session: &AuthSession,
-) -> Result<Option<Arc<Grants>>, crate::Error> {
+) -> Result<Option<Arc<Grants>>, crate::error::Error> {
     let Some(user) = session.user() else {
         return Ok(None);
     };
-    let generation = engine.auth.generation();
+    let generation = directory.auth.generation();
     if let Some(grants) = session.cached(generation) {
         return Ok(Some(grants));
     }
-    let store = engine.store();
+    let store = directory.store();
     let grants = match users::find(&store, &user.1, &user.0)? {
         Some(found) => Arc::new(roles::resolve(&store, &found.roles)?),
         // A dropped user keeps its connection but holds nothing.

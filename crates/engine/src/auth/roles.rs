@@ -9,7 +9,7 @@
 //!   by naming it exactly, or by `anyResource`.
 //! - Resolving a user's roles visits each role once (inherited roles may form cycles).
 
-use super::Grants;
+use super::{Directory, Grants};
 use crate::error::{Error, ErrorCode};
 use crate::store::{Namespace, Store};
 use bson::raw::RawBsonRef;
@@ -672,7 +672,7 @@ fn to_raw(doc: &Document) -> Result<bson::RawDocumentBuf, Error> {
 }
 
 /// Stores a new role; 51002 when it exists, as mongod answers.
-pub(crate) fn create_stored(engine: &crate::Engine, role: &StoredRole) -> Result<(), Error> {
+pub(crate) fn create_stored(directory: &Directory<'_>, role: &StoredRole) -> Result<(), Error> {
     if is_built_in(&role.name) {
         return Err(Error::new(
             ErrorCode::Location(51002),
@@ -682,7 +682,7 @@ pub(crate) fn create_stored(engine: &crate::Engine, role: &StoredRole) -> Result
             ),
         ));
     }
-    let store = engine.store();
+    let store = directory.store();
     let mut writer = store.write()?;
     match writer.insert(&roles_ns(), &to_raw(&role.to_document())?) {
         Ok(_) => {}
@@ -698,17 +698,17 @@ pub(crate) fn create_stored(engine: &crate::Engine, role: &StoredRole) -> Result
         Err(other) => return Err(other.into()),
     }
     writer.commit()?;
-    engine.auth.invalidate();
+    directory.auth.invalidate();
     Ok(())
 }
 
 /// Rewrites stored role `name` with `change`; 31 RoleNotFound when it is not stored.
 pub(crate) fn update_stored(
-    engine: &crate::Engine,
+    directory: &Directory<'_>,
     name: &RoleName,
     change: impl FnOnce(&mut StoredRole),
 ) -> Result<(), Error> {
-    let store = engine.store();
+    let store = directory.store();
     let mut writer = store.write()?;
     let ns = roles_ns();
     let id = bson::RawBson::String(format!("{}.{}", name.db, name.role));
@@ -726,13 +726,13 @@ pub(crate) fn update_stored(
     change(&mut role);
     writer.update(&ns, rid, &to_raw(&role.to_document())?)?;
     writer.commit()?;
-    engine.auth.invalidate();
+    directory.auth.invalidate();
     Ok(())
 }
 
 /// Drops stored role `name`; whether it existed.
-pub(crate) fn drop_stored(engine: &crate::Engine, name: &RoleName) -> Result<bool, Error> {
-    let store = engine.store();
+pub(crate) fn drop_stored(directory: &Directory<'_>, name: &RoleName) -> Result<bool, Error> {
+    let store = directory.store();
     let mut writer = store.write()?;
     let ns = roles_ns();
     let id = bson::RawBson::String(format!("{}.{}", name.db, name.role));
@@ -741,6 +741,6 @@ pub(crate) fn drop_stored(engine: &crate::Engine, name: &RoleName) -> Result<boo
     };
     writer.delete(&ns, rid)?;
     writer.commit()?;
-    engine.auth.invalidate();
+    directory.auth.invalidate();
     Ok(true)
 }

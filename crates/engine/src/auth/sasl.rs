@@ -20,9 +20,9 @@
 //!   so a password is not guessed over one connection faster than it reconnects.
 
 use super::AuthSession;
+use super::Directory;
 use super::scram::{self, Conversation, Mechanism};
 use super::users;
-use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 
 /// mongod's only conversation id.
@@ -50,7 +50,7 @@ pub(crate) const FAILURES_MAX: u32 = 5;
 
 /// The refusal of an attempt on a connection that used up its [`FAILURES_MAX`].
 pub(crate) fn check_attempts(
-    engine: &Engine,
+    directory: &Directory<'_>,
     session: &AuthSession,
     label: &str,
     user: &str,
@@ -60,7 +60,7 @@ pub(crate) fn check_attempts(
         return Ok(());
     }
     Err(failed(
-        engine,
+        directory,
         session,
         label,
         user,
@@ -72,14 +72,14 @@ pub(crate) fn check_attempts(
 /// 18, the one answer a failed authentication gets; the reason is logged and the
 /// connection's failure counted.
 pub(crate) fn failed(
-    engine: &Engine,
+    directory: &Directory<'_>,
     session: &AuthSession,
     session_label: &str,
     user: &str,
     db: &str,
     reason: &str,
 ) -> Error {
-    let _ = engine;
+    let _ = directory;
     session.note_failure();
     eprintln!("multiforadb: authentication failed for {user}@{db} ({session_label}): {reason}");
     Error::new(
@@ -90,7 +90,7 @@ pub(crate) fn failed(
 
 /// saslStart: parses the client-first message and answers the server-first.
 pub(crate) fn start(
-    engine: &Engine,
+    directory: &Directory<'_>,
     session: &AuthSession,
     label: &str,
     db: &str,
@@ -100,7 +100,7 @@ pub(crate) fn start(
 ) -> Result<Step, Error> {
     // A new saslStart abandons any conversation in progress.
     drop(session.take_pending());
-    check_attempts(engine, session, label, "?", db)?;
+    check_attempts(directory, session, label, "?", db)?;
     let Some(mechanism) = Mechanism::parse(mechanism) else {
         return Err(Error::new(
             ErrorCode::Other(334, "MechanismUnavailable"),
@@ -108,11 +108,11 @@ pub(crate) fn start(
         ));
     };
     let client_first = scram::parse_client_first(payload)
-        .map_err(|failure| failed(engine, session, label, "?", db, failure.0))?;
-    let store = engine.store();
+        .map_err(|failure| failed(directory, session, label, "?", db, failure.0))?;
+    let store = directory.store();
     let Some(user) = users::find(&store, db, &client_first.user)? else {
         return Err(failed(
-            engine,
+            directory,
             session,
             label,
             &client_first.user,
@@ -131,7 +131,7 @@ pub(crate) fn start(
         ));
     };
     let mut random = [0u8; 24];
-    engine
+    directory
         .host
         .fill_random(&mut random)
         .map_err(users::random_failed)?;
@@ -152,7 +152,7 @@ pub(crate) fn start(
 
 /// saslContinue: checks the client-final message (or takes the empty last step).
 pub(crate) fn step(
-    engine: &Engine,
+    directory: &Directory<'_>,
     session: &AuthSession,
     label: &str,
     conversation_id: Option<i32>,
@@ -174,7 +174,7 @@ pub(crate) fn step(
     if pending.proved {
         if !payload.is_empty() {
             return Err(failed(
-                engine,
+                directory,
                 session,
                 label,
                 &user,
@@ -191,7 +191,7 @@ pub(crate) fn step(
     let server_final = pending
         .conversation
         .finish(payload)
-        .map_err(|failure| failed(engine, session, label, &user, &pending.db, failure.0))?;
+        .map_err(|failure| failed(directory, session, label, &user, &pending.db, failure.0))?;
     if pending.skip_empty_exchange {
         session.login(&pending.db, &user);
         eprintln!(

@@ -9,9 +9,9 @@
 //! - Every change goes through the store's ordinary logged write path (one transaction,
 //!   committed durably) and then bumps [`super::Auth::generation`].
 
+use super::Directory;
 use super::roles::RoleName;
 use super::scram::{self, Credential, Mechanism};
-use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::store::{Namespace, Store};
 use bson::{Bson, Document, RawDocumentBuf, doc};
@@ -137,7 +137,7 @@ pub(crate) struct Password<'a> {
 /// The `credentials` document for `password`: one entry per mechanism, each with fresh
 /// salt from the engine's host and the configured iteration count.
 pub(crate) fn credentials(
-    engine: &Engine,
+    directory: &Directory<'_>,
     name: &str,
     password: &Password<'_>,
 ) -> Result<Document, Error> {
@@ -164,8 +164,11 @@ pub(crate) fn credentials(
             }
         };
         let mut salt = vec![0u8; mechanism.salt_len()];
-        engine.host.fill_random(&mut salt).map_err(random_failed)?;
-        let iterations = iteration_count(engine, mechanism);
+        directory
+            .host
+            .fill_random(&mut salt)
+            .map_err(random_failed)?;
+        let iterations = iteration_count(directory, mechanism);
         let credential = Credential::derive(mechanism, &prepared, salt, iterations);
         out.insert(mechanism.name(), credential.to_document());
     }
@@ -180,12 +183,12 @@ pub(crate) fn random_failed(error: String) -> Error {
 }
 
 /// `scramIterationCount` / `scramSHA256IterationCount` as set, else mongod's defaults.
-pub(crate) fn iteration_count(engine: &Engine, mechanism: Mechanism) -> u32 {
+pub(crate) fn iteration_count(directory: &Directory<'_>, mechanism: Mechanism) -> u32 {
     let name = match mechanism {
         Mechanism::Sha1 => "scramIterationCount",
         Mechanism::Sha256 => "scramSHA256IterationCount",
     };
-    match engine.parameters.lock().get(name) {
+    match directory.parameters.lock().get(name) {
         Some(Bson::Int32(n)) => u32::try_from(*n).unwrap_or(mechanism.iterations_default()),
         _ => mechanism.iterations_default(),
     }
@@ -201,8 +204,8 @@ pub(crate) struct NewUser<'a> {
 }
 
 /// Stores a new user; 51003 when it exists, as mongod answers.
-pub(crate) fn create(engine: &Engine, user: NewUser<'_>) -> Result<(), Error> {
-    let store = engine.store();
+pub(crate) fn create(directory: &Directory<'_>, user: NewUser<'_>) -> Result<(), Error> {
+    let store = directory.store();
     let mut writer = store.write()?;
     let id = user_id(user.db, user.name);
     let uuid = bson::Binary {
@@ -233,7 +236,7 @@ pub(crate) fn create(engine: &Engine, user: NewUser<'_>) -> Result<(), Error> {
         Err(other) => return Err(other.into()),
     }
     writer.commit()?;
-    engine.auth.invalidate();
+    directory.auth.invalidate();
     Ok(())
 }
 
@@ -251,12 +254,12 @@ pub(crate) fn not_found(db: &str, name: &str) -> Error {
 
 /// Rewrites user `name` of `db` with `change`; 11 UserNotFound when it does not exist.
 pub(crate) fn update(
-    engine: &Engine,
+    directory: &Directory<'_>,
     db: &str,
     name: &str,
     change: impl FnOnce(&mut Document),
 ) -> Result<(), Error> {
-    let store = engine.store();
+    let store = directory.store();
     let mut writer = store.write()?;
     let ns = users_ns();
     let id = bson::RawBson::String(user_id(db, name));
@@ -268,17 +271,17 @@ pub(crate) fn update(
     change(&mut doc);
     writer.update(&ns, rid, &to_raw(&doc)?)?;
     writer.commit()?;
-    engine.auth.invalidate();
+    directory.auth.invalidate();
     Ok(())
 }
 
 /// Drops every user of `db` whose name `matches`; how many were dropped.
 pub(crate) fn drop_where(
-    engine: &Engine,
+    directory: &Directory<'_>,
     db: &str,
     matches: impl Fn(&str) -> bool,
 ) -> Result<u64, Error> {
-    let store = engine.store();
+    let store = directory.store();
     let mut writer = store.write()?;
     let ns = users_ns();
     let doomed = writer.scan_while(&ns, None, |_, doc| {
@@ -288,6 +291,6 @@ pub(crate) fn drop_where(
         writer.delete(&ns, *rid)?;
     }
     writer.commit()?;
-    engine.auth.invalidate();
+    directory.auth.invalidate();
     Ok(doomed.len() as u64)
 }

@@ -14,7 +14,7 @@ use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::limits::BATCH_SIZE_DEFAULT;
 use crate::plan::{self, Access};
-use crate::spill::{AGGREGATE_CONTEXT, Sorted, Sorter, SpillTo};
+use crate::spill::{AGGREGATE_CONTEXT, Sorted, Sorter};
 use crate::store::{CollectionMeta, Namespace, Reader};
 use bson::raw::cstr;
 use bson::raw::{RawArray, RawBsonRef};
@@ -344,7 +344,7 @@ struct Run<'a> {
 impl Run<'_> {
     /// A blocking sort by `spec` under the engine's memory limit, spilling when allowed.
     fn sorter(&self, spec: &SortSpec, keep: Option<usize>) -> Sorter {
-        let spill_to = SpillTo::of(self.engine, self.allow_disk_use);
+        let spill_to = self.engine.spill_to(self.allow_disk_use);
         let bytes_max = self.engine.sorting.bytes_max();
         Sorter::new(spec, keep, bytes_max, spill_to, AGGREGATE_CONTEXT)
     }

@@ -59,7 +59,7 @@ fn start(
         .is_ok_and(|options| flag(options, "skipEmptyExchange"));
     let label = label(request);
     sasl::start(
-        engine,
+        &engine.directory(),
         &request.ctx.auth,
         &label,
         db,
@@ -84,7 +84,7 @@ pub(super) fn sasl_continue(engine: &Engine, request: &Request<'_>) -> Result<Do
     };
     let label = label(request);
     let step = sasl::step(
-        engine,
+        &engine.directory(),
         &request.ctx.auth,
         &label,
         conversation_id,
@@ -149,8 +149,16 @@ fn x509(
     let named = body.get_str("user").ok();
     let label = label(request);
     let session = &request.ctx.auth;
-    let failed = |user: &str, reason: &str| sasl::failed(engine, session, &label, user, db, reason);
-    sasl::check_attempts(engine, session, &label, named.unwrap_or(""), db)?;
+    let failed = |user: &str, reason: &str| {
+        sasl::failed(&engine.directory(), session, &label, user, db, reason)
+    };
+    sasl::check_attempts(
+        &engine.directory(),
+        session,
+        &label,
+        named.unwrap_or(""),
+        db,
+    )?;
     if db != EXTERNAL_DB {
         return Err(failed(
             named.unwrap_or(""),
@@ -188,7 +196,7 @@ pub(super) fn logout(_: &Engine, request: &Request<'_>) -> Result<Document, Erro
 /// `showPrivileges`).
 pub(super) fn connection_status(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
     let user = request.ctx.auth.user();
-    let grants = crate::auth::grants(engine, &request.ctx.auth)?;
+    let grants = crate::auth::grants(&engine.directory(), &request.ctx.auth)?;
     let users: Vec<Bson> = user
         .iter()
         .map(|(user, db)| Bson::Document(doc! { "user": user, "db": db }))

@@ -18,7 +18,7 @@ use super::{Request, name_of};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::plan::{self, Access};
-use crate::spill::{SortStats, Sorter, SpillTo};
+use crate::spill::{SortStats, Sorter};
 use crate::store::{CollectionMeta, Namespace, Reader, WalkPosition};
 use bson::raw::RawBsonRef;
 use bson::{Bson, Document, RawDocument, doc};
@@ -454,7 +454,7 @@ impl Explained<'_> {
             return Ok(None);
         }
         let spec = query::SortSpec::parse(sort)?;
-        let spill_to = SpillTo::of(engine, self.allow_disk_use);
+        let spill_to = engine.spill_to(self.allow_disk_use);
         let sorter = Sorter::new(
             &spec,
             self.keep(),

@@ -15,7 +15,7 @@ use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::limits::{BATCH_SIZE_DEFAULT, SORT_BYTES_MAX};
 use crate::plan::{self, Access};
-use crate::spill::{Sorted, Sorter, SpillTo};
+use crate::spill::{Sorted, Sorter};
 use crate::store::{CollectionMeta, Namespace, Reader, WalkPosition};
 use bson::{RawDocument, RawDocumentBuf};
 use query::{Filter, Projection, SortSpec};
@@ -535,7 +535,7 @@ fn sorted_source(
     query: &FindQuery<'_>,
 ) -> Result<Source, Error> {
     let keep = query.keep();
-    let spill_to = SpillTo::of(engine, query.allow_disk_use);
+    let spill_to = engine.spill_to(query.allow_disk_use);
     let bytes_max = engine.sorting.bytes_max();
     let mut sorter = Sorter::new(spec, keep, bytes_max, spill_to, crate::spill::FIND_CONTEXT);
     for doc in docs {

@@ -41,6 +41,7 @@ mod write_concern;
 
 use crate::engine::{ConnectionContext, Engine};
 use crate::error::{Error, ErrorCode};
+pub(crate) use crate::fields::{flag, name_of};
 use bson::{Document, RawDocument, RawDocumentBuf};
 
 /// One command as a handler sees it.
@@ -60,6 +61,17 @@ pub(crate) struct Request<'a> {
 }
 
 impl<'a> Request<'a> {
+    /// The request as authorization reads it.
+    pub(crate) fn asked(&self) -> crate::auth::Asked<'a> {
+        crate::auth::Asked {
+            db: self.db,
+            name: self.name,
+            body: self.body,
+            session: &self.ctx.auth,
+            client_address: &self.ctx.client_address,
+        }
+    }
+
     pub(crate) fn new(
         db: &'a str,
         name: &'a str,
@@ -365,18 +377,6 @@ pub(crate) fn find(name: &str) -> Option<&'static Spec> {
     COMMANDS.iter().find(|spec| spec.name == name)
 }
 
-/// The command name: the first field of the document.
-pub(crate) fn name_of(cmd: &RawDocument) -> Result<&str, Error> {
-    match cmd.iter_elements().next() {
-        Some(Ok(element)) => Ok(element.key().as_str()),
-        Some(Err(error)) => Err(Error::new(ErrorCode::InvalidBson, error.to_string())),
-        None => Err(Error::new(
-            ErrorCode::FailedToParse,
-            "empty command document",
-        )),
-    }
-}
-
 /// Runs `request` through the table and shapes the reply.
 pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocumentBuf, Error> {
     if !(request.db == user_admin::EXTERNAL_DB && external_command(request.name)) {
@@ -394,7 +394,7 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
         return Err(Error::new(ErrorCode::Unauthorized, message));
     }
     // Authorization before anything else looks at the request (see `auth::authorize`).
-    crate::auth::authorize::check(engine, request)?;
+    crate::auth::authorize::check(&engine.directory(), &request.asked())?;
     crate::sessions::check_operation_session_info(
         request.name,
         request.field("lsid")?.is_some(),
@@ -623,18 +623,6 @@ pub(crate) fn check_database_name(db: &str) -> Result<(), Error> {
         return Err(Error::new(ErrorCode::InvalidNamespace, message));
     }
     Ok(())
-}
-
-/// Reads an optional boolean-ish option the way mongod does: any number or bool.
-pub(crate) fn flag(body: &RawDocument, key: &str) -> bool {
-    use bson::raw::RawBsonRef;
-    match body.get(key) {
-        Ok(Some(RawBsonRef::Boolean(value))) => value,
-        Ok(Some(RawBsonRef::Int32(value))) => value != 0,
-        Ok(Some(RawBsonRef::Int64(value))) => value != 0,
-        Ok(Some(RawBsonRef::Double(value))) => value != 0.0,
-        _ => false,
-    }
 }
 
 #[cfg(test)]

@@ -88,14 +88,16 @@ pub(super) fn list_databases(engine: &Engine, request: &Request<'_>) -> Result<D
     // mongod's `authorizedDatabases`: a user without the cluster's listDatabases action
     // sees the databases it holds privileges on, and may not ask for all of them.
     let authorized_only = match args::opt_bool(request, "authorizedDatabases")? {
-        Some(false) if !crate::auth::authorize::may_list_all(engine, request)? => {
+        Some(false)
+            if !crate::auth::authorize::may_list_all(&engine.directory(), &request.asked())? =>
+        {
             return Err(Error::new(
                 ErrorCode::Unauthorized,
                 "not authorized on admin to execute command { listDatabases: 1, authorizedDatabases: false }",
             ));
         }
         Some(false) => false,
-        _ => !crate::auth::authorize::may_list_all(engine, request)?,
+        _ => !crate::auth::authorize::may_list_all(&engine.directory(), &request.asked())?,
     };
     let store = engine.store();
     let reader = store.read()?;
@@ -107,7 +109,9 @@ pub(super) fn list_databases(engine: &Engine, request: &Request<'_>) -> Result<D
     let mut listed = Vec::new();
     let mut total = 0u64;
     for (name, size) in databases {
-        if authorized_only && !crate::auth::authorize::holds_any_on(engine, request, &name)? {
+        if authorized_only
+            && !crate::auth::authorize::holds_any_on(&engine.directory(), &request.asked(), &name)?
+        {
             continue;
         }
         let entry = doc! {

@@ -172,10 +172,10 @@ pub(super) fn create_user(engine: &Engine, request: &Request<'_>) -> Result<Docu
         if request.field("mechanisms")?.is_some() && password.mechanisms.is_empty() {
             return Err(missing(request.name, "mechanisms"));
         }
-        users::credentials(engine, name, &password)?
+        users::credentials(&engine.directory(), name, &password)?
     };
     users::create(
-        engine,
+        &engine.directory(),
         NewUser {
             db: request.db,
             name,
@@ -194,7 +194,7 @@ pub(super) fn update_user(engine: &Engine, request: &Request<'_>) -> Result<Docu
     let custom = custom_data(request)?;
     let credentials = match password(request)? {
         Some(_) if request.db == EXTERNAL_DB => return Err(external_password()),
-        Some(password) => Some(users::credentials(engine, name, &password)?),
+        Some(password) => Some(users::credentials(&engine.directory(), name, &password)?),
         None if request.field("mechanisms")?.is_some() => {
             return Err(Error::new(
                 ErrorCode::BadValue,
@@ -209,7 +209,7 @@ pub(super) fn update_user(engine: &Engine, request: &Request<'_>) -> Result<Docu
             "Must specify at least one field to update in updateUser",
         ));
     }
-    users::update(engine, request.db, name, |doc| {
+    users::update(&engine.directory(), request.db, name, |doc| {
         if let Some(credentials) = credentials {
             doc.insert("credentials", credentials);
         }
@@ -229,7 +229,7 @@ pub(super) fn update_user(engine: &Engine, request: &Request<'_>) -> Result<Docu
 /// dropUser: 11 UserNotFound when absent.
 pub(super) fn drop_user(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
     let name = subject(request)?;
-    if users::drop_where(engine, request.db, |user| user == name)? == 0 {
+    if users::drop_where(&engine.directory(), request.db, |user| user == name)? == 0 {
         return Err(users::not_found(request.db, name));
     }
     Ok(Document::new())
@@ -237,7 +237,7 @@ pub(super) fn drop_user(engine: &Engine, request: &Request<'_>) -> Result<Docume
 
 /// dropAllUsersFromDatabase: `{n}`.
 pub(super) fn drop_all_users(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
-    let n = users::drop_where(engine, request.db, |_| true)?;
+    let n = users::drop_where(&engine.directory(), request.db, |_| true)?;
     Ok(doc! { "n": i64::try_from(n).unwrap_or(i64::MAX) })
 }
 
@@ -252,7 +252,7 @@ pub(super) fn change_user_roles(engine: &Engine, request: &Request<'_>) -> Resul
     if grant {
         roles::check_exist(&engine.store(), &changed)?;
     }
-    users::update(engine, request.db, name, |doc| {
+    users::update(&engine.directory(), request.db, name, |doc| {
         let mut held: Vec<RoleName> = doc
             .get_array("roles")
             .map(|roles| roles.iter().filter_map(RoleName::from_bson).collect())
@@ -405,7 +405,7 @@ pub(super) fn create_role(engine: &Engine, request: &Request<'_>) -> Result<Docu
     let privileges = roles::parse_privileges(privileges)?;
     let inherited = roles_field(engine, request, true)?.unwrap_or_default();
     roles::create_stored(
-        engine,
+        &engine.directory(),
         &StoredRole {
             name: RoleName::new(name, request.db),
             privileges,
@@ -418,7 +418,7 @@ pub(super) fn create_role(engine: &Engine, request: &Request<'_>) -> Result<Docu
 /// dropRole: 31 RoleNotFound when absent.
 pub(super) fn drop_role(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
     let name = RoleName::new(subject(request)?, request.db);
-    if !roles::drop_stored(engine, &name)? {
+    if !roles::drop_stored(&engine.directory(), &name)? {
         return Err(roles::not_found(&name));
     }
     Ok(Document::new())
@@ -431,7 +431,7 @@ pub(super) fn grant_privileges(engine: &Engine, request: &Request<'_>) -> Result
         return Err(missing(request.name, "privileges"));
     };
     let privileges = roles::parse_privileges(privileges)?;
-    roles::update_stored(engine, &name, |role| {
+    roles::update_stored(&engine.directory(), &name, |role| {
         for privilege in privileges {
             if !role.privileges.contains(&privilege) {
                 role.privileges.push(privilege);

@@ -41,7 +41,7 @@ use wal::crashpoint;
 const RID_BYTES: usize = 8;
 
 /// The tree key of `key` for record `rid`.
-pub(crate) fn entry_key(key: &[u8], rid: u64) -> Vec<u8> {
+pub fn entry_key(key: &[u8], rid: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(key.len() + RID_BYTES);
     out.extend_from_slice(key);
     out.extend_from_slice(&rid_key(rid));
@@ -49,7 +49,7 @@ pub(crate) fn entry_key(key: &[u8], rid: u64) -> Vec<u8> {
 }
 
 /// Splits a tree key into the index key and the record id.
-pub(crate) fn split_entry(entry: &[u8]) -> Result<(&[u8], u64), StoreError> {
+pub fn split_entry(entry: &[u8]) -> Result<(&[u8], u64), StoreError> {
     let at = entry
         .len()
         .checked_sub(RID_BYTES)
@@ -59,7 +59,7 @@ pub(crate) fn split_entry(entry: &[u8]) -> Result<(&[u8], u64), StoreError> {
 }
 
 /// The keys `doc` gives `spec`; a document the index cannot hold is `Rejected`.
-pub(crate) fn keys_of(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, StoreError> {
+pub fn keys_of(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, StoreError> {
     keys::index_keys(spec, doc).map_err(StoreError::Rejected)
 }
 
@@ -85,12 +85,7 @@ fn holder<T: PageRead>(
 }
 
 /// MongoDB's duplicate key error for `key` of `index`, which `doc` generates.
-pub(crate) fn duplicate(
-    ns: &Namespace,
-    spec: &IndexSpec,
-    doc: &RawDocument,
-    key: &[u8],
-) -> StoreError {
+pub fn duplicate(ns: &Namespace, spec: &IndexSpec, doc: &RawDocument, key: &[u8]) -> StoreError {
     let values = keys::key_values(spec, doc, key).unwrap_or_default();
     let mut value = Document::new();
     for (i, field) in spec.fields.iter().enumerate() {
@@ -109,7 +104,7 @@ pub(crate) fn duplicate(
 }
 
 /// What one record's write changes in one index.
-pub(crate) struct Change {
+pub struct Change {
     /// Position of the index in `CollectionMeta::indexes`.
     index: usize,
     removed: Vec<Vec<u8>>,
@@ -122,7 +117,7 @@ pub(crate) struct Change {
 
 /// The index changes of replacing `old` by `new` in record `rid` (either may be absent:
 /// an insert or a delete), checked against every unique index. Changes nothing.
-pub(crate) fn plan<T: PageRead>(
+pub fn plan<T: PageRead>(
     txn: &T,
     ns: &Namespace,
     meta: &CollectionMeta,
@@ -183,7 +178,7 @@ pub(crate) fn plan<T: PageRead>(
 }
 
 /// Applies planned changes to the trees and the entry.
-pub(crate) fn apply(
+pub fn apply(
     txn: &mut WriteTxn<'_>,
     meta: &mut CollectionMeta,
     rid: u64,
@@ -260,18 +255,18 @@ pub trait BuildObserver: Send + Sync {
 const PROGRESS_EVERY: u64 = 256;
 
 /// By default, collections smaller than this are scanned by one thread.
-pub(crate) const PARALLEL_SCAN_RECORDS_MIN: u64 = 4096;
+pub const PARALLEL_SCAN_RECORDS_MIN: u64 = 4096;
 
 /// Threads that scan one build's records at most by default.
-pub(crate) const SCAN_THREADS_MAX: usize = 4;
+pub const SCAN_THREADS_MAX: usize = 4;
 
 /// How a build may split its scan.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ParallelScan {
+pub struct ParallelScan {
     /// Threads to scan with (1: the building thread alone).
-    pub(crate) threads: usize,
+    pub threads: usize,
     /// Collections with fewer records are scanned by one thread.
-    pub(crate) records_min: u64,
+    pub records_min: u64,
 }
 
 /// The entries one part of a build's scan generated, and the multikey paths it saw.
@@ -364,7 +359,7 @@ fn scan_part<T: PageRead>(
 /// large collection's records are then scanned by that many threads through it, split by
 /// record id, and their entries merged; the result is the same entries as one scan (the
 /// sort orders them).
-pub(crate) fn build(
+pub fn build(
     txn: &mut WriteTxn<'_>,
     ns: &Namespace,
     meta: &CollectionMeta,
@@ -490,7 +485,7 @@ impl IndexCheck {
 }
 
 /// Compares `index` with what the records of `meta` generate, in both directions.
-pub(crate) fn check<T: PageRead>(
+pub fn check<T: PageRead>(
     txn: &T,
     meta: &CollectionMeta,
     index: &IndexMeta,
@@ -566,7 +561,7 @@ pub(crate) fn check<T: PageRead>(
 /// Entries of `index` whose index key lies within `(lower, upper)` (encoded keys, as
 /// `bson_canonical::key` writes them), in key order then record id order: the planner's
 /// seam. Yields each entry's index key and record id.
-pub(crate) fn scan<'t, T: PageRead>(
+pub fn scan<'t, T: PageRead>(
     txn: &'t T,
     index: &IndexMeta,
     lower: Bound<&[u8]>,
@@ -633,7 +628,7 @@ pub struct WalkPosition {
 /// `reverse`, in descending key order (the last range first), handing each entry's record
 /// to `visit` until it answers `false` (the position then names that entry: the walk
 /// resumes after it) or the ranges end.
-pub(crate) fn walk<T: PageRead, E: From<StoreError>>(
+pub fn walk<T: PageRead, E: From<StoreError>>(
     txn: &T,
     meta: &CollectionMeta,
     target: &WalkTarget,
@@ -721,7 +716,7 @@ pub(crate) fn walk<T: PageRead, E: From<StoreError>>(
 /// Hands each entry of the secondary index `name` in `ranges` (sorted and disjoint) to
 /// `visit`, in key order, without reading its record, until `visit` answers `false`:
 /// what a count answered from the index alone (COUNT_SCAN) reads.
-pub(crate) fn walk_entries<T: PageRead, E: From<StoreError>>(
+pub fn walk_entries<T: PageRead, E: From<StoreError>>(
     txn: &T,
     meta: &CollectionMeta,
     name: &str,
@@ -756,7 +751,7 @@ pub(crate) fn walk_entries<T: PageRead, E: From<StoreError>>(
 
 /// The groups of records that share a key in `index` (each group's record ids in order),
 /// in key order: what stands between an index and `unique`.
-pub(crate) fn duplicate_groups<T: PageRead>(
+pub fn duplicate_groups<T: PageRead>(
     txn: &T,
     index: &IndexMeta,
 ) -> Result<Vec<Vec<u64>>, StoreError> {

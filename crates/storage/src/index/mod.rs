@@ -33,26 +33,26 @@
 //! document, `key_values` for duplicate key errors), the catalog (specifications re-parsed
 //! from their stored form) and the index commands (`command::indexes`).
 
-pub(crate) mod display;
+pub mod display;
 mod hash;
-pub(crate) mod keys;
+pub mod keys;
 mod partial;
 #[cfg(test)]
 mod proptests;
-pub(crate) mod spec;
+pub mod spec;
 #[cfg(test)]
 mod tests;
-pub(crate) mod wildcard;
+pub mod wildcard;
 #[cfg(test)]
 mod wildcard_tests;
 
-pub(crate) use partial::key_of as canonical_key;
-pub(crate) use spec::truthy;
+pub use partial::key_of as canonical_key;
+pub use spec::truthy;
 
 use crate::error::{Error, ErrorCode};
 
 /// The 64-bit hash a hashed index keys `value` by (missing fields hash as null).
-pub(crate) fn hash_key(value: bson::raw::RawBsonRef<'_>) -> i64 {
+pub fn hash_key(value: bson::raw::RawBsonRef<'_>) -> i64 {
     hash::hash64(value, hash::SEED_DEFAULT)
 }
 

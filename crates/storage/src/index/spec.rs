@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 /// How one key field orders its values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum KeyKind {
+pub enum KeyKind {
     /// A positive number in the key pattern.
     Ascending,
     /// A negative number.
@@ -40,59 +40,59 @@ pub(crate) enum KeyKind {
 
 /// One field of a key pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct KeyField {
+pub struct KeyField {
     /// The dotted path.
-    pub(crate) path: String,
+    pub path: String,
     /// Its kind.
-    pub(crate) kind: KeyKind,
+    pub kind: KeyKind,
 }
 
 /// A validated index specification.
 #[derive(Debug, Clone)]
-pub(crate) struct IndexSpec {
+pub struct IndexSpec {
     /// The index name.
-    pub(crate) name: String,
+    pub name: String,
     /// The key pattern as given (field order and values as the client sent them).
-    pub(crate) key_pattern: Document,
+    pub key_pattern: Document,
     /// The key pattern's fields in order.
-    pub(crate) fields: Vec<KeyField>,
+    pub fields: Vec<KeyField>,
     /// `v`: 1 or 2 (explain's `indexVersion`).
-    pub(crate) version: i32,
+    pub version: i32,
     /// `unique` (always true for the `_id` index).
-    pub(crate) unique: bool,
+    pub unique: bool,
     /// `prepareUnique`: new duplicate keys are refused (11000), existing ones stay (the
     /// step before `collMod` converts the index to unique).
-    pub(crate) prepare_unique: bool,
+    pub prepare_unique: bool,
     /// `sparse`.
-    pub(crate) sparse: bool,
+    pub sparse: bool,
     /// `hidden`.
-    pub(crate) hidden: bool,
+    pub hidden: bool,
     /// `partialFilterExpression`, with its compiled filter.
-    pub(crate) partial: Option<PartialFilter>,
+    pub partial: Option<PartialFilter>,
     /// For a wildcard index, the paths it indexes (from the key's `path.$**` or the
     /// `wildcardProjection`); its key field is the one whose path is a wildcard.
-    pub(crate) wildcard: Option<Arc<wildcard::Projection>>,
+    pub wildcard: Option<Arc<wildcard::Projection>>,
     /// `expireAfterSeconds` (TTL), as mongod lists it (a 32-bit integer).
-    pub(crate) expire_after_seconds: Option<i32>,
+    pub expire_after_seconds: Option<i32>,
     /// The specification as mongod stores it (`_fixIndexSpec`'s order: `v`, `unique`,
     /// `hidden`, `prepareUnique`, `key`, `name`, then the other options as given).
-    pub(crate) stored: Document,
+    pub stored: Document,
 }
 
 /// A partial filter: the document (for listings and comparison) and the compiled filter.
 #[derive(Debug, Clone)]
-pub(crate) struct PartialFilter {
+pub struct PartialFilter {
     /// The filter as given.
-    pub(crate) document: Document,
+    pub document: Document,
     /// Compiled once; `Filter::try_matches` decides whether a document is indexed.
-    pub(crate) filter: Arc<query::Filter>,
+    pub filter: Arc<query::Filter>,
 }
 
 /// Options of the createIndexes command that change how a specification is read.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct ParseOptions {
+pub struct ParseOptions {
     /// `ignoreUnknownIndexOptions`: unknown fields are dropped instead of refused (197).
-    pub(crate) ignore_unknown_options: bool,
+    pub ignore_unknown_options: bool,
 }
 
 /// The fields an index specification may hold (mongod's `allowedFieldNames`, the fields of
@@ -134,13 +134,13 @@ const ALLOWED_FIELDS: [&str; 30] = [
 const ID_INDEX_FIELDS: [&str; 6] = ["collation", "name", "v", "key", "ns", "_id"];
 
 /// The most fields a key pattern may have (`Ordering::make`).
-pub(crate) const KEY_FIELDS_MAX: usize = 32;
+pub const KEY_FIELDS_MAX: usize = 32;
 
 /// The largest key pattern in bytes (`validateKeyPattern`).
 const KEY_PATTERN_BYTES_MAX: usize = 2048;
 
 /// The most indexes a collection may have, `_id_` included (`kMaxNumIndexesAllowed`).
-pub(crate) const INDEXES_MAX: usize = 64;
+pub const INDEXES_MAX: usize = 64;
 
 /// Index types mongod knows (`IndexNames::isKnownName`).
 const KNOWN_PLUGINS: [&str; 8] = [
@@ -182,7 +182,7 @@ impl IndexSpec {
     /// wildcard index, a partial filter that reads the whole document). A document cut
     /// down to its first occurrences of these fields gives the same keys as the whole one
     /// (the key walk, as the matcher, takes a field's first occurrence).
-    pub(crate) fn read_fields(&self) -> Option<std::collections::BTreeSet<String>> {
+    pub fn read_fields(&self) -> Option<std::collections::BTreeSet<String>> {
         if self.wildcard.is_some() {
             return None;
         }
@@ -198,7 +198,7 @@ impl IndexSpec {
     }
 
     /// Parses and validates one element of createIndexes' `indexes`.
-    pub(crate) fn parse(raw: &RawDocument, options: ParseOptions) -> Result<IndexSpec, Error> {
+    pub fn parse(raw: &RawDocument, options: ParseOptions) -> Result<IndexSpec, Error> {
         let mut given = Document::try_from(raw).map_err(|e| {
             error(
                 22,
@@ -236,7 +236,7 @@ impl IndexSpec {
     }
 
     /// The `_id` index every collection has.
-    pub(crate) fn id_index() -> IndexSpec {
+    pub fn id_index() -> IndexSpec {
         let stored = bson::doc! {"v": 2, "key": {"_id": 1}, "name": "_id_"};
         IndexSpec {
             name: "_id_".to_owned(),
@@ -258,7 +258,7 @@ impl IndexSpec {
     }
 
     /// Whether this is the `_id` index.
-    pub(crate) fn is_id(&self) -> bool {
+    pub fn is_id(&self) -> bool {
         is_id_pattern(&self.key_pattern)
     }
 
@@ -266,7 +266,7 @@ impl IndexSpec {
     /// `key`, `name`, `background`, `unique`, `hidden`, `partialFilterExpression`, `sparse`,
     /// `expireAfterSeconds`, `storageEngine`, ..., `collation`, ..., `prepareUnique`),
     /// booleans as booleans and `v`/`expireAfterSeconds` as 32-bit integers.
-    pub(crate) fn list_entry(&self) -> Document {
+    pub fn list_entry(&self) -> Document {
         let mut out = Document::new();
         for field in LIST_ORDER {
             let Some(value) = self.stored.get(field) else {
@@ -359,7 +359,7 @@ const LIST_ORDER: &[&str] = &[
 ];
 
 /// mongod's `isIdIndexPattern`: `{_id: n}` with `n` truncating to 1 or -1.
-pub(crate) fn is_id_pattern(key: &Document) -> bool {
+pub fn is_id_pattern(key: &Document) -> bool {
     let mut fields = key.iter();
     let Some((name, value)) = fields.next() else {
         return false;
@@ -380,7 +380,7 @@ fn number(value: &Bson) -> Option<f64> {
 }
 
 /// `BSONElement::trueValue()`.
-pub(crate) fn truthy(value: &Bson) -> bool {
+pub fn truthy(value: &Bson) -> bool {
     match value {
         Bson::Boolean(b) => *b,
         Bson::Null | Bson::Undefined => false,
@@ -734,7 +734,7 @@ fn raw_key_text(raw: &RawDocument) -> String {
 }
 
 /// `IndexNames::findPluginName`: the first string value, or "wildcard" for a `$**` field.
-pub(crate) fn plugin(key: Option<&Document>) -> Option<String> {
+pub fn plugin(key: Option<&Document>) -> Option<String> {
     for (field, value) in key? {
         if let Bson::String(s) = value {
             return Some(s.clone());
@@ -1078,14 +1078,7 @@ fn fixed_spec(spec: &Document, version: i32) -> Document {
 /// The name drivers and the shell give an index when the client names none:
 /// `<field>_<value>` per key field, joined by `_` (`a_1_b_-1`, `a_hashed`, `$**_1`).
 /// Numbers print as JavaScript prints them (`1`, `-1`, `1.5`).
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "drivers name indexes; kept for the shell-style helpers"
-    )
-)]
-pub(crate) fn default_name(key: &Document) -> String {
+pub fn default_name(key: &Document) -> String {
     let parts: Vec<String> = key
         .iter()
         .map(|(field, value)| {
@@ -1105,7 +1098,7 @@ pub(crate) fn default_name(key: &Document) -> String {
 
 /// How a requested index compares with an existing one (`IndexDescriptor::Comparison`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Comparison {
+pub enum Comparison {
     /// The key pattern or an identifying option differs: both may exist (under two names).
     Different,
     /// Same key and identifying options, other options differ: they cannot coexist.
@@ -1138,7 +1131,7 @@ impl IndexSpec {
     /// `compareIndexOptions`: the key pattern (exactly, values by MongoDB's order), then
     /// `unique`, `sparse`, the collation (always simple here) and the partial filter
     /// (equivalent as normalised filters), then every other option.
-    pub(crate) fn compare(&self, existing: &IndexSpec) -> Comparison {
+    pub fn compare(&self, existing: &IndexSpec) -> Comparison {
         let keys_equal = self.key_pattern.len() == existing.key_pattern.len()
             && self
                 .key_pattern
@@ -1183,7 +1176,7 @@ impl IndexSpec {
 
 /// What createIndexes does with a requested index, given the collection's indexes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum CreateOutcome {
+pub enum CreateOutcome {
     /// Build it.
     Create,
     /// An identical index of that name exists: nothing to do.
@@ -1193,7 +1186,7 @@ pub(crate) enum CreateOutcome {
 /// `_doesSpecConflictWithExisting`: by name first (86 if the key or an identifying option
 /// differs, 85 if only other options do), then by key pattern and identifying options under
 /// another name (85), then the 64-index limit (67). `namespace` is `db.coll`.
-pub(crate) fn check_conflict(
+pub fn check_conflict(
     namespace: &str,
     candidate: &IndexSpec,
     existing: &[IndexSpec],

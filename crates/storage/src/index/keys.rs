@@ -30,20 +30,20 @@ use std::collections::BTreeSet;
 
 /// The keys one document gives an index.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Keys {
+pub struct Keys {
     /// The encoded keys, deduplicated and in byte order.
-    pub(crate) keys: Vec<Vec<u8>>,
+    pub keys: Vec<Vec<u8>>,
     /// Per key field, the path components (0-based) at which an array was expanded:
     /// mongod's multikey paths (`{a.b: 1}` over `{a: [{b: 1}]}` gives `[{0}]`).
-    pub(crate) multikey_paths: Vec<BTreeSet<usize>>,
+    pub multikey_paths: Vec<BTreeSet<usize>>,
     /// For a wildcard index, the dotted paths at which an array was met (mongod's
     /// multikey metadata keys).
-    pub(crate) wildcard_multikey: BTreeSet<String>,
+    pub wildcard_multikey: BTreeSet<String>,
 }
 
 impl Keys {
     /// Whether the document makes the index multikey.
-    pub(crate) fn is_multikey(&self) -> bool {
+    pub fn is_multikey(&self) -> bool {
         !self.wildcard_multikey.is_empty()
             || self
                 .multikey_paths
@@ -55,7 +55,7 @@ impl Keys {
 /// The keys of `doc` in the index `spec`, or none when the document is outside a partial
 /// index. Errors: 171 (parallel arrays), 16766 (an array in a hashed index), 16746 (a
 /// numeric field name that is also an array position), a partial filter's run-time error.
-pub(crate) fn index_keys(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Error> {
+pub fn index_keys(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Error> {
     if let Some(partial) = &spec.partial
         && !partial.filter.try_matches(doc)?
     {
@@ -69,14 +69,14 @@ pub(crate) fn index_keys(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Er
 }
 
 /// The keys of `doc`, the partial filter aside (the caller has decided the document is in).
-pub(crate) fn generate(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Error> {
+pub fn generate(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Error> {
     Ok(generate_with(spec, doc, None)?.0)
 }
 
 /// The values, one per key field, from which `doc` generates the encoded `key`, as
 /// mongod's duplicate key errors show them (`keyValue`); `None` when `doc` has no such key.
 /// Hashed fields show the hash (a 64-bit integer), as mongod's `keyValue` does.
-pub(crate) fn key_values(spec: &IndexSpec, doc: &RawDocument, key: &[u8]) -> Option<Vec<Bson>> {
+pub fn key_values(spec: &IndexSpec, doc: &RawDocument, key: &[u8]) -> Option<Vec<Bson>> {
     if spec.fields.iter().any(|f| f.kind == KeyKind::Hashed) {
         return None;
     }
@@ -139,11 +139,7 @@ fn simple_keys(spec: &IndexSpec, doc: &RawDocument) -> Option<Keys> {
 /// (`query::is_framed`): the top-level lookups skip elements by their lengths and never
 /// read the terminating byte, so a 16 KiB document's last page is not touched for keys
 /// on its first fields.
-pub(crate) fn append_simple_key(
-    spec: &IndexSpec,
-    framed: &[u8],
-    out: &mut Vec<u8>,
-) -> Option<bool> {
+pub fn append_simple_key(spec: &IndexSpec, framed: &[u8], out: &mut Vec<u8>) -> Option<bool> {
     if spec.partial.is_some()
         || spec.wildcard.is_some()
         || spec.fields.iter().any(|f| f.kind == KeyKind::Hashed)
@@ -548,12 +544,12 @@ fn hashed_keys(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Error> {
 
 /// The fast path alone, for the property test that holds it to the walk.
 #[cfg(test)]
-pub(crate) fn simple_keys_for_tests(spec: &IndexSpec, doc: &RawDocument) -> Option<Keys> {
+pub fn simple_keys_for_tests(spec: &IndexSpec, doc: &RawDocument) -> Option<Keys> {
     simple_keys(spec, doc)
 }
 
 /// The general walk alone, for the same test.
 #[cfg(test)]
-pub(crate) fn walk_keys_for_tests(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Error> {
+pub fn walk_keys_for_tests(spec: &IndexSpec, doc: &RawDocument) -> Result<Keys, Error> {
     Ok(walk_keys(spec, doc, None)?.0)
 }

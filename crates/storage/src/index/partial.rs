@@ -16,13 +16,13 @@ use bson::{Bson, Document};
 use std::cmp::Ordering;
 
 /// mongod's `internalPartialFilterExpressionMaxDepth` default.
-pub(crate) const DEPTH_MAX: usize = 4;
+pub const DEPTH_MAX: usize = 4;
 
 /// The special features mongod bans in a partial filter, with the error it gives.
 const BANNED: [&str; 4] = ["$expr", "$where", "$text", "$jsonSchema"];
 
 /// Checks a partial filter as mongod does after parsing it; `Err` carries mongod's code.
-pub(crate) fn check(filter: &Document) -> Result<(), Error> {
+pub fn check(filter: &Document) -> Result<(), Error> {
     check_banned(filter)?;
     let children = clauses(filter)?;
     check_group(&children, 0)
@@ -39,7 +39,7 @@ enum Node {
 }
 
 /// The features mongod bans before it parses the filter (`kBanAllSpecialFeatures`).
-pub(crate) fn check_banned(doc: &Document) -> Result<(), Error> {
+pub fn check_banned(doc: &Document) -> Result<(), Error> {
     for (key, value) in doc {
         if let Some(name) = BANNED.iter().find(|name| **name == key) {
             return Err(error(
@@ -201,7 +201,7 @@ fn cannot(message: String) -> Error {
 /// A filter in a normal form for mongod's `MatchExpression::equivalent` after
 /// `parseAndNormalize`: `$and`s flattened, children sorted, values compared by MongoDB's
 /// order (so `{a: 1}` and `{a: 1.0}`, or `{a: 1, b: 2}` and `{b: 2, a: 1}`, are one filter).
-pub(crate) fn equivalent(a: &Document, b: &Document) -> bool {
+pub fn equivalent(a: &Document, b: &Document) -> bool {
     normal(a) == normal(b)
 }
 
@@ -284,7 +284,7 @@ fn collapse(node: Normal) -> Normal {
 }
 
 /// The canonical key encoding of a value: equal exactly when MongoDB's order says equal.
-pub(crate) fn key_of(value: &Bson) -> Vec<u8> {
+pub fn key_of(value: &Bson) -> Vec<u8> {
     let holder = bson::RawDocumentBuf::try_from(&bson::doc! {"v": value.clone()});
     match holder {
         Ok(raw) => match raw.get("v") {
@@ -296,7 +296,7 @@ pub(crate) fn key_of(value: &Bson) -> Vec<u8> {
 }
 
 /// MongoDB's order over two values.
-pub(crate) fn compare(a: &Bson, b: &Bson) -> Ordering {
+pub fn compare(a: &Bson, b: &Bson) -> Ordering {
     key_of(a).cmp(&key_of(b))
 }
 

@@ -4,10 +4,10 @@
 //! there, nothing else is, and `verify` passes.
 
 use bson::{RawDocumentBuf, rawdoc};
-use engine::store::{Namespace, Store, StoreError, StoreOptions};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use storage::store::{Namespace, Store, StoreError, StoreOptions};
 use wal::{CrashStorage, Dir, MemDir, MemStorage, WalOptions};
 
 type Model = BTreeMap<Namespace, BTreeMap<i64, RawDocumentBuf>>;
@@ -29,7 +29,8 @@ fn options() -> StoreOptions {
         },
         // Implicitly created collections compress; `Step::Create(1)` makes a raw one, so
         // a database holds both kinds side by side (issue 18).
-        compressor: engine::store::Compressor::Lz4,
+        compressor: storage::store::Compressor::Lz4,
+        ..StoreOptions::default()
     }
 }
 

@@ -32,7 +32,7 @@ use bson::{RawDocument, RawDocumentBuf, rawdoc};
 
 /// One change to the database.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Op {
+pub enum Op {
     Create {
         ns: Namespace,
         options: RawDocumentBuf,
@@ -86,10 +86,10 @@ pub(crate) enum Op {
 /// length (the first four bytes, BSON's length, are always rewritten). A same-size `$inc`
 /// or `$set` of a 16 KiB document logs a few bytes instead of the whole document.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Patch {
-    pub(crate) front: u32,
-    pub(crate) back: u32,
-    pub(crate) middle: Vec<u8>,
+pub struct Patch {
+    pub front: u32,
+    pub back: u32,
+    pub middle: Vec<u8>,
 }
 
 /// Documents smaller than this are logged whole: a patch saves little on them.
@@ -98,7 +98,7 @@ const PATCH_MIN_DOC: usize = 256;
 impl Patch {
     /// The edit turning `old` into `new` (both whole BSON documents), or `None` when
     /// logging `new` whole is about as small (the edit spans over a quarter of it).
-    pub(crate) fn diff(old: &[u8], new: &[u8]) -> Option<Patch> {
+    pub fn diff(old: &[u8], new: &[u8]) -> Option<Patch> {
         if new.len() < PATCH_MIN_DOC || old.len() < 5 || new.len() < 5 {
             return None;
         }
@@ -117,7 +117,7 @@ impl Patch {
     }
 
     /// The new document: the edit applied to `old`; `Corrupt` when it does not fit.
-    pub(crate) fn apply(&self, old: &[u8]) -> Result<RawDocumentBuf, StoreError> {
+    pub fn apply(&self, old: &[u8]) -> Result<RawDocumentBuf, StoreError> {
         let (front, back) = (self.front as usize, self.back as usize);
         if front < 4 || front.checked_add(back).is_none_or(|kept| kept > old.len()) {
             return Err(bad("patch bounds"));
@@ -240,7 +240,7 @@ fn len_i32(len: usize) -> i32 {
 
 impl Op {
     /// Appends the operation's document to `out`.
-    pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
         // The record operations, written straight into `out`.
         match self {
             Op::Insert { ns, rid, doc } | Op::Update { ns, rid, doc } => {
@@ -325,7 +325,7 @@ impl Op {
     }
 
     /// Bytes the encoded operation takes, roughly (for splitting records).
-    pub(crate) fn size_hint(&self) -> usize {
+    pub fn size_hint(&self) -> usize {
         64 + match self {
             Op::Create { options, .. } => options.as_bytes().len(),
             Op::Insert { doc, .. } | Op::Update { doc, .. } => doc.as_bytes().len(),
@@ -337,13 +337,13 @@ impl Op {
 }
 
 /// Appends the marker that ends a record whose transaction continues in the next record.
-pub(crate) fn encode_continued(out: &mut Vec<u8>) {
+pub fn encode_continued(out: &mut Vec<u8>) {
     out.extend_from_slice(rawdoc! { "o": "+" }.as_bytes());
 }
 
 /// Decodes every operation of one record, and whether its transaction continues in the
 /// next record (it ends with the `{o: "+"}` marker).
-pub(crate) fn decode(record: &[u8]) -> Result<(Vec<Op>, bool), StoreError> {
+pub fn decode(record: &[u8]) -> Result<(Vec<Op>, bool), StoreError> {
     let mut ops = Vec::new();
     let mut rest = record;
     while !rest.is_empty() {

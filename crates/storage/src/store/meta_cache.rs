@@ -12,7 +12,7 @@ use parking_lot::RwLock;
 use std::collections::HashMap;
 
 #[derive(Default)]
-pub(crate) struct MetaCache {
+pub struct MetaCache {
     inner: RwLock<Entries>,
 }
 
@@ -25,7 +25,7 @@ struct Entries {
 
 impl MetaCache {
     /// The entry of `ns` as snapshot `seq` has it, when cached.
-    pub(crate) fn get(&self, seq: u64, ns: &Namespace) -> Option<CollectionMeta> {
+    pub fn get(&self, seq: u64, ns: &Namespace) -> Option<CollectionMeta> {
         let inner = self.inner.read();
         if inner.seq != seq {
             return None;
@@ -34,7 +34,7 @@ impl MetaCache {
     }
 
     /// Remembers the entry of `ns` read from snapshot `seq`.
-    pub(crate) fn put(&self, seq: u64, ns: &Namespace, meta: &CollectionMeta) {
+    pub fn put(&self, seq: u64, ns: &Namespace, meta: &CollectionMeta) {
         let mut inner = self.inner.write();
         if seq < inner.seq {
             return;

@@ -3,16 +3,16 @@
 //! fsyncs, and after a clean close and reopen every acknowledged document is there.
 
 use bson::rawdoc;
-use engine::store::{Namespace, Store, StoreOptions};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use storage::store::{Namespace, Store, StoreOptions};
 
 const WRITERS: usize = 4;
 const PER_WRITER: i64 = 300;
 
 fn temp_path(name: &str) -> std::path::PathBuf {
-    crate::support::temp_db(&format!("store-{name}"), "db.mfdb")
+    crate::temp_db(&format!("store-{name}"), "db.mfdb")
 }
 
 #[test]

@@ -23,7 +23,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// The catalog tree.
-pub(crate) const CATALOG: Btree = Btree::new(0);
+pub const CATALOG: Btree = Btree::new(0);
 
 /// A collection's name: database and collection.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -89,7 +89,7 @@ pub struct CollectionMeta {
 #[derive(Clone, Debug)]
 pub struct IndexMeta {
     /// The validated specification (from its stored form).
-    pub(crate) spec: Arc<IndexSpec>,
+    pub spec: Arc<IndexSpec>,
     /// Entries: index key ++ record id (u64 big-endian) → empty value.
     pub tree: Tree,
     /// Whether some document made the index multikey (never reset, as in mongod).
@@ -108,7 +108,7 @@ pub struct IndexMeta {
 
 impl IndexMeta {
     /// A new, empty index.
-    pub(crate) fn new(spec: Arc<IndexSpec>) -> IndexMeta {
+    pub fn new(spec: Arc<IndexSpec>) -> IndexMeta {
         let fields = spec.fields.len();
         IndexMeta {
             spec,
@@ -128,7 +128,7 @@ impl IndexMeta {
 
     /// Whether every array `keys` met is already recorded (so a write need not touch the
     /// entry for multikey's sake).
-    pub(crate) fn records_multikey(&self, keys: &crate::index::keys::Keys) -> bool {
+    pub fn records_multikey(&self, keys: &crate::index::keys::Keys) -> bool {
         self.multikey
             && keys.wildcard_multikey.is_subset(&self.wildcard_multikey)
             && keys
@@ -230,11 +230,7 @@ impl PartialEq for IndexMeta {
 
 impl CollectionMeta {
     /// A new, empty collection.
-    pub(crate) fn new(
-        options: RawDocumentBuf,
-        uuid: [u8; 16],
-        compressor: Compressor,
-    ) -> CollectionMeta {
+    pub fn new(options: RawDocumentBuf, uuid: [u8; 16], compressor: Compressor) -> CollectionMeta {
         CollectionMeta {
             records: Records::empty(compressor),
             ids: Tree::EMPTY,
@@ -335,12 +331,12 @@ fn to_i64(value: u64) -> i64 {
 }
 
 /// The key of record `rid` in a records tree.
-pub(crate) fn rid_key(rid: u64) -> [u8; 8] {
+pub fn rid_key(rid: u64) -> [u8; 8] {
     rid.to_be_bytes()
 }
 
 /// The record id stored under a records-tree key or as an `_id_` index value.
-pub(crate) fn rid_of(bytes: &[u8]) -> Result<u64, StoreError> {
+pub fn rid_of(bytes: &[u8]) -> Result<u64, StoreError> {
     let bytes: [u8; 8] = bytes
         .try_into()
         .map_err(|_| StoreError::Corrupt("record id is not 8 bytes".into()))?;

@@ -4,21 +4,21 @@
 use bson::{Bson, Document};
 
 /// A document as mongod's `BSONObj::toString` prints it.
-pub(crate) fn document(doc: &Document) -> String {
+pub fn document(doc: &Document) -> String {
     let mut out = String::new();
     write_document(doc, &mut out);
     out
 }
 
 /// One value as mongod prints it inside a document.
-pub(crate) fn value(value: &Bson) -> String {
+pub fn value(value: &Bson) -> String {
     let mut out = String::new();
     write_value(value, &mut out);
     out
 }
 
 /// mongod's `typeName`: the name `$type` and error messages use for a BSON type.
-pub(crate) fn type_name(value: &Bson) -> &'static str {
+pub fn type_name(value: &Bson) -> &'static str {
     match value {
         Bson::Double(_) => "double",
         Bson::String(_) => "string",

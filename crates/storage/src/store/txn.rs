@@ -39,7 +39,7 @@ use wal::crashpoint;
 pub type Record<'t> = (u64, Cow<'t, [u8]>);
 
 /// The canonical `_id_` index key of a document's `_id` (missing `_id` indexes as null).
-pub(crate) fn id_key(doc: &RawDocument) -> Vec<u8> {
+pub fn id_key(doc: &RawDocument) -> Vec<u8> {
     match doc.get("_id") {
         Ok(Some(value)) => bson_canonical::encode(value),
         _ => bson_canonical::encode(RawBsonRef::Null),
@@ -499,7 +499,7 @@ impl<'s> Writer<'s> {
 
     /// The groups of records of `ns` that share a key in index `name` (see
     /// `collMod`'s conversion to unique).
-    pub(crate) fn duplicate_groups(
+    pub fn duplicate_groups(
         &mut self,
         ns: &Namespace,
         name: &str,
@@ -678,11 +678,7 @@ impl<'s> Writer<'s> {
     /// Builds the secondary index `spec` over `ns`'s records (the caller has checked it
     /// against the existing ones); a unique index over duplicates is `DuplicateKey`, a
     /// document the index cannot hold `Rejected`, and then nothing changed.
-    pub(crate) fn create_index(
-        &mut self,
-        ns: &Namespace,
-        spec: &IndexSpec,
-    ) -> Result<(), StoreError> {
+    pub fn create_index(&mut self, ns: &Namespace, spec: &IndexSpec) -> Result<(), StoreError> {
         let spec = bson::RawDocumentBuf::try_from(&spec.stored)
             .map_err(|e| StoreError::Corrupt(format!("index specification: {e}")))?;
         self.apply(Op::CreateIndex {
@@ -701,7 +697,7 @@ impl<'s> Writer<'s> {
 
     /// Replaces the specification of index `name` (collMod: `hidden`,
     /// `expireAfterSeconds`); its key pattern and entries stay.
-    pub(crate) fn modify_index(
+    pub fn modify_index(
         &mut self,
         ns: &Namespace,
         name: &str,
@@ -741,7 +737,7 @@ impl<'s> Writer<'s> {
 
     /// Applies one operation to the trees and the cached catalog, and logs it (an update
     /// whose edit is small is logged as a `Patch`).
-    pub(crate) fn apply(&mut self, op: Op) -> Result<(), StoreError> {
+    pub fn apply(&mut self, op: Op) -> Result<(), StoreError> {
         match &op {
             Op::Create {
                 ns,

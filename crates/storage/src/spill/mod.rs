@@ -29,8 +29,8 @@
 //! - Every byte goes through the storage seam (`wal::Dir`, `wal::Storage`), so the tests'
 //!   fault models sit under the spill too.
 
-use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
+use crate::store::Store;
 use bson::{RawDocument, RawDocumentBuf};
 use query::{SortKey, SortSpec};
 use std::cmp::Ordering;
@@ -57,7 +57,7 @@ const _: () = assert!(FRAME_HEADER_BYTES + 4 <= READ_BUFFER_MIN);
 
 /// The engine's sort settings: the memory limit and the spill files' numbering.
 #[derive(Debug)]
-pub(crate) struct Settings {
+pub struct Settings {
     bytes_max: AtomicUsize,
     group_bytes_max: AtomicUsize,
     sequence: AtomicU64,
@@ -76,57 +76,52 @@ impl Default for Settings {
 impl Settings {
     /// The most document bytes a blocking sort holds in memory (mongod's
     /// `internalQueryMaxBlockingSortMemoryUsageBytes`).
-    pub(crate) fn bytes_max(&self) -> usize {
+    pub fn bytes_max(&self) -> usize {
         self.bytes_max.load(AtomicOrdering::Relaxed)
     }
 
     /// Sets [`Settings::bytes_max`].
-    pub(crate) fn set_bytes_max(&self, bytes: usize) {
+    pub fn set_bytes_max(&self, bytes: usize) {
         self.bytes_max.store(bytes, AtomicOrdering::Relaxed);
     }
 
     /// The most estimated bytes of groups a `$group` holds in memory (mongod's
     /// `internalDocumentSourceGroupMaxMemoryBytes`): past it the rest of its input is
     /// sorted by group key with `allowDiskUse`, else it fails with 292.
-    pub(crate) fn group_bytes_max(&self) -> usize {
+    pub fn group_bytes_max(&self) -> usize {
         self.group_bytes_max.load(AtomicOrdering::Relaxed)
     }
 
     /// Sets [`Settings::group_bytes_max`].
-    pub(crate) fn set_group_bytes_max(&self, bytes: usize) {
+    pub fn set_group_bytes_max(&self, bytes: usize) {
         self.group_bytes_max.store(bytes, AtomicOrdering::Relaxed);
     }
 }
 
 /// What a sort did, for explain's SORT stage.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct SortStats {
+pub struct SortStats {
     /// Bytes of every document the sort was given (`totalDataSizeSorted`).
-    pub(crate) bytes_sorted: u64,
+    pub bytes_sorted: u64,
     /// Runs written to the spill file (`spills`; `usedDisk` when not zero).
-    pub(crate) spills: u64,
+    pub spills: u64,
 }
 
 /// Where a sort may spill: the database's directory and the file name to use there, or
 /// nowhere (no `allowDiskUse`).
-pub(crate) struct SpillTo {
+pub struct SpillTo {
     dir: Arc<dyn Dir>,
     name: String,
 }
 
 impl SpillTo {
-    /// The next spill file of `engine`'s database, if `allowed`.
-    pub(crate) fn of(engine: &Engine, allowed: bool) -> Option<SpillTo> {
+    /// The next spill file of `store`'s database, numbered by `settings`, if `allowed`.
+    pub fn of(store: &Store, settings: &Settings, allowed: bool) -> Option<SpillTo> {
         if !allowed {
             return None;
         }
-        let store = engine.store();
         let (dir, data_name) = store.files();
-        let n = engine
-            .sorting
-            .sequence
-            .fetch_add(1, AtomicOrdering::Relaxed)
-            + 1;
+        let n = settings.sequence.fetch_add(1, AtomicOrdering::Relaxed) + 1;
         Some(SpillTo {
             dir: Arc::clone(dir),
             name: spill_name(data_name, n),
@@ -140,7 +135,7 @@ fn spill_name(data_name: &str, n: u64) -> String {
 }
 
 /// Removes the spill files a crash left beside data file `data_name` in `dir`.
-pub(crate) fn remove_leftovers(dir: &dyn Dir, data_name: &str) -> io::Result<usize> {
+pub fn remove_leftovers(dir: &dyn Dir, data_name: &str) -> io::Result<usize> {
     let prefix = format!("{data_name}.sort-");
     let mut removed = 0;
     for name in dir.list()? {
@@ -157,13 +152,13 @@ pub(crate) fn remove_leftovers(dir: &dyn Dir, data_name: &str) -> io::Result<usi
 }
 
 /// How mongod's find prefixes an error of its plan ([`exceeded`]'s context).
-pub(crate) const FIND_CONTEXT: &str = "Executor error during find command";
+pub const FIND_CONTEXT: &str = "Executor error during find command";
 /// How mongod's aggregate prefixes an error of its pipeline.
-pub(crate) const AGGREGATE_CONTEXT: &str = "PlanExecutor error during aggregation";
+pub const AGGREGATE_CONTEXT: &str = "PlanExecutor error during aggregation";
 
 /// The error of a sort over its memory limit without `allowDiskUse`; `context` is how
 /// mongod prefixes the command's errors ([`FIND_CONTEXT`], [`AGGREGATE_CONTEXT`]).
-pub(crate) fn exceeded(bytes_max: usize, context: &str) -> Error {
+pub fn exceeded(bytes_max: usize, context: &str) -> Error {
     Error::new(
         ErrorCode::Other(292, "QueryExceededMemoryLimitNoDiskUseAllowed"),
         format!(
@@ -181,7 +176,7 @@ struct Entry {
 }
 
 /// A blocking sort under a memory limit, spilling runs when allowed.
-pub(crate) struct Sorter {
+pub struct Sorter {
     spec: SortSpec,
     keep: Option<usize>,
     bytes_max: usize,
@@ -199,7 +194,7 @@ impl Sorter {
     /// A sort by `spec` keeping the first `keep` documents (all when `None`), holding at
     /// most `bytes_max` bytes in memory, spilling to `spill_to` (over the limit without
     /// one: [`exceeded`] with `context`).
-    pub(crate) fn new(
+    pub fn new(
         spec: &SortSpec,
         keep: Option<usize>,
         bytes_max: usize,
@@ -222,7 +217,7 @@ impl Sorter {
     }
 
     /// Adds one document.
-    pub(crate) fn push(&mut self, doc: RawDocumentBuf) -> Result<(), Error> {
+    pub fn push(&mut self, doc: RawDocumentBuf) -> Result<(), Error> {
         let len = doc.as_bytes().len();
         self.stats.bytes_sorted += len as u64;
         self.bytes += len;
@@ -245,7 +240,7 @@ impl Sorter {
     }
 
     /// What the sort did so far.
-    pub(crate) fn stats(&self) -> SortStats {
+    pub fn stats(&self) -> SortStats {
         self.stats
     }
 
@@ -331,7 +326,7 @@ impl Sorter {
     }
 
     /// The sorted documents: in memory if nothing was spilled, else a merge of the runs.
-    pub(crate) fn finish(mut self) -> Result<Sorted, Error> {
+    pub fn finish(mut self) -> Result<Sorted, Error> {
         let Some(_) = &self.file else {
             self.sort_buffer();
             let docs = self.buffer.into_iter().map(|entry| entry.doc).collect();
@@ -360,7 +355,7 @@ fn order(spec: &SortSpec, a: &Entry, b: &Entry) -> Ordering {
 }
 
 /// The result of a [`Sorter`].
-pub(crate) enum Sorted {
+pub enum Sorted {
     /// Nothing was spilled: the documents in order.
     Memory(Vec<RawDocumentBuf>, SortStats),
     /// Runs were spilled: their merge.
@@ -369,7 +364,7 @@ pub(crate) enum Sorted {
 
 impl Sorted {
     /// What the sort did.
-    pub(crate) fn stats(&self) -> SortStats {
+    pub fn stats(&self) -> SortStats {
         match self {
             Sorted::Memory(_, stats) => *stats,
             Sorted::Spilled(merge) => merge.stats,
@@ -569,7 +564,7 @@ impl RunReader {
 }
 
 /// The k-way merge of a spilled sort's runs.
-pub(crate) struct Merge {
+pub struct Merge {
     file: SpillFile,
     spec: SortSpec,
     readers: Vec<RunReader>,
@@ -624,7 +619,7 @@ impl Merge {
     }
 
     /// Drops the first `n` documents (a skip).
-    pub(crate) fn skip(&mut self, n: usize) -> Result<(), Error> {
+    pub fn skip(&mut self, n: usize) -> Result<(), Error> {
         for _ in 0..n {
             if self.next_document()?.is_none() {
                 break;
@@ -634,7 +629,7 @@ impl Merge {
     }
 
     /// The next document in sort order, `None` when every run is done.
-    pub(crate) fn next_document(&mut self) -> Result<Option<RawDocumentBuf>, Error> {
+    pub fn next_document(&mut self) -> Result<Option<RawDocumentBuf>, Error> {
         if self.remaining == Some(0) {
             return Ok(None);
         }

@@ -32,7 +32,7 @@ use std::collections::{BTreeMap, BTreeSet};
 const WILDCARD_PART: &str = "$**";
 
 /// Whether a key pattern field is a wildcard field (`$**` or `path.$**`).
-pub(crate) fn is_wildcard_field(name: &str) -> bool {
+pub fn is_wildcard_field(name: &str) -> bool {
     name == WILDCARD_PART || name.ends_with(".$**")
 }
 
@@ -46,7 +46,7 @@ enum Node {
 
 /// Which paths a wildcard index indexes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Projection {
+pub struct Projection {
     /// An inclusion (the named paths) or an exclusion (all but the named paths).
     inclusion: bool,
     /// The named paths as a tree, `_id`'s default already applied.
@@ -56,7 +56,7 @@ pub(crate) struct Projection {
 impl Projection {
     /// The projection of the wildcard key field `field` (`$**` or `a.b.$**`), with the
     /// index's `wildcardProjection` if any (only allowed with `$**`, checked earlier).
-    pub(crate) fn of_key(field: &str, given: Option<&Document>) -> Result<Projection, Error> {
+    pub fn of_key(field: &str, given: Option<&Document>) -> Result<Projection, Error> {
         match field.strip_suffix(".$**") {
             Some(root) => {
                 let mut tree = BTreeMap::new();
@@ -76,7 +76,7 @@ impl Projection {
     /// Parses a `wildcardProjection` with the wildcard index policies: no computed fields
     /// (51271), no positional or `$` names, inclusion and exclusion not mixed (31253,
     /// 31254) except for `_id`, no path collisions (31249, 31250).
-    pub(crate) fn parse(spec: &Document) -> Result<Projection, Error> {
+    pub fn parse(spec: &Document) -> Result<Projection, Error> {
         let mut parser = Parser::default();
         parser.level(spec, "")?;
         let inclusion = parser.inclusion.unwrap_or(parser.id == Some(true));
@@ -98,7 +98,7 @@ impl Projection {
 
     /// Whether every value at `path` is indexed: what mongod's `applyProjectionToOneField`
     /// answers, so whether a predicate on `path` may use the index.
-    pub(crate) fn covers(&self, path: &str) -> bool {
+    pub fn covers(&self, path: &str) -> bool {
         let mut tree = &self.root;
         for component in path.split('.') {
             match tree.get(component) {
@@ -262,7 +262,7 @@ fn insert(tree: &mut BTreeMap<String, Node>, parts: &[&str], full: &str) -> Resu
 
 /// `validateWildcardIndex`: one wildcard field (7246201, 7246202), and, with no
 /// projection, no other key field under the wildcard's own path (7246204).
-pub(crate) fn validate_key_pattern(key: &Document) -> Result<(), Error> {
+pub fn validate_key_pattern(key: &Document) -> Result<(), Error> {
     let mut wildcard: Option<&str> = None;
     let mut others = Vec::new();
     for name in key.keys() {
@@ -306,10 +306,7 @@ pub(crate) fn validate_key_pattern(key: &Document) -> Result<(), Error> {
 }
 
 /// `validateWildcardProjection` for a compound wildcard index (7246200, 7246205-7246211).
-pub(crate) fn validate_compound_projection(
-    key: &Document,
-    projection: &Document,
-) -> Result<(), Error> {
+pub fn validate_compound_projection(key: &Document, projection: &Document) -> Result<(), Error> {
     if projection.is_empty() {
         return Err(error(
             7246205,
@@ -498,19 +495,15 @@ fn project_array(array: &RawArray, tree: &BTreeMap<String, Node>, inclusion: boo
 
 /// The keys one document gives a wildcard index.
 #[derive(Debug, Default)]
-pub(crate) struct WildcardKeys {
+pub struct WildcardKeys {
     /// Encoded keys, deduplicated and in byte order.
-    pub(crate) keys: BTreeSet<Vec<u8>>,
+    pub keys: BTreeSet<Vec<u8>>,
     /// The dotted paths at which the walk met an array.
-    pub(crate) multikey: BTreeSet<String>,
+    pub multikey: BTreeSet<String>,
 }
 
 /// The keys of `doc` in a wildcard index with `projection`, its values ordered `direction`.
-pub(crate) fn keys(
-    projection: &Projection,
-    direction: Direction,
-    doc: &RawDocument,
-) -> WildcardKeys {
+pub fn keys(projection: &Projection, direction: Direction, doc: &RawDocument) -> WildcardKeys {
     let mut walk = Walk {
         direction,
         path: String::new(),

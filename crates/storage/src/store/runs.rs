@@ -20,19 +20,19 @@ struct Span {
 
 /// The entries one scanning thread generated.
 #[derive(Debug, Default)]
-pub(crate) struct Run {
+pub struct Run {
     bytes: Vec<u8>,
     spans: Vec<Span>,
 }
 
 impl Run {
     /// The buffer to append an entry's bytes to; call [`Run::seal`] after each entry.
-    pub(crate) fn buffer(&mut self) -> &mut Vec<u8> {
+    pub fn buffer(&mut self) -> &mut Vec<u8> {
         &mut self.bytes
     }
 
     /// Records the bytes appended since the previous entry (from `start`) as one entry.
-    pub(crate) fn seal(&mut self, start: usize) {
+    pub fn seal(&mut self, start: usize) {
         let len = self.bytes.len() - start;
         let entry = &self.bytes[start..];
         let mut head = [0u8; 16];
@@ -46,14 +46,14 @@ impl Run {
     }
 
     /// Adds `entry` (copied).
-    pub(crate) fn push(&mut self, entry: &[u8]) {
+    pub fn push(&mut self, entry: &[u8]) {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(entry);
         self.seal(start);
     }
 
     /// How many entries the run holds.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.spans.len()
     }
 
@@ -64,7 +64,7 @@ impl Run {
     /// Puts the entries in ascending byte order. Prefixes decide most comparisons; where
     /// they tie (equal first 16 bytes, or zero padding: `ab` against `ab\0`) the whole
     /// entries do.
-    pub(crate) fn sort(&mut self) {
+    pub fn sort(&mut self) {
         let mut spans = std::mem::take(&mut self.spans);
         spans.sort_unstable_by(|a, b| {
             a.prefix
@@ -76,7 +76,7 @@ impl Run {
 }
 
 /// Every entry of the sorted `runs`, in ascending byte order.
-pub(crate) fn merged(runs: &[Run]) -> Vec<&[u8]> {
+pub fn merged(runs: &[Run]) -> Vec<&[u8]> {
     let mut out = Vec::with_capacity(runs.iter().map(Run::len).sum());
     let mut next = vec![0usize; runs.len()];
     loop {

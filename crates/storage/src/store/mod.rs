@@ -277,7 +277,14 @@ pub struct StoreOptions {
     pub wal: WalOptions,
     /// How collections created without a `storageEngine` option store their records.
     pub compressor: Compressor,
+    /// Asked every [`GATE_CHECK_MS`] while a writer waits for the write gate: an error
+    /// ends the wait with it (`StoreError::Rejected`). The engine passes its check of
+    /// the thread's operation (killOp, maxTimeMS); the default never interrupts.
+    pub wait_check: WaitCheck,
 }
+
+/// See [`StoreOptions::wait_check`].
+pub type WaitCheck = fn() -> Result<(), crate::error::Error>;
 
 impl Default for StoreOptions {
     fn default() -> Self {
@@ -292,6 +299,7 @@ impl Default for StoreOptions {
                 ..WalOptions::default()
             },
             compressor: Compressor::default(),
+            wait_check: || Ok(()),
         }
     }
 }
@@ -394,7 +402,7 @@ impl Store {
 
     /// The directory the database's files live in and the data file's name there:
     /// temporary files (a sort's spill, `crate::spill`) go beside it.
-    pub(crate) fn files(&self) -> (&Arc<dyn Dir>, &str) {
+    pub fn files(&self) -> (&Arc<dyn Dir>, &str) {
         let name = self.wal_name.strip_suffix("-wal").unwrap_or(&self.wal_name);
         (&self.dir, name)
     }
@@ -585,7 +593,7 @@ impl Store {
 
     /// How index builds scan now: the threads, for collections of at least how many
     /// records (a count set explicitly applies to every size).
-    pub(crate) fn index_build_scan(&self) -> indexes::ParallelScan {
+    pub fn index_build_scan(&self) -> indexes::ParallelScan {
         match self.build_threads.load(Ordering::Relaxed) {
             0 => indexes::ParallelScan {
                 threads: std::thread::available_parallelism()
@@ -616,14 +624,14 @@ impl Store {
     /// The write gate. While another holds it (a long write, or fsyncLock for as long as
     /// it lasts) the waiting thread's operation is checked every [`GATE_CHECK_MS`]: a
     /// killOp or a spent maxTimeMS ends the wait with its error (`Rejected`), as mongod's
-    /// interruptible lock waits do. Outside an operation (checkpoints, the TTL monitor)
-    /// the check always passes.
+    /// interruptible lock waits do ([`StoreOptions::wait_check`]). Outside an operation
+    /// (checkpoints, the TTL monitor) the engine's check always passes.
     fn gate_interruptibly(&self) -> Result<parking_lot::MutexGuard<'_, ()>, StoreError> {
         if let Some(gate) = self.gate.try_lock() {
             return Ok(gate);
         }
         loop {
-            crate::operations::check_current().map_err(StoreError::Rejected)?;
+            (self.options.wait_check)().map_err(StoreError::Rejected)?;
             let wait = std::time::Duration::from_millis(GATE_CHECK_MS);
             if let Some(gate) = self.gate.try_lock_for(wait) {
                 return Ok(gate);
@@ -642,7 +650,7 @@ impl Store {
     }
 
     /// Marks the store failed on an I/O error (the first failure is logged loudly).
-    pub(crate) fn fail(&self, error: StoreError) -> StoreError {
+    pub fn fail(&self, error: StoreError) -> StoreError {
         let stops = matches!(
             error,
             StoreError::Io(_)
@@ -759,7 +767,9 @@ impl Store {
         self.check_io(result)
     }
 
-    pub(crate) fn new_uuid(&self) -> [u8; 16] {
+    /// A fresh random-looking version-4 UUID (the clock and a sequence, hashed): distinct
+    /// for every call on this store.
+    pub fn new_uuid(&self) -> [u8; 16] {
         let seq = self.uuid_seq.fetch_add(1, Ordering::Relaxed);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -802,9 +812,7 @@ impl Store {
     /// every committed write, and no write, checkpoint or TTL pass changes it meanwhile, so
     /// a copy of the one file is a valid database (fsyncLock). Retries if a write commits
     /// between the checkpoint and taking the gate.
-    pub(crate) fn checkpoint_and_hold(
-        &self,
-    ) -> Result<parking_lot::MutexGuard<'_, ()>, StoreError> {
+    pub fn checkpoint_and_hold(&self) -> Result<parking_lot::MutexGuard<'_, ()>, StoreError> {
         loop {
             self.checkpoint()?;
             let gate = self.gate.lock();
@@ -933,7 +941,8 @@ impl Store {
         }
     }
 
-    pub(crate) fn stop_checkpointer(&self) {
+    /// Stops the background checkpointer and waits for its thread (unless called from it).
+    pub fn stop_checkpointer(&self) {
         self.wakeup.signal.lock().stop = true;
         self.wakeup.cv.notify_all();
         let handle = self.checkpointer.lock().take();

@@ -13,10 +13,10 @@ use bson::raw::{RawArray, RawDocument};
 use md5::{Digest, Md5};
 
 /// The seed mongod uses for every hashed index (`BSONElementHasher::DEFAULT_HASH_SEED`).
-pub(crate) const SEED_DEFAULT: i32 = 0;
+pub const SEED_DEFAULT: i32 = 0;
 
 /// The hash of `value` with `seed`, as mongod computes it.
-pub(crate) fn hash64(value: RawBsonRef<'_>, seed: i32) -> i64 {
+pub fn hash64(value: RawBsonRef<'_>, seed: i32) -> i64 {
     let mut md5 = Md5::new();
     md5.update(seed.to_le_bytes());
     hash_value(&mut md5, value, None);
@@ -138,7 +138,7 @@ fn hash_array(md5: &mut Md5, array: &RawArray) {
 /// mongod's `safeNumberLongForHash`: NaN is 0, doubles truncate toward zero and clamp
 /// (2^63 exactly wraps to i64::MIN, as older versions did), Decimal128 rounds half to even
 /// (`Decimal128::toLong`'s default) and clamps.
-pub(crate) fn number_for_hash(value: RawBsonRef<'_>) -> i64 {
+pub fn number_for_hash(value: RawBsonRef<'_>) -> i64 {
     const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
     match value {
         RawBsonRef::Int32(n) => i64::from(n),
