@@ -1,5 +1,6 @@
 //! The storage layer's integration tests: one binary, one module per area.
 
+mod oplog;
 mod store;
 mod store_concurrency;
 

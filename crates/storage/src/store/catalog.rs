@@ -14,6 +14,7 @@
 //!   reads as a collection with only `_id_`.
 
 use super::StoreError;
+use super::oplog::Kind;
 use super::records::{Compressor, Records};
 use crate::index::spec::{IndexSpec, ParseOptions};
 use bson::spec::BinarySubtype;
@@ -83,6 +84,8 @@ pub struct CollectionMeta {
     pub uuid: [u8; 16],
     /// Its secondary indexes, in creation order (`_id_` is `ids`, not listed here).
     pub indexes: Vec<IndexMeta>,
+    /// Documents, or the oplog (no `_id_` index, record id = `ts`: `super::oplog`).
+    pub kind: Kind,
 }
 
 /// A secondary index as the catalog records it.
@@ -241,6 +244,7 @@ impl CollectionMeta {
             options,
             uuid,
             indexes: Vec::new(),
+            kind: Kind::Documents,
         }
     }
 
@@ -271,6 +275,10 @@ impl CollectionMeta {
                 list.push(index.encode());
             }
             doc.append(cstr!("indexes"), list);
+        }
+        // Absent for documents: such an entry is byte-identical to format 3's.
+        if self.kind == Kind::Oplog {
+            doc.append(cstr!("kind"), "oplog");
         }
         doc
     }
@@ -304,6 +312,11 @@ impl CollectionMeta {
             }
             _ => return Err(bad("compressor")),
         };
+        let kind = match doc.get("kind") {
+            Ok(None) => Kind::Documents,
+            Ok(Some(bson::RawBsonRef::String("oplog"))) => Kind::Oplog,
+            _ => return Err(bad("kind")),
+        };
         let size = int("size")?;
         let stored = match compressor {
             Compressor::None => size,
@@ -322,6 +335,7 @@ impl CollectionMeta {
                 .to_owned(),
             uuid,
             indexes,
+            kind,
         })
     }
 }

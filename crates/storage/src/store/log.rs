@@ -79,6 +79,10 @@ pub enum Op {
         name: String,
         spec: RawDocumentBuf,
     },
+    /// The oplog entry of the change that follows (`super::oplog`): its position, wall
+    /// time, term and session fields. The entry itself is never logged: applying the
+    /// next change builds it, live and at replay alike.
+    Stamp(super::oplog::Stamp),
 }
 
 /// An update as an edit of the old document's bytes: the new document is the old one's
@@ -321,6 +325,10 @@ impl Op {
             Op::ModifyIndex { ns, name, spec } => {
                 rawdoc! { "o": "mi", "n": ns.full(), "x": name.as_str(), "s": spec.clone() }
             }
+            Op::Stamp(stamp) => rawdoc! {
+                "o": "t", "t": stamp.ts.timestamp(), "w": stamp.wall_millis, "e": stamp.term,
+                "x": stamp.extra.clone(),
+            },
         }
     }
 
@@ -331,6 +339,7 @@ impl Op {
             Op::Insert { doc, .. } | Op::Update { doc, .. } => doc.as_bytes().len(),
             Op::Patch { patch, .. } => patch.middle.len(),
             Op::CreateIndex { spec, .. } | Op::ModifyIndex { spec, .. } => spec.as_bytes().len(),
+            Op::Stamp(stamp) => stamp.extra.as_bytes().len(),
             _ => 0,
         }
     }
@@ -458,6 +467,15 @@ fn decode_op(doc: &RawDocument) -> Result<Op, StoreError> {
             ns: ns("n")?,
             spec: spec()?,
         },
+        "t" => Op::Stamp(super::oplog::Stamp {
+            ts: super::oplog::Ts::from_timestamp(doc.get_timestamp("t").map_err(|_| bad("ts"))?),
+            wall_millis: doc.get_i64("w").map_err(|_| bad("wall time"))?,
+            term: doc.get_i64("e").map_err(|_| bad("term"))?,
+            extra: doc
+                .get_document("x")
+                .map(ToOwned::to_owned)
+                .map_err(|_| bad("stamp fields"))?,
+        }),
         "di" => Op::DropIndex {
             ns: ns("n")?,
             name: index_name()?,
@@ -561,6 +579,32 @@ mod tests {
             let mut built = before;
             built.extend_from_slice(op.encode_built().as_bytes());
             prop_assert_eq!(direct, built);
+        }
+    }
+
+    proptest! {
+        /// A stamp survives the log's encoding, past 2038's seconds too.
+        #[test]
+        fn a_stamp_round_trips(
+            secs in any::<u32>(),
+            inc in any::<u32>(),
+            wall in any::<i64>(),
+            term in any::<i64>(),
+            txn in proptest::option::of(any::<i64>()),
+            stmt in proptest::option::of(any::<i32>()),
+            replacement in any::<bool>(),
+        ) {
+            use crate::store::oplog::{Context, Stamp, Ts};
+            let context = Context {
+                wall_millis: None,
+                session: txn.map(|txn| (rawdoc! { "id": 1 }, txn)),
+                stmt_id: stmt,
+                replacement,
+            };
+            let op = Op::Stamp(Stamp::new(Ts::new(secs, inc), wall, term, &context));
+            let mut bytes = Vec::new();
+            op.encode_into(&mut bytes);
+            prop_assert_eq!(decode(&bytes).expect("decode"), (vec![op], false));
         }
     }
 

@@ -26,6 +26,7 @@ mod catalog;
 mod indexes;
 mod log;
 mod meta_cache;
+pub mod oplog;
 mod records;
 mod runs;
 mod txn;
@@ -36,6 +37,7 @@ pub use records::{Compressor, Records};
 pub use txn::{Reader, Record, Writer};
 
 use parking_lot::{Condvar, Mutex};
+use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -361,6 +363,10 @@ pub struct Store {
     metas: meta_cache::MetaCache,
     /// Threads an index build scans with (0: one per core, at most four).
     build_threads: std::sync::atomic::AtomicUsize,
+    /// The oplog's clock: the last `ts` handed out (`oplog`).
+    oplog_clock: oplog::Clock,
+    /// The replica-set term new oplog entries carry (`t`).
+    term: std::sync::atomic::AtomicI64,
 }
 
 impl std::fmt::Debug for Store {
@@ -504,6 +510,8 @@ impl Store {
             report,
             metas: meta_cache::MetaCache::default(),
             build_threads: std::sync::atomic::AtomicUsize::new(0),
+            oplog_clock: oplog::Clock::default(),
+            term: std::sync::atomic::AtomicI64::new(1),
         });
         let (replayed, unfinished) = store.replay(&recovery.records, covered)?;
         // Safe to mutate through a fresh Arc only before anyone else holds it.
@@ -523,8 +531,40 @@ impl Store {
             store.checkpoint()?;
         }
         crashpoint::hit("recovery.after_replay");
+        store.load_oplog_clock()?;
         store.start_checkpointer();
         Ok(store)
+    }
+
+    /// Moves the oplog clock to the last entry's `ts` (replay moved it to the last stamp
+    /// it applied; entries before the checkpoint are only in the file).
+    fn load_oplog_clock(&self) -> Result<(), StoreError> {
+        let reader = self.read()?;
+        if let Some(meta) = reader.collection(&oplog::namespace())? {
+            let range = meta
+                .records
+                .range(reader.txn(), Bound::Unbounded, Bound::Unbounded)?;
+            if let Some(last) = range.last() {
+                self.oplog_clock
+                    .observe(oplog::Ts(catalog::rid_of(&last?.0)?));
+            }
+        }
+        Ok(())
+    }
+
+    /// The oplog's clock (`oplog::Clock`): the last `ts` handed out or found at open.
+    pub fn oplog_clock(&self) -> &oplog::Clock {
+        &self.oplog_clock
+    }
+
+    /// The term new oplog entries carry.
+    pub fn term(&self) -> i64 {
+        self.term.load(Ordering::Acquire)
+    }
+
+    /// Sets the term new oplog entries carry (the replica-set layer's, persisted there).
+    pub fn set_term(&self, term: i64) {
+        self.term.store(term, Ordering::Release);
     }
 
     /// Replays the records after `covered`, one transaction at a time: a transaction
@@ -886,7 +926,12 @@ impl Store {
         for (ns, meta) in reader.collections(None)? {
             let records = meta.records.verify(reader.txn())?;
             let ids = meta.ids.verify(reader.txn())?;
-            if records.entries != meta.count || ids.entries != meta.count {
+            // The oplog has no `_id_` index (`oplog::Kind`).
+            let id_entries = match meta.kind {
+                oplog::Kind::Documents => meta.count,
+                oplog::Kind::Oplog => 0,
+            };
+            if records.entries != meta.count || ids.entries != id_entries {
                 return Err(StoreError::Corrupt(format!(
                     "{ns}: catalog count {} but {} records and {} _id_ entries",
                     meta.count, records.entries, ids.entries

@@ -21,11 +21,12 @@ use super::catalog::{CATALOG, CollectionMeta, Namespace, rid_key, rid_of};
 use super::indexes::{self, BuildObserver, IndexCheck, KeyRange, WalkPosition, WalkTarget};
 use super::log::{Op, Patch};
 use super::meta_cache::MetaCache;
+use super::oplog::{self, Entry, Kind};
 use super::records::Records;
 use super::{Store, StoreError};
 use crate::index::spec::{IndexSpec, ParseOptions};
 use bson::raw::RawBsonRef;
-use bson::{RawDocument, RawDocumentBuf};
+use bson::{RawDocument, RawDocumentBuf, rawdoc};
 use btree::PageRead;
 use pager::{ReadTxn, WriteTxn};
 use parking_lot::MutexGuard;
@@ -324,6 +325,13 @@ pub struct Writer<'s> {
     logged: bool,
     /// Hears the progress of the index builds this transaction runs.
     observer: Option<Arc<dyn BuildObserver>>,
+    /// What the statement being written tells its oplog entries.
+    oplog_context: oplog::Context,
+    /// The stamp applied for the change that follows it (consumed by that change).
+    stamp: Option<oplog::Stamp>,
+    /// Whether `local.oplog.rs` exists, once asked (a create, drop or rename of it
+    /// forgets the answer).
+    oplog_exists: Option<bool>,
 }
 
 impl<'s> Writer<'s> {
@@ -342,7 +350,75 @@ impl<'s> Writer<'s> {
             ops: Vec::new(),
             logged,
             observer: None,
+            oplog_context: oplog::Context::default(),
+            stamp: None,
+            oplog_exists: None,
         }
+    }
+
+    /// What the statements written from here on tell their oplog entries (session fields,
+    /// `stmtId`, wall time, replacement), until set again.
+    pub fn set_oplog_context(&mut self, context: oplog::Context) {
+        self.oplog_context = context;
+    }
+
+    /// Before a change to `ns`: when the oplog exists and records `ns`, hands out the next
+    /// `ts` and applies its stamp, which the change then consumes (`super::oplog`).
+    fn stamp(&mut self, ns: &Namespace) -> Result<(), StoreError> {
+        if !self.logged || !oplog::records(ns) {
+            return Ok(());
+        }
+        let exists = match self.oplog_exists {
+            Some(exists) => exists,
+            None => self.meta(&oplog::namespace())?.is_some(),
+        };
+        self.oplog_exists = Some(exists);
+        if !exists {
+            return Ok(());
+        }
+        let wall = self.oplog_context.wall_millis.unwrap_or_else(now_millis);
+        let ts = self.store.oplog_clock().next(wall);
+        let stamp = oplog::Stamp::new(ts, wall, self.store.term(), &self.oplog_context);
+        self.apply(Op::Stamp(stamp))
+    }
+
+    /// Appends the oplog entry of `change` to `ns` (UUID `uuid`) when a stamp stands for
+    /// it, and removes the oldest entries past the oplog's `size`.
+    fn oplog_append(
+        &mut self,
+        ns: &Namespace,
+        uuid: [u8; 16],
+        change: &Entry<'_>,
+    ) -> Result<(), StoreError> {
+        let Some(stamp) = self.stamp.take() else {
+            return Ok(());
+        };
+        let entry = oplog::entry(&stamp, ns, uuid, change);
+        let oplog_ns = oplog::namespace();
+        let (meta, txn) = self.meta_and_txn(&oplog_ns)?;
+        meta.stored += meta
+            .records
+            .insert(txn, &rid_key(stamp.ts.0), entry.as_bytes())?;
+        meta.count += 1;
+        meta.size += entry.as_bytes().len() as u64;
+        let cap = capped_size(&meta.options);
+        while meta.count > 1 && cap.is_some_and(|cap| meta.size > cap) {
+            let first = meta
+                .records
+                .range(&*txn, Bound::Unbounded, Bound::Unbounded)?
+                .next();
+            let Some(first) = first else { break };
+            let key = first?.0.into_owned();
+            let Some((bytes, stored)) = meta.records.get_sized(&*txn, &key)? else {
+                break;
+            };
+            let len = bytes.len() as u64;
+            meta.records.remove(txn, &key)?;
+            meta.count -= 1;
+            meta.size -= len;
+            meta.stored -= stored;
+        }
+        Ok(())
     }
 
     /// Reports the progress of the index builds that follow to `observer`.
@@ -579,6 +655,7 @@ impl<'s> Writer<'s> {
         let compressor = super::records::requested(&options)
             .map_err(StoreError::Rejected)?
             .unwrap_or(self.store.options.compressor);
+        self.stamp(ns)?;
         self.apply(Op::Create {
             ns: ns.clone(),
             options,
@@ -600,10 +677,12 @@ impl<'s> Writer<'s> {
     pub fn insert(&mut self, ns: &Namespace, doc: &RawDocument) -> Result<u64, StoreError> {
         self.ensure_collection(ns)?;
         let (meta, txn) = self.meta_and_txn(ns)?;
+        refuse_oplog(ns, meta)?;
         if meta.ids.get(&*txn, &id_key(doc))?.is_some() {
             return Err(StoreError::duplicate(ns, doc));
         }
         let rid = meta.next_rid;
+        self.stamp(ns)?;
         self.apply(Op::Insert {
             ns: ns.clone(),
             rid,
@@ -622,6 +701,8 @@ impl<'s> Writer<'s> {
     ) -> Result<(), StoreError> {
         // Refuses an `_id` another record has before it changes anything. The document
         // is copied into the log's operation only when no patch stands for it.
+        refuse_oplog(ns, self.meta_mut(ns)?)?;
+        self.stamp(ns)?;
         let patch = self.update_record(ns, rid, doc)?;
         if self.logged {
             self.ops.push(match patch {
@@ -642,6 +723,8 @@ impl<'s> Writer<'s> {
 
     /// Deletes record `rid` of `ns`.
     pub fn delete(&mut self, ns: &Namespace, rid: u64) -> Result<(), StoreError> {
+        refuse_oplog(ns, self.meta_mut(ns)?)?;
+        self.stamp(ns)?;
         self.apply(Op::Delete {
             ns: ns.clone(),
             rid,
@@ -653,6 +736,7 @@ impl<'s> Writer<'s> {
         if self.meta(ns)?.is_none() {
             return Ok(false);
         }
+        self.stamp(ns)?;
         self.apply(Op::Drop { ns: ns.clone() })?;
         Ok(true)
     }
@@ -669,6 +753,7 @@ impl<'s> Writer<'s> {
         if self.meta(to)?.is_some() {
             return Err(StoreError::NamespaceExists(to.clone()));
         }
+        self.stamp(from)?;
         self.apply(Op::Rename {
             from: from.clone(),
             to: to.clone(),
@@ -681,6 +766,7 @@ impl<'s> Writer<'s> {
     pub fn create_index(&mut self, ns: &Namespace, spec: &IndexSpec) -> Result<(), StoreError> {
         let spec = bson::RawDocumentBuf::try_from(&spec.stored)
             .map_err(|e| StoreError::Corrupt(format!("index specification: {e}")))?;
+        self.stamp(ns)?;
         self.apply(Op::CreateIndex {
             ns: ns.clone(),
             spec,
@@ -689,6 +775,7 @@ impl<'s> Writer<'s> {
 
     /// Drops the secondary index `name` of `ns` and frees its pages.
     pub fn drop_index(&mut self, ns: &Namespace, name: &str) -> Result<(), StoreError> {
+        self.stamp(ns)?;
         self.apply(Op::DropIndex {
             ns: ns.clone(),
             name: name.to_owned(),
@@ -705,6 +792,7 @@ impl<'s> Writer<'s> {
     ) -> Result<(), StoreError> {
         let spec = bson::RawDocumentBuf::try_from(&spec.stored)
             .map_err(|e| StoreError::Corrupt(format!("index specification: {e}")))?;
+        self.stamp(ns)?;
         self.apply(Op::ModifyIndex {
             ns: ns.clone(),
             name: name.to_owned(),
@@ -721,8 +809,9 @@ impl<'s> Writer<'s> {
         doc: &RawDocument,
     ) -> Result<Option<Patch>, StoreError> {
         let logged = self.logged;
+        let keep_old = self.stamp.is_some();
         let (meta, txn) = self.meta_and_txn(ns)?;
-        let old = stored_record(txn, ns, meta, rid, Some(doc), logged)?;
+        let old = stored_record(txn, ns, meta, rid, Some(doc), logged, keep_old)?;
         let new_key = id_key(doc);
         if old.id_key != new_key {
             meta.ids.remove(txn, &old.id_key)?;
@@ -732,12 +821,33 @@ impl<'s> Writer<'s> {
         indexes::apply(txn, meta, rid, old.changes)?;
         meta.size = meta.size - old.len + doc.as_bytes().len() as u64;
         meta.stored = meta.stored - old.stored + stored;
+        let uuid = meta.uuid;
+        if let Some(before) = &old.old {
+            self.oplog_append(
+                ns,
+                uuid,
+                &Entry::Update {
+                    old: before,
+                    new: doc,
+                },
+            )?;
+        }
         Ok(old.patch)
     }
 
     /// Applies one operation to the trees and the cached catalog, and logs it (an update
     /// whose edit is small is logged as a `Patch`).
     pub fn apply(&mut self, op: Op) -> Result<(), StoreError> {
+        if let Op::Create { ns, .. } | Op::Drop { ns } | Op::Rename { from: ns, .. } = &op
+            && ns.db == oplog::OPLOG_DB
+        {
+            self.oplog_exists = None;
+        }
+        if let Op::Rename { to, .. } = &op
+            && to.db == oplog::OPLOG_DB
+        {
+            self.oplog_exists = None;
+        }
         match &op {
             Op::Create {
                 ns,
@@ -745,8 +855,21 @@ impl<'s> Writer<'s> {
                 uuid,
                 compressor,
             } => {
-                let meta = CollectionMeta::new(options.clone(), *uuid, *compressor);
+                let mut meta = CollectionMeta::new(options.clone(), *uuid, *compressor);
+                if *ns == oplog::namespace() {
+                    meta.kind = Kind::Oplog;
+                }
                 self.metas.insert(ns.clone(), Some(meta));
+                let mut o = rawdoc! { "create": ns.coll.as_str() };
+                for field in options {
+                    let (key, value) = field.map_err(|_| bad_options(ns))?;
+                    o.append(key, value);
+                }
+                o.append(
+                    bson::cstr!("idIndex"),
+                    rawdoc! { "v": 2, "key": { "_id": 1 }, "name": "_id_" },
+                );
+                self.oplog_append(ns, *uuid, &Entry::Command { o, o2: None })?;
             }
             Op::Drop { ns } => {
                 let (meta, txn) = self.meta_and_txn(ns)?;
@@ -755,12 +878,20 @@ impl<'s> Writer<'s> {
                 for index in &mut meta.indexes {
                     index.tree.destroy(txn)?;
                 }
+                let (uuid, count) = (meta.uuid, meta.count);
                 self.metas.insert(ns.clone(), None);
+                let o = rawdoc! { "drop": ns.coll.as_str() };
+                let o2 = Some(rawdoc! { "numRecords": i64::try_from(count).unwrap_or(i64::MAX) });
+                self.oplog_append(ns, uuid, &Entry::Command { o, o2 })?;
             }
             Op::Rename { from, to } => {
-                self.meta_mut(from)?;
+                let uuid = self.meta_mut(from)?.uuid;
                 let meta = self.metas.insert(from.clone(), None).flatten();
                 self.metas.insert(to.clone(), meta);
+                let o = rawdoc! {
+                    "renameCollection": from.full(), "to": to.full(), "stayTemp": false,
+                };
+                self.oplog_append(from, uuid, &Entry::Command { o, o2: None })?;
             }
             Op::Insert { ns, rid, doc } => {
                 let (meta, txn) = self.meta_and_txn(ns)?;
@@ -772,6 +903,8 @@ impl<'s> Writer<'s> {
                 meta.count += 1;
                 meta.size += doc.as_bytes().len() as u64;
                 meta.next_rid = meta.next_rid.max(rid + 1);
+                let uuid = meta.uuid;
+                self.oplog_append(ns, uuid, &Entry::Insert { doc })?;
             }
             Op::Update { ns, rid, doc } => {
                 // A patch comes back only for a logged writer (`update_record`).
@@ -792,14 +925,19 @@ impl<'s> Writer<'s> {
                 self.update_record(ns, *rid, &doc)?;
             }
             Op::Delete { ns, rid } => {
+                let keep_old = self.stamp.is_some();
                 let (meta, txn) = self.meta_and_txn(ns)?;
-                let old = stored_record(txn, ns, meta, *rid, None, false)?;
+                let old = stored_record(txn, ns, meta, *rid, None, false, keep_old)?;
                 meta.ids.remove(txn, &old.id_key)?;
                 meta.records.remove(txn, &rid_key(*rid))?;
                 indexes::apply(txn, meta, *rid, old.changes)?;
                 meta.count -= 1;
                 meta.size -= old.len;
                 meta.stored -= old.stored;
+                let uuid = meta.uuid;
+                if let Some(before) = &old.old {
+                    self.oplog_append(ns, uuid, &Entry::Delete { old: before })?;
+                }
             }
             Op::CreateIndex { ns, spec } => {
                 let spec = IndexSpec::parse(spec, ParseOptions::default())
@@ -823,6 +961,7 @@ impl<'s> Writer<'s> {
                         spec.name
                     )));
                 }
+                let stored = bson::RawDocumentBuf::try_from(&spec.stored).ok();
                 let index = indexes::build(
                     txn,
                     ns,
@@ -832,12 +971,23 @@ impl<'s> Writer<'s> {
                     base.as_ref().map(|base| (base, scan)),
                 )?;
                 meta.indexes.push(index);
+                let uuid = meta.uuid;
+                let mut o = rawdoc! { "createIndexes": ns.coll.as_str() };
+                for field in stored.iter().flat_map(|spec| spec.iter()) {
+                    let (key, value) = field.map_err(|_| bad_options(ns))?;
+                    o.append(key, value);
+                }
+                self.oplog_append(ns, uuid, &Entry::Command { o, o2: None })?;
             }
             Op::DropIndex { ns, name } => {
                 let (meta, txn) = self.meta_and_txn(ns)?;
                 let position = index_position(meta, ns, name)?;
                 let mut index = meta.indexes.remove(position);
                 index.tree.destroy(txn)?;
+                let uuid = meta.uuid;
+                let o = rawdoc! { "dropIndexes": ns.coll.as_str(), "index": name.as_str() };
+                let o2 = bson::RawDocumentBuf::try_from(&index.spec.stored).ok();
+                self.oplog_append(ns, uuid, &Entry::Command { o, o2 })?;
             }
             Op::ModifyIndex { ns, name, spec } => {
                 let spec = IndexSpec::parse(spec, ParseOptions::default())
@@ -850,7 +1000,25 @@ impl<'s> Writer<'s> {
                         "{ns}: collMod changes the key of index {name}"
                     )));
                 }
+                let mut changed = rawdoc! { "name": name.as_str() };
+                for key in ["hidden", "expireAfterSeconds", "prepareUnique", "unique"] {
+                    if let Some(value) = spec.stored.get(key) {
+                        let value =
+                            bson::RawBson::try_from(value.clone()).map_err(|_| bad_options(ns))?;
+                        changed.append(
+                            bson::raw::CString::try_from(key).map_err(|_| bad_options(ns))?,
+                            value,
+                        );
+                    }
+                }
                 index.spec = Arc::new(spec);
+                let uuid = meta.uuid;
+                let o = rawdoc! { "collMod": ns.coll.as_str(), "index": changed };
+                self.oplog_append(ns, uuid, &Entry::Command { o, o2: None })?;
+            }
+            Op::Stamp(stamp) => {
+                self.store.oplog_clock().observe(stamp.ts);
+                self.stamp = Some(stamp.clone());
             }
         }
         if self.logged {
@@ -946,6 +1114,8 @@ struct Stored {
     changes: Vec<indexes::Change>,
     /// The edit from this record to the one replacing it, when asked for and worth it.
     patch: Option<Patch>,
+    /// The record's document, when asked for (its oplog entry needs it).
+    old: Option<RawDocumentBuf>,
 }
 
 /// Record `rid` as stored: its `_id_` key, byte length, the index changes from it to `new`
@@ -959,6 +1129,7 @@ fn stored_record(
     rid: u64,
     new: Option<&RawDocument>,
     diff: bool,
+    keep: bool,
 ) -> Result<Stored, StoreError> {
     let record = meta.records.get_sized(txn, &rid_key(rid))?;
     let (bytes, stored) = record.ok_or_else(|| StoreError::Corrupt(format!("no record {rid}")))?;
@@ -985,7 +1156,42 @@ fn stored_record(
         patch: new
             .filter(|_| diff)
             .and_then(|new| Patch::diff(&bytes, new.as_bytes())),
+        old: keep.then(|| doc.to_owned()),
     })
+}
+
+/// Refuses a user write to the oplog, as a replica-set member does.
+fn refuse_oplog(ns: &Namespace, meta: &CollectionMeta) -> Result<(), StoreError> {
+    if meta.kind == Kind::Oplog {
+        let message = format!("cannot write to '{ns}'");
+        return Err(StoreError::Rejected(crate::error::Error::new(
+            crate::error::ErrorCode::InvalidNamespace,
+            message,
+        )));
+    }
+    Ok(())
+}
+
+/// A collection's `size` option in bytes (a capped collection's, the oplog's bound).
+fn capped_size(options: &RawDocument) -> Option<u64> {
+    match options.get("size").ok().flatten()? {
+        RawBsonRef::Int32(n) => u64::try_from(n).ok(),
+        RawBsonRef::Int64(n) => u64::try_from(n).ok(),
+        RawBsonRef::Double(n) if n.is_finite() && n >= 0.0 => Some(n as u64),
+        _ => None,
+    }
+}
+
+/// A stored option or specification that does not read back as BSON: corruption.
+fn bad_options(ns: &Namespace) -> StoreError {
+    StoreError::Corrupt(format!("{ns}: options or index specification are not BSON"))
+}
+
+/// Now, in milliseconds since the epoch (an oplog entry's default wall time).
+fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Record `rid`'s stored bytes as a document; bytes that are not one are corruption.
