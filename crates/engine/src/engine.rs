@@ -50,7 +50,36 @@ pub struct ConnectionContext {
     /// The OP_COMPRESSED compressors the server enables, in its order (`hello` answers
     /// the ones the client names too); none when embedded.
     pub compressors: Arc<[wire::Compressor]>,
+    /// What the connection's handshake said of its client (shared by the context's
+    /// clones).
+    pub client: ClientMetadata,
 }
+
+/// What a connection's first `hello` said of its client: the application name
+/// (`client.application.name`), which fail points and `currentOp` match on.
+#[derive(Debug, Clone, Default)]
+pub struct ClientMetadata(Arc<parking_lot::Mutex<Option<String>>>);
+
+impl ClientMetadata {
+    /// The application name, if the handshake gave one.
+    #[must_use]
+    pub fn app_name(&self) -> Option<String> {
+        self.0.lock().clone()
+    }
+
+    /// Records the handshake's application name.
+    pub(crate) fn set_app_name(&self, name: &str) {
+        *self.0.lock() = Some(name.to_owned());
+    }
+}
+
+impl PartialEq for ClientMetadata {
+    fn eq(&self, other: &ClientMetadata) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for ClientMetadata {}
 
 /// The database. Shared across threads by reference (`&Engine` is `Sync`).
 pub struct Engine {
@@ -96,12 +125,31 @@ pub struct Engine {
     pub(crate) recent_log: Arc<crate::recent_log::RecentLog>,
     /// The database profiler's settings (`profile`).
     pub(crate) profiler: crate::profile::Profiler,
+    /// `--setParameter enableTestCommands=1`: `configureFailPoint` exists.
+    pub(crate) test_commands: bool,
+    /// The fail points (`configureFailPoint`; only with test commands).
+    pub(crate) fail_points: crate::failpoint::FailPoints,
 }
 
 impl crate::auth::Stores for Engine {
     fn store(&self) -> Arc<Store> {
         Engine::store(self)
     }
+}
+
+/// Whether the command line enables test commands (`setParameter.enableTestCommands`
+/// `1` or `true`, as mongod reads it).
+fn test_commands_enabled(parsed: &Document) -> bool {
+    parsed
+        .get_document("setParameter")
+        .ok()
+        .and_then(|p| p.get("enableTestCommands"))
+        .is_some_and(|value| match value {
+            bson::Bson::String(s) => s == "1" || s == "true",
+            bson::Bson::Boolean(b) => *b,
+            bson::Bson::Int32(n) => *n != 0,
+            _ => false,
+        })
 }
 
 /// `options` with the engine's check of the waiting thread's operation (killOp,
@@ -181,6 +229,8 @@ impl Engine {
             process_id: ids.object_id(options.host.now_millis()),
             recent_log: Arc::default(),
             profiler: crate::profile::Profiler::default(),
+            test_commands: test_commands_enabled(&options.startup.parsed),
+            fail_points: crate::failpoint::FailPoints::default(),
             ids,
             host: options.host,
             startup: options.startup,
@@ -375,6 +425,21 @@ impl Engine {
                 label.ok().and_then(|l| l.as_str()) == Some(crate::error::OUTCOME_UNKNOWN_LABEL)
             })
         })
+    }
+
+    /// Why a server must close the connection instead of sending `reply`: a write whose
+    /// outcome is unknown ([`Engine::is_outcome_unknown`]), or the `failCommand` fail
+    /// point's `closeConnection`. `None`: send it.
+    #[must_use]
+    pub fn closes_connection(reply: &RawDocument) -> Option<&'static str> {
+        let labels = reply.get_array("errorLabels").ok()?;
+        labels
+            .into_iter()
+            .find_map(|label| match label.ok().and_then(|l| l.as_str())? {
+                crate::error::OUTCOME_UNKNOWN_LABEL => Some("the outcome of its write is unknown"),
+                crate::failpoint::CLOSE_LABEL => Some("the failCommand fail point closes it"),
+                _ => None,
+            })
     }
 
     /// Whether `cmd` is bounded, cheap work (no I/O, no waiting) that a server may run

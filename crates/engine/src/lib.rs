@@ -20,6 +20,7 @@ mod auth;
 pub mod client;
 pub mod command;
 mod engine;
+mod failpoint;
 mod fields;
 mod fsync_lock;
 mod host;
@@ -42,7 +43,9 @@ pub use storage::{limits, store};
 
 pub use auth::AuthSession;
 pub use client::Client;
-pub use engine::{ConnectionContext, Engine, EngineOptions, ShutdownHook, StartupOptions};
+pub use engine::{
+    ClientMetadata, ConnectionContext, Engine, EngineOptions, ShutdownHook, StartupOptions,
+};
 pub use error::{Error, ErrorCode};
 pub use host::{FileSystemFacts, FixedHost, Host, HostFacts, MemoryFacts};
 pub use recent_log::{Echo, LogLine, RECENT_LOG_LINES, RecentLog};

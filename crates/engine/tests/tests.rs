@@ -8,6 +8,7 @@ mod compressed_scans;
 mod ddl;
 mod disk_failures;
 mod embedded;
+mod fail_points;
 mod find_and_modify;
 mod index_model;
 mod indexes;

@@ -173,6 +173,11 @@ pub struct Config {
     /// one it also names in `hello`; its requests' replies are compressed the same way.
     #[arg(long = "networkMessageCompressors", default_value = "snappy,zstd,zlib")]
     pub network_message_compressors: String,
+    /// A server parameter set at startup, `NAME=VALUE` (mongod's `--setParameter`;
+    /// repeatable). Only `enableTestCommands=1` (or `0`, `true`, `false`) is accepted:
+    /// it enables `configureFailPoint`, for the drivers' specification tests.
+    #[arg(long = "setParameter", value_name = "NAME=VALUE", value_parser = parse_set_parameter)]
+    pub set_parameter: Vec<(String, String)>,
     /// Where commands run (for benchmarking the worker hand-off).
     #[arg(long, value_enum, default_value_t = Dispatch::Auto, hide = true)]
     pub dispatch: Dispatch,
@@ -214,6 +219,14 @@ impl Config {
                 },
             },
         };
+        if !self.set_parameter.is_empty() {
+            // As mongod reports them: the values as given, strings.
+            let mut parameters = bson::Document::new();
+            for (name, value) in &self.set_parameter {
+                parameters.insert(name.clone(), value.clone());
+            }
+            parsed.insert("setParameter", parameters);
+        }
         if self.auth {
             // As mongod reports `--auth`.
             parsed.insert("security", doc! { "authorization": "enabled" });
@@ -300,6 +313,24 @@ impl Config {
     #[must_use]
     pub fn defaults() -> Config {
         Config::parse_from(["multiforadb"])
+    }
+}
+
+/// `--setParameter NAME=VALUE`: the startup parameters this server knows.
+fn parse_set_parameter(text: &str) -> Result<(String, String), String> {
+    let Some((name, value)) = text.split_once('=') else {
+        return Err(format!("expected NAME=VALUE, got '{text}'"));
+    };
+    match name {
+        "enableTestCommands" if matches!(value, "0" | "1" | "true" | "false") => {
+            Ok((name.to_owned(), value.to_owned()))
+        }
+        "enableTestCommands" => Err(format!(
+            "enableTestCommands takes 0, 1, true or false, not '{value}'"
+        )),
+        _ => Err(format!(
+            "unknown startup parameter '{name}' (only enableTestCommands)"
+        )),
     }
 }
 

@@ -519,6 +519,7 @@ impl LoopState {
             client_address: peer.to_string(),
             auth: engine::AuthSession::default(),
             compressors: Arc::clone(&self.server.compressors),
+            client: engine::ClientMetadata::default(),
         };
         if let Some(entry) = self.connections.get_mut(slot) {
             let transport = Tls::transport(self.server.tls.as_deref());

@@ -186,11 +186,8 @@ fn answer(engine: &Engine, header: &Header, message: &Message, ctx: &ConnectionC
                 }
                 Err(error) => engine.protocol_error_reply(&error),
             };
-            if Engine::is_outcome_unknown(&reply) {
-                log_error!(
-                    "conn{} closed without a reply: the outcome of its write is unknown",
-                    ctx.connection_id
-                );
+            if let Some(reason) = Engine::closes_connection(&reply) {
+                log_error!("conn{} closed without a reply: {reason}", ctx.connection_id);
                 Outcome::Close
             } else if msg.flags.more_to_come() {
                 Outcome::Silent

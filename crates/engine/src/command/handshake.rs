@@ -22,6 +22,12 @@ fn limit(value: usize) -> i32 {
 /// (see [`crate::streaming`]); here only its options are checked, as mongod checks them.
 pub(super) fn hello(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
     check_awaitable(engine, request)?;
+    if let Ok(client) = request.body.get_document("client")
+        && let Ok(application) = client.get_document("application")
+        && let Ok(name) = application.get_str("name")
+    {
+        request.ctx.client.set_app_name(name);
+    }
     let mut reply = Document::new();
     if flag(request.body, "helloOk") {
         reply.insert("helloOk", true);

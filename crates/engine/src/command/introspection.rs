@@ -58,8 +58,11 @@ fn help(name: &str) -> &'static str {
 }
 
 /// listCommands.
-pub(super) fn list_commands(_: &Engine, _: &Request<'_>) -> Result<Document, Error> {
-    let mut specs: Vec<_> = COMMANDS.iter().collect();
+pub(super) fn list_commands(engine: &Engine, _: &Request<'_>) -> Result<Document, Error> {
+    let mut specs: Vec<_> = COMMANDS
+        .iter()
+        .filter(|spec| super::available(engine, spec))
+        .collect();
     specs.sort_by_key(|spec| spec.name);
     let mut commands = Document::new();
     for spec in specs {

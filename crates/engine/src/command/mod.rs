@@ -34,6 +34,7 @@ pub(crate) mod registry;
 mod sort_merge;
 mod stats;
 mod status;
+mod test_commands;
 mod update;
 mod user_admin;
 mod write;
@@ -363,6 +364,12 @@ const COMMANDS: &[Spec] = &[
     spec("deleteIndexes", tree!(indexes::drop_indexes), false, false),
     spec("collStats", tree!(stats::coll_stats), false, false),
     spec("dbStats", tree!(stats::db_stats), false, false),
+    spec(
+        "configureFailPoint",
+        tree!(test_commands::configure_fail_point),
+        true,
+        true,
+    ),
     spec("validate", tree!(stats::validate), false, false),
 ];
 
@@ -377,6 +384,47 @@ pub(crate) fn find(name: &str) -> Option<&'static Spec> {
     COMMANDS.iter().find(|spec| spec.name == name)
 }
 
+/// Whether `spec` exists on this engine (test commands only when enabled).
+pub(crate) fn available(engine: &Engine, spec: &Spec) -> bool {
+    engine.test_commands || !test_commands::NAMES.contains(&spec.name)
+}
+
+/// What the `failCommand` fail point does to `request` before it runs: waits, closes
+/// the connection, or fails it (the error), or lets it run and returns the
+/// `writeConcernError` its reply then carries.
+fn fail_point(engine: &Engine, request: &Request<'_>) -> Result<Option<Document>, Error> {
+    if !engine.test_commands {
+        return Ok(None);
+    }
+    let coll = match request.body.get(request.name) {
+        Ok(Some(bson::raw::RawBsonRef::String(coll))) => coll,
+        _ => "$cmd",
+    };
+    let ns = format!("{}.{coll}", request.db);
+    let app_name = request.ctx.client.app_name();
+    let mut random = [0u8; 8];
+    let random = match engine.host.fill_random(&mut random) {
+        Ok(()) => (u64::from_le_bytes(random) >> 11) as f64 / (1u64 << 53) as f64,
+        Err(_) => 0.0,
+    };
+    let Some(action) = engine
+        .fail_points
+        .check(request.name, &ns, app_name.as_deref(), random)
+    else {
+        return Ok(None);
+    };
+    if let Some(ms) = action.block_ms {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+    if action.close_connection {
+        return Err(crate::failpoint::close());
+    }
+    if let Some((code, labels)) = action.error {
+        return Err(crate::failpoint::error(code, labels));
+    }
+    Ok(action.write_concern_error)
+}
+
 /// Runs `request` through the table and shapes the reply.
 pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocumentBuf, Error> {
     if !(request.db == user_admin::EXTERNAL_DB && external_command(request.name)) {
@@ -385,7 +433,7 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
     if let Some(bson::raw::RawBsonRef::Document(lsid)) = request.field("lsid")? {
         engine.sessions.touch(lsid, engine.host.now_millis());
     }
-    let Some(spec) = find(request.name) else {
+    let Some(spec) = find(request.name).filter(|spec| available(engine, spec)) else {
         let message = format!("no such command: '{}'", request.name);
         return Err(Error::new(ErrorCode::CommandNotFound, message));
     };
@@ -395,6 +443,7 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
     }
     // Authorization before anything else looks at the request (see `auth::authorize`).
     crate::auth::authorize::check(&engine.directory(), &request.asked())?;
+    let fail_point = fail_point(engine, request)?;
     crate::sessions::check_operation_session_info(
         request.name,
         request.field("lsid")?.is_some(),
@@ -414,7 +463,10 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
     let _ = request
         .running
         .set(std::sync::Arc::clone(operation.running()));
-    let reply = (spec.handler)(engine, request);
+    let mut reply = (spec.handler)(engine, request);
+    if let (Some(error), Ok(Reply::Doc(reply))) = (fail_point, &mut reply) {
+        reply.insert("writeConcernError", error);
+    }
     profile(engine, request, operation.running(), &reply);
     drop(operation);
     count_outcome(engine, request, &reply);

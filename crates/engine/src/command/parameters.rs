@@ -84,7 +84,9 @@ const PARAMETERS: &[Parameter] = &[
     runtime("cursorTimeoutMillis", Kind::Long, |engine| {
         Bson::Int64(engine.cursors.idle_timeout_ms())
     }),
-    startup("enableTestCommands", |_| Bson::Boolean(false)),
+    startup("enableTestCommands", |engine| {
+        Bson::Boolean(engine.test_commands)
+    }),
     startup("featureCompatibilityVersion", |_| {
         Bson::Document(doc! { "version": version::FEATURE_COMPATIBILITY_VERSION })
     }),

@@ -8,6 +8,7 @@ mod compression;
 mod crash;
 mod diagnostics;
 mod drivers;
+mod fail_points;
 mod full_disk;
 mod harness;
 mod indexes;
