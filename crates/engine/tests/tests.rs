@@ -15,6 +15,7 @@ mod indexes;
 mod model;
 mod planner;
 mod restart;
+mod sessions;
 mod support;
 mod transactions;
 mod ttl;

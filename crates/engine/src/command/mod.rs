@@ -31,6 +31,7 @@ mod plan_cache;
 pub(crate) mod point;
 pub(crate) mod read_args;
 pub(crate) mod registry;
+mod session_commands;
 mod sort_merge;
 mod stats;
 mod status;
@@ -189,6 +190,30 @@ const COMMANDS: &[Spec] = &[
     ),
     spec("logout", tree!(authentication::logout), true, false),
     spec("endSessions", tree!(handshake::end_sessions), true, false),
+    spec(
+        "startSession",
+        tree!(session_commands::start_session),
+        true,
+        false,
+    ),
+    spec(
+        "refreshSessions",
+        tree!(session_commands::refresh_sessions),
+        true,
+        false,
+    ),
+    spec(
+        "killSessions",
+        tree!(session_commands::kill_sessions),
+        true,
+        false,
+    ),
+    spec(
+        "killAllSessionsByPattern",
+        tree!(session_commands::kill_all_sessions_by_pattern),
+        true,
+        false,
+    ),
     spec(
         "commitTransaction",
         tree!(handshake::outside_transaction),
