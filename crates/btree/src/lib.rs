@@ -2,6 +2,8 @@
 //! overflow extents, point lookup, insert, delete, ordered double-ended ranges with seek,
 //! bottom-up bulk loading, and `verify`.
 //!
+#![doc = include_str!("../README.md")]
+//!
 //! Keys compare as bytes (index keys from `bson-canonical` are encoded so byte order is
 //! sort order). A tree is a [`Btree`] handle naming a pager root slot, or a [`Tree`] whose
 //! root page number the caller keeps (a catalog holds those); writes take a

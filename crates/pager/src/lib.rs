@@ -1,6 +1,8 @@
 //! One data file of fixed-size pages: mmap reads, extent allocation and reuse, copy-on-write
 //! commits and two-slot checkpoints, all I/O through `wal::Storage`.
 //!
+#![doc = include_str!("../README.md")]
+//!
 //! The layers above see pages as payload bytes behind a [`PageId`]. A [`WriteTxn`] edits
 //! copies (`cow`) of published pages and allocates new ones; `commit` keeps a small
 //! commit's images in a write-back buffer that readers consult first (written by the next

@@ -1,5 +1,7 @@
 //! PCRE-compatible regular expressions for MongoDB's `$regex`: an automaton first, a bounded backtracker only when needed.
 //!
+#![doc = include_str!("../README.md")]
+//!
 //! MongoDB matches `$regex` with PCRE2 in UTF mode, so PCRE2's syntax and
 //! semantics are the specification. The pipeline is
 //! `parse` (pattern to syntax tree, errors with byte offsets)
