@@ -8,7 +8,7 @@ with that reason rather than run with the argument silently dropped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import gridfs
@@ -46,6 +46,8 @@ class Context:
     entities: Entities
     server: Server
     internal: MongoClient[Document]
+    # Fail points a test set (client, name): the runner turns them off when it ends.
+    fail_points: list[tuple[MongoClient[Document], str]] = field(default_factory=list)
 
 
 # camelCase argument -> PyMongo keyword, where the rule "insert underscores" is wrong.
@@ -491,8 +493,7 @@ BUCKET: dict[str, Operation] = {
 
 # Operations a standalone server cannot serve, or the runner does not drive.
 UNSUPPORTED_OPERATIONS = {
-    "failPoint": "fail points (configureFailPoint) are not implemented by the server",
-    "targetedFailPoint": "fail points (configureFailPoint) are not implemented by the server",
+    "targetedFailPoint": "fail points on a pinned mongos need a sharded cluster",
     "createChangeStream": "change streams need a replica set",
     "startTransaction": "transactions need a replica set",
     "commitTransaction": "transactions need a replica set",

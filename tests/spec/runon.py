@@ -30,6 +30,7 @@ def parse_version(text: str) -> Version:
 class Server:
     version: Version
     topology: str  # the format's names: single, replicaset, sharded, load-balanced
+    parameters: tuple[tuple[str, Any], ...] = ()  # getParameter: '*'
 
     @staticmethod
     def probe(client: MongoClient[dict[str, Any]]) -> Server:
@@ -42,7 +43,9 @@ class Server:
             TOPOLOGY_TYPE.Sharded: "sharded",
             TOPOLOGY_TYPE.LoadBalanced: "load-balanced",
         }.get(kind, "unknown")
-        return Server((version[0], version[1], version[2]), topology)
+        parameters = client.admin.command("getParameter", "*")
+        shown = tuple((k, v) for k, v in parameters.items() if k != "ok")
+        return Server((version[0], version[1], version[2]), topology, shown)
 
 
 def schema_unsupported(schema: str) -> str | None:
@@ -81,7 +84,11 @@ def _entry_unmet(entry: dict[str, Any], server: Server) -> str | None:
         if key == "csfle" and value:
             return "needs client-side encryption"
         if key == "serverParameters":
-            return "needs server parameters"
+            have = dict(server.parameters)
+            missing = [name for name, want in value.items() if have.get(name) != want]
+            if missing:
+                return f"needs server parameters {', '.join(sorted(missing))}"
+            continue
         if key not in {
             "minServerVersion",
             "maxServerVersion",
@@ -89,6 +96,7 @@ def _entry_unmet(entry: dict[str, Any], server: Server) -> str | None:
             "serverless",
             "auth",
             "csfle",
+            "serverParameters",
         }:
             return f"unknown requirement {key}"
     return None

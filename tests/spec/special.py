@@ -89,6 +89,15 @@ def _create_entities(ctx: Context, args: Args) -> None:
     ctx.entities.create(args.take("entities"))
 
 
+def _fail_point(ctx: Context, args: Args) -> None:
+    """`failPoint`: configures the fail point through the test's client entity; the
+    runner turns it off when the test ends, passed or not."""
+    client = ctx.entities.client(args.take("client")).client
+    fail_point = args.take("failPoint")
+    client.admin.command(fail_point)
+    ctx.fail_points.append((client, fail_point["configureFailPoint"]))
+
+
 SPECIAL: dict[str, Callable[[Context, Args], None]] = {
     "assertCollectionExists": _assert_collection_exists,
     "assertCollectionNotExists": _assert_collection_not_exists,
@@ -100,4 +109,5 @@ SPECIAL: dict[str, Callable[[Context, Args], None]] = {
     "assertSessionNotDirty": _assert_session_not_dirty,
     "assertNumberConnectionsCheckedOut": _assert_connections_checked_out,
     "createEntities": _create_entities,
+    "failPoint": _fail_point,
 }

@@ -64,6 +64,11 @@ def run_test(
     except Exception as error:
         return Verdict("fail", f"unexpected {describe(error)}")
     finally:
+        for client, name in ctx.fail_points:
+            try:
+                client.admin.command({"configureFailPoint": name, "mode": "off"})
+            except Exception:
+                pass  # A failing teardown must not hide the verdict.
         try:
             entities.close()
         except Exception:

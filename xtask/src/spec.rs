@@ -82,7 +82,17 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     }
     e2e::build_server(root)?;
     let started = Instant::now();
-    let mut server = e2e::start(root, "spec")?;
+    // Test commands on: the tests' `failPoint` operations configure `failCommand`.
+    let mut server = e2e::start_with(
+        root,
+        "spec",
+        &[
+            "--log-level",
+            "debug",
+            "--setParameter",
+            "enableTestCommands=1",
+        ],
+    )?;
     let uri = format!("mongodb://{}/?directConnection=true", server.address);
     let output = Command::new(&python)
         .arg("-B") // no __pycache__ in the source tree
