@@ -7,6 +7,7 @@
 //! - replaying the oplog from an empty database rebuilds the database (unbounded);
 //! - after a reopen, the clock hands out a `ts` past every entry.
 
+use crate::ns;
 use bson::raw::RawBsonRef;
 use bson::{Bson, Document, RawDocument, RawDocumentBuf, doc, rawdoc};
 use proptest::prelude::*;
@@ -14,32 +15,16 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use storage::index::spec::{IndexSpec, ParseOptions};
 use storage::store::oplog::{self, Ts};
-use storage::store::{Namespace, Store, StoreError, StoreOptions};
-use wal::{CrashStorage, Dir, MemDir, WalOptions};
+use storage::store::{Namespace, Store, StoreError};
+use wal::{CrashStorage, Dir, MemDir};
 
 type Model = BTreeMap<Namespace, BTreeMap<i64, RawDocumentBuf>>;
 
 const DB_FILE: &str = "oplog.mfdb";
 
-fn options() -> StoreOptions {
-    StoreOptions {
-        checkpoint_interval: None,
-        checkpoint_log_bytes: 1 << 40,
-        pager: pager::Options {
-            mmap: false,
-            ..pager::Options::default()
-        },
-        wal: WalOptions {
-            block_len_target: 4096,
-            preallocate_chunk: 8192,
-            ..WalOptions::default()
-        },
-        ..StoreOptions::default()
-    }
-}
-
 fn open<S: wal::Storage + 'static>(dir: &Arc<MemDir<S>>) -> Arc<Store> {
-    Store::open(Arc::clone(dir) as Arc<dyn Dir>, DB_FILE, options()).expect("open")
+    let options = crate::memory_options();
+    Store::open(Arc::clone(dir) as Arc<dyn Dir>, DB_FILE, options).expect("open")
 }
 
 /// Creates the oplog, bounded to `cap` bytes when given.
@@ -52,10 +37,6 @@ fn create_oplog(store: &Store, cap: Option<i64>) {
     w.create_collection(&oplog::namespace(), options)
         .expect("create the oplog");
     w.commit().expect("commit");
-}
-
-fn ns(i: usize) -> Namespace {
-    Namespace::new(if i == 2 { "other" } else { "db" }, format!("c{i}"))
 }
 
 fn doc(id: i64, n: usize, v: i64) -> RawDocumentBuf {

@@ -3,12 +3,13 @@
 //! in between. After every crash the database equals the model: every committed change is
 //! there, nothing else is, and `verify` passes.
 
+use crate::ns;
 use bson::{RawDocumentBuf, rawdoc};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use storage::store::{Namespace, Store, StoreError, StoreOptions};
-use wal::{CrashStorage, Dir, MemDir, MemStorage, WalOptions};
+use wal::{CrashStorage, Dir, MemDir, MemStorage};
 
 type Model = BTreeMap<Namespace, BTreeMap<i64, RawDocumentBuf>>;
 
@@ -16,30 +17,15 @@ const DB_FILE: &str = "test.mfdb";
 
 fn options() -> StoreOptions {
     StoreOptions {
-        checkpoint_interval: None,
-        checkpoint_log_bytes: 1 << 40,
-        pager: pager::Options {
-            mmap: false,
-            ..pager::Options::default()
-        },
-        wal: WalOptions {
-            block_len_target: 4096,
-            preallocate_chunk: 8192,
-            ..WalOptions::default()
-        },
         // Implicitly created collections compress; `Step::Create(1)` makes a raw one, so
         // a database holds both kinds side by side (issue 18).
         compressor: storage::store::Compressor::Lz4,
-        ..StoreOptions::default()
+        ..crate::memory_options()
     }
 }
 
 fn open<S: wal::Storage + 'static>(dir: &Arc<MemDir<S>>) -> Arc<Store> {
     Store::open(Arc::clone(dir) as Arc<dyn Dir>, DB_FILE, options()).expect("open")
-}
-
-fn ns(i: usize) -> Namespace {
-    Namespace::new(if i == 2 { "other" } else { "db" }, format!("c{i}"))
 }
 
 /// The whole database as a model, read through a snapshot.
