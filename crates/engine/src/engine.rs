@@ -137,6 +137,15 @@ impl crate::auth::Stores for Engine {
     }
 }
 
+/// mongod's `NotPrimaryError` and `ShutdownError` codes: errors that say the server's
+/// state changed (here only a fail point raises them).
+fn is_state_change(code: i32) -> bool {
+    matches!(
+        code,
+        91 | 189 | 10058 | 10107 | 11600 | 11602 | 13435 | 13436
+    )
+}
+
 /// Whether the command line enables test commands (`setParameter.enableTestCommands`
 /// `1` or `true`, as mongod reads it).
 fn test_commands_enabled(parsed: &Document) -> bool {
@@ -374,7 +383,15 @@ impl Engine {
             .and_then(|name| command::dispatch(self, &Request::new(db, name, cmd, ctx)));
         result.unwrap_or_else(|error| {
             self.stats.add(crate::stats::Counter::AssertUser, 1);
-            error.to_reply()
+            let mut reply = error.to_reply();
+            if is_state_change(error.code().code())
+                && let Ok(version) = RawDocumentBuf::try_from(&self.topology_version())
+            {
+                // As mongod: drivers compare it with their monitor's to tell a stale
+                // state-change error from a new one.
+                reply.append(bson::raw::cstr!("topologyVersion"), version);
+            }
+            reply
         })
     }
 

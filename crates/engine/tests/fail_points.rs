@@ -194,3 +194,34 @@ fn an_unknown_fail_point_and_a_bad_mode_are_refused_as_mongod_refuses_them() {
         13,
     );
 }
+
+#[test]
+fn state_change_errors_carry_the_topology_version_as_mongods_do() {
+    let engine = with_test_commands();
+    let hello = ok(&engine, "admin", rawdoc! { "hello": 1 });
+    let version = hello
+        .get_document("topologyVersion")
+        .expect("topologyVersion")
+        .clone();
+    for (code, carries) in [
+        (11600, true),
+        (91, true),
+        (10107, true),
+        (189, true),
+        (2, false),
+    ] {
+        ok(
+            &engine,
+            "admin",
+            rawdoc! {
+                "configureFailPoint": "failCommand", "mode": { "times": 1 },
+                "data": { "failCommands": ["find"], "errorCode": code },
+            },
+        );
+        let failed = fails(&engine, "db", rawdoc! { "find": "c" }, code);
+        // Drivers take an error whose topologyVersion is not newer than their monitor's
+        // as stale: they retry at once instead of waiting for the next heartbeat.
+        let shown = failed.get_document("topologyVersion").ok();
+        assert_eq!(shown, carries.then_some(&version), "code {code}");
+    }
+}
