@@ -68,9 +68,9 @@ pub const MODULE_RULES: &[(&str, &[&str])] = &[(
 
 /// The largest import circle each crate may hold, in files (see `crate::circles`).
 /// storage: `error` and `store` (each error type converts into the other's).
-/// engine: the command dispatcher, its cursors and argument parsing, `Engine`,
-/// `operations` and `profile`: the next to break.
-pub const CIRCLE_MAX: &[(&str, usize)] = &[("storage", 2), ("engine", 9)];
+/// engine: the command dispatcher, its cursors and argument parsing, `Engine` and
+/// `profile`: the next to break (`operations` left it by taking a narrow view).
+pub const CIRCLE_MAX: &[(&str, usize)] = &[("storage", 2), ("engine", 8)];
 
 /// The only file that may contain `unsafe`.
 const UNSAFE_ALLOWED: &[&str] = &["crates/pager/src/map.rs"];

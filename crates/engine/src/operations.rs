@@ -12,7 +12,6 @@
 //!   own small lock; a reader never waits for the write gate.
 //! - opids are unique for the life of the engine (a 32-bit counter, as mongod's).
 
-use crate::command::Request;
 use crate::error::{Error, ErrorCode};
 use crate::latency::{Kind, Latencies};
 use crate::store::{BuildObserver, BuildPhase};
@@ -206,12 +205,27 @@ impl OpGuard<'_> {
     }
 }
 
+/// A command as `currentOp` lists it: where it runs, what it is, whose connection.
+#[derive(Clone, Copy)]
+pub(crate) struct Started<'a> {
+    /// The database it runs against.
+    pub(crate) db: &'a str,
+    /// Its name (the body's first field).
+    pub(crate) name: &'a str,
+    /// The whole command document.
+    pub(crate) body: &'a bson::RawDocument,
+    /// The connection's number.
+    pub(crate) connection_id: i64,
+    /// The connection's peer address (`host:port`).
+    pub(crate) client: &'a str,
+}
+
 impl Operations {
     /// Lists `request` as running until the guard drops, as this thread's operation, with
     /// `deadline` (the host and the clock time `maxTimeMS` runs out at) if given.
     pub(crate) fn begin(
         &self,
-        request: &Request<'_>,
+        request: &Started<'_>,
         deadline: Option<(Arc<dyn crate::host::Host>, i64)>,
     ) -> OpGuard<'_> {
         let opid = self
@@ -228,9 +242,9 @@ impl Operations {
             op: op_kind(request.name),
             latency_kind: Kind::of(request.name),
             ns: format!("{}.{collection}", request.db),
-            command: shown_command(request),
-            connection_id: request.ctx.connection_id,
-            client: request.ctx.client_address.clone(),
+            command: shown_command(request.body),
+            connection_id: request.connection_id,
+            client: request.client.to_owned(),
             progress: Mutex::new(None),
             interrupt: AtomicU8::new(NOT_INTERRUPTED),
             deadline,
@@ -496,21 +510,21 @@ fn op_kind(name: &str) -> &'static str {
 
 /// The command as `currentOp` shows it: whole up to [`COMMAND_COPY_MAX`] bytes, otherwise
 /// its start as a string under `$truncated`, and the `comment` if any.
-fn shown_command(request: &Request<'_>) -> Document {
-    let bytes = request.body.as_bytes();
+fn shown_command(body: &bson::RawDocument) -> Document {
+    let bytes = body.as_bytes();
     if bytes.len() <= COMMAND_COPY_MAX
-        && let Ok(whole) = Document::try_from(request.body)
+        && let Ok(whole) = Document::try_from(body)
     {
         return whole;
     }
     let mut out = Document::new();
-    let start = match request.body.iter().next() {
+    let start = match body.iter().next() {
         Some(Ok((name, value))) => format!("{{ {name}: {value:?}, ... }}"),
         _ => String::new(),
     };
     let start: String = start.chars().take(COMMAND_COPY_MAX).collect();
     out.insert("$truncated", start);
-    if let Ok(Some(comment)) = request.body.get("comment")
+    if let Ok(Some(comment)) = body.get("comment")
         && let Ok(comment) = bson::Bson::try_from(bson::RawBson::from(comment))
     {
         out.insert("comment", comment);
@@ -624,8 +638,7 @@ mod tests {
     fn large_commands_are_shown_truncated() {
         let body =
             rawdoc! { "insert": "c", "documents": [{ "pad": "x".repeat(4000) }], "comment": "big" };
-        let ctx = ConnectionContext::default();
-        let shown = shown_command(&Request::new("db", "insert", &body, &ctx));
+        let shown = shown_command(&body);
         assert!(
             shown
                 .get_str("$truncated")
@@ -634,7 +647,7 @@ mod tests {
         );
         assert_eq!(shown.get_str("comment").ok(), Some("big"));
         let small = rawdoc! { "find": "c", "filter": { "a": 1 } };
-        let shown = shown_command(&Request::new("db", "find", &small, &ctx));
+        let shown = shown_command(&small);
         assert_eq!(shown, doc! { "find": "c", "filter": { "a": 1 } });
     }
 

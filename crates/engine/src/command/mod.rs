@@ -484,7 +484,14 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
             engine.host.now_millis() + ms,
         )
     });
-    let operation = engine.operations.begin(request, deadline);
+    let started = crate::operations::Started {
+        db: request.db,
+        name: request.name,
+        body: request.body,
+        connection_id: request.ctx.connection_id,
+        client: &request.ctx.client_address,
+    };
+    let operation = engine.operations.begin(&started, deadline);
     let _ = request
         .running
         .set(std::sync::Arc::clone(operation.running()));
