@@ -129,6 +129,12 @@ impl FailPoints {
         Ok(i64::try_from(count).unwrap_or(i64::MAX))
     }
 
+    /// Whether the point is set at all (a cheap check before gathering what
+    /// [`FailPoints::check`] matches on).
+    pub(crate) fn is_on(&self) -> bool {
+        self.fail_command.lock().mode != Mode::Off
+    }
+
     /// What the point does to command `name` on namespace `ns` from a connection whose
     /// handshake named `app_name`; `None`: the command runs as usual. `random` is a
     /// number in `[0, 1)` for `activationProbability`.

@@ -418,7 +418,7 @@ pub(crate) fn available(engine: &Engine, spec: &Spec) -> bool {
 /// the connection, or fails it (the error), or lets it run and returns the
 /// `writeConcernError` its reply then carries.
 fn fail_point(engine: &Engine, request: &Request<'_>) -> Result<Option<Document>, Error> {
-    if !engine.test_commands {
+    if !engine.test_commands || !engine.fail_points.is_on() {
         return Ok(None);
     }
     let coll = match request.body.get(request.name) {

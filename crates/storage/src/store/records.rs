@@ -467,6 +467,21 @@ impl Records {
         }))
     }
 
+    /// The first record's key, its document's length and the bytes it takes as stored
+    /// (one descent, one decode): what trimming the oldest record needs.
+    pub fn first_sized<T: PageRead>(
+        &self,
+        txn: &T,
+    ) -> Result<Option<(Vec<u8>, u64, u64)>, StoreError> {
+        let Some(entry) = self.tree.iter(txn)?.next() else {
+            return Ok(None);
+        };
+        let (key, stored) = entry?;
+        let stored_len = stored.len() as u64;
+        let doc = self.compressor.decode(stored)?;
+        Ok(Some((key.into_owned(), doc.len() as u64, stored_len)))
+    }
+
     /// Every record, decoded, in key order.
     pub fn iter<'t, T: PageRead>(
         &self,

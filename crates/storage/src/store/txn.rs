@@ -403,16 +403,9 @@ impl<'s> Writer<'s> {
         meta.size += entry.as_bytes().len() as u64;
         let cap = capped_size(&meta.options);
         while meta.count > 1 && cap.is_some_and(|cap| meta.size > cap) {
-            let first = meta
-                .records
-                .range(&*txn, Bound::Unbounded, Bound::Unbounded)?
-                .next();
-            let Some(first) = first else { break };
-            let key = first?.0.into_owned();
-            let Some((bytes, stored)) = meta.records.get_sized(&*txn, &key)? else {
+            let Some((key, len, stored)) = meta.records.first_sized(&*txn)? else {
                 break;
             };
-            let len = bytes.len() as u64;
             meta.records.remove(txn, &key)?;
             meta.count -= 1;
             meta.size -= len;
