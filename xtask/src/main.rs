@@ -26,9 +26,10 @@ commands:
                        run a fuzz target (see tests/fuzz/src/targets.rs)
   e2e                  smoke-test the server with PyMongo, the Node.js driver and mongosh
                        (install them first: bash tests/e2e/setup.sh)
-  spec [--filter SUBSTR] [--verbose] [--update-baseline]
+  spec [--filter SUBSTR] [--verbose] [--update-baseline] [--topology single|replicaset]
                        MongoDB's unified-format spec tests through PyMongo: pass/fail/skip
                        per file; fails if a test in tests/spec/baseline.txt stops passing
+                       (replicaset: a --replSet server, more folders, baseline-replicaset.txt)
   crash [--tier small|large] [--seeds N] [--point NAME|PREFIX] [--workload W] [--tsv] [--keep]
                        the crash matrix: kill the server at each named crash point, restart,
                        check every acknowledged write (builds into target/crash)

@@ -8,6 +8,12 @@
 //! `tests/spec/baseline.txt` no longer passes; `--update-baseline` rewrites that list
 //! from a full run. The runner prints one `status<TAB>file<TAB>test<TAB>reason` line per
 //! test, so one test's failure never stops the others.
+//!
+//! `--topology replicaset` runs the second scorecard: the server started with `--replSet
+//! rs0` (a one-member replica set), connected with `replicaSet=rs0`, over the same
+//! folders plus the replica-set ones (sessions, retryable writes and reads, causal
+//! consistency, read and write concern, command monitoring), against its own baseline
+//! `tests/spec/baseline-replicaset.txt`.
 
 use crate::e2e::{self, indent};
 use anyhow::{Context, Result, bail};
@@ -24,12 +30,35 @@ const FOLDERS: &[&str] = &[
     "unified-test-format",
     "index-management",
 ];
+/// The folders the replica-set scorecard adds.
+const REPLICA_SET_FOLDERS: &[&str] = &[
+    "sessions",
+    "retryable-writes",
+    "retryable-reads",
+    "causal-consistency",
+    "read-write-concern",
+    "command-monitoring",
+];
 const BASELINE: &str = "tests/spec/baseline.txt";
+const BASELINE_REPLICA_SET: &str = "tests/spec/baseline-replicaset.txt";
 
 struct Options {
     filter: String,
     verbose: bool,
     update_baseline: bool,
+    /// The server as a one-member replica set (`--topology replicaset`).
+    replica_set: bool,
+}
+
+impl Options {
+    /// The baseline file of this run's topology.
+    fn baseline(&self) -> &'static str {
+        if self.replica_set {
+            BASELINE_REPLICA_SET
+        } else {
+            BASELINE
+        }
+    }
 }
 
 /// One test's verdict, as the runner printed it.
@@ -83,24 +112,30 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     e2e::build_server(root)?;
     let started = Instant::now();
     // Test commands on: the tests' `failPoint` operations configure `failCommand`.
-    let mut server = e2e::start_with(
-        root,
-        "spec",
-        &[
-            "--log-level",
-            "debug",
-            "--setParameter",
-            "enableTestCommands=1",
-        ],
-    )?;
-    let uri = format!("mongodb://{}/?directConnection=true", server.address);
+    let mut flags = vec![
+        "--log-level",
+        "debug",
+        "--setParameter",
+        "enableTestCommands=1",
+    ];
+    let mut folders: Vec<&str> = FOLDERS.to_vec();
+    if options.replica_set {
+        flags.extend(["--replSet", "rs0"]);
+        folders.extend(REPLICA_SET_FOLDERS);
+    }
+    let mut server = e2e::start_with(root, "spec", &flags)?;
+    let uri = if options.replica_set {
+        format!("mongodb://{}/?replicaSet=rs0", server.address)
+    } else {
+        format!("mongodb://{}/?directConnection=true", server.address)
+    };
     let output = Command::new(&python)
         .arg("-B") // no __pycache__ in the source tree
         .arg(root.join("tests/spec/runner.py"))
         .args(["--uri", &uri, "--spec-root"])
         .arg(&spec_root)
         .args(["--filter", &options.filter])
-        .args(FOLDERS)
+        .args(&folders)
         .output()
         .context("running tests/spec/runner.py")?;
     let stopped = e2e::stop(&mut server);
@@ -133,6 +168,7 @@ fn parse(args: &[String]) -> Result<Options> {
         filter: String::new(),
         verbose: false,
         update_baseline: false,
+        replica_set: false,
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -140,9 +176,14 @@ fn parse(args: &[String]) -> Result<Options> {
             "--filter" => options.filter = args.next().context("--filter needs a value")?.clone(),
             "--verbose" | "-v" => options.verbose = true,
             "--update-baseline" => options.update_baseline = true,
+            "--topology" => match args.next().map(String::as_str) {
+                Some("single") => options.replica_set = false,
+                Some("replicaset") => options.replica_set = true,
+                other => bail!("--topology takes single or replicaset, not {other:?}"),
+            },
             other => bail!(
                 "unknown argument {other:?}; usage: cargo xtask spec [--filter SUBSTR] \
-                 [--verbose] [--update-baseline]"
+                 [--verbose] [--update-baseline] [--topology single|replicaset]"
             ),
         }
     }
@@ -230,7 +271,8 @@ fn print_scorecard(verdicts: &[Verdict], verbose: bool) {
 }
 
 fn compare_with_baseline(root: &Path, verdicts: &[Verdict], options: &Options) -> Result<()> {
-    let path = root.join(BASELINE);
+    let baseline_file = options.baseline();
+    let path = root.join(baseline_file);
     let passing: BTreeSet<String> = verdicts
         .iter()
         .filter(|v| v.status == "pass")
@@ -238,8 +280,11 @@ fn compare_with_baseline(root: &Path, verdicts: &[Verdict], options: &Options) -
         .collect();
     if options.update_baseline {
         let text: String = passing.iter().map(|name| format!("{name}\n")).collect();
-        std::fs::write(&path, text).with_context(|| format!("writing {BASELINE}"))?;
-        println!("spec: wrote {} passing tests to {BASELINE}", passing.len());
+        std::fs::write(&path, text).with_context(|| format!("writing {baseline_file}"))?;
+        println!(
+            "spec: wrote {} passing tests to {baseline_file}",
+            passing.len()
+        );
         return Ok(());
     }
     let baseline_text = std::fs::read_to_string(&path).unwrap_or_default();
@@ -261,13 +306,13 @@ fn compare_with_baseline(root: &Path, verdicts: &[Verdict], options: &Options) -
         .filter(|name| !baseline.contains(name.as_str()))
         .collect();
     if !gained.is_empty() {
-        println!("\nnewly passing (not in {BASELINE}; run `cargo xtask spec --update-baseline`):");
+        println!("\nnewly passing (not in {baseline_file}; run with --update-baseline):");
         for name in &gained {
             println!("  {}", name.replace('\t', ": "));
         }
     }
     if !lost.is_empty() {
-        println!("\nno longer passing (in {BASELINE}):");
+        println!("\nno longer passing (in {baseline_file}):");
         for name in &lost {
             let reason = verdicts
                 .iter()

@@ -129,6 +129,9 @@ pub struct Engine {
     pub(crate) test_commands: bool,
     /// The fail points (`configureFailPoint`; only with test commands).
     pub(crate) fail_points: crate::failpoint::FailPoints,
+    /// The replica-set member this engine runs as, once started
+    /// ([`Engine::start_replica_set`]); a standalone until then.
+    pub(crate) repl: std::sync::OnceLock<crate::repl::Member>,
 }
 
 impl crate::auth::Stores for Engine {
@@ -240,6 +243,7 @@ impl Engine {
             profiler: crate::profile::Profiler::default(),
             test_commands: test_commands_enabled(&options.startup.parsed),
             fail_points: crate::failpoint::FailPoints::default(),
+            repl: std::sync::OnceLock::new(),
             ids,
             host: options.host,
             startup: options.startup,
@@ -258,6 +262,52 @@ impl Engine {
             index_usage: crate::plan::IndexUsage::new(started_ms),
             sorting: crate::spill::Settings::default(),
             auth: crate::auth::Auth::default(),
+        }
+    }
+
+    /// Makes this engine the primary of the one-member replica set `options` names (see
+    /// [`crate::repl`]): initiated on the database's first start as a member, its term
+    /// one up on every start. From here on hello reports the set, every reply carries
+    /// `$clusterTime` and `operationTime`, and each write is recorded in the oplog. Once
+    /// per engine.
+    pub fn start_replica_set(&self, options: &crate::repl::Options) -> Result<(), Error> {
+        if self.repl.get().is_some() {
+            let message = "already initialized";
+            return Err(Error::new(
+                ErrorCode::Other(23, "AlreadyInitialized"),
+                message,
+            ));
+        }
+        let store = self.store();
+        let now = self.host.now_millis();
+        let member = crate::repl::Member::start(&store, options, now, self.ids.object_id(now))?;
+        let _ = self.repl.set(member);
+        Ok(())
+    }
+
+    /// The replica-set member this engine runs as, if any.
+    #[must_use]
+    pub fn replica_set(&self) -> Option<&crate::repl::Member> {
+        self.repl.get()
+    }
+
+    /// The name of the replica set the database file was last a member of, if any (a
+    /// server started without `--replSet` on such a file says so in its log, as mongod
+    /// does).
+    pub fn stored_replica_set_name(&self) -> Result<Option<String>, Error> {
+        crate::repl::stored_set_name(&self.store())
+    }
+
+    /// Adds `$clusterTime` and `operationTime` to a reply, as a replica-set member's
+    /// replies (errors included) carry them.
+    fn add_cluster_time(&self, reply: &mut RawDocumentBuf) {
+        if self.repl.get().is_none() {
+            return;
+        }
+        let ts = self.store().oplog_clock().last();
+        if let Ok(time) = RawDocumentBuf::try_from(&crate::repl::cluster_time(ts)) {
+            reply.append(bson::raw::cstr!("$clusterTime"), time);
+            reply.append(bson::raw::cstr!("operationTime"), ts.timestamp());
         }
     }
 
@@ -381,7 +431,7 @@ impl Engine {
         self.stats.request_ran();
         let result = command::name_of(cmd)
             .and_then(|name| command::dispatch(self, &Request::new(db, name, cmd, ctx)));
-        result.unwrap_or_else(|error| {
+        let mut reply = result.unwrap_or_else(|error| {
             self.stats.add(crate::stats::Counter::AssertUser, 1);
             let mut reply = error.to_reply();
             if is_state_change(error.code().code())
@@ -392,7 +442,14 @@ impl Engine {
                 reply.append(bson::raw::cstr!("topologyVersion"), version);
             }
             reply
-        })
+        });
+        if self.repl.get().is_some()
+            && let Ok(name) = command::name_of(cmd)
+        {
+            crate::repl::retryable::label(name, cmd, &mut reply);
+        }
+        self.add_cluster_time(&mut reply);
+        reply
     }
 
     /// Runs an OP_MSG command body, taking the database from its `$db` field.
@@ -420,10 +477,12 @@ impl Engine {
     ) -> RawDocumentBuf {
         // The handshake counts as a command (in dispatch), as mongod counts it.
         self.stats.request_ran();
-        command::run_legacy(self, query, ctx).unwrap_or_else(|error| {
+        let mut reply = command::run_legacy(self, query, ctx).unwrap_or_else(|error| {
             self.stats.add(crate::stats::Counter::AssertUser, 1);
             error.to_reply()
-        })
+        });
+        self.add_cluster_time(&mut reply);
+        reply
     }
 
     /// The reply for a message that was framed correctly but could not be decoded.

@@ -30,6 +30,7 @@ mod operations;
 mod plan;
 mod profile;
 mod recent_log;
+pub mod repl;
 mod sessions;
 mod stats;
 mod streaming;

@@ -99,6 +99,24 @@ impl Sessions {
     }
 }
 
+/// The session id as mongod keeps it in its records and oplog entries: `{id, uid}`, the
+/// client's `id` and the owner's `uid` (here always the unauthenticated owner's: sessions
+/// have no owner yet).
+pub(crate) fn owned_session_id(lsid: &RawDocument) -> RawDocumentBuf {
+    let mut owned = RawDocumentBuf::new();
+    if let Ok(Some(id)) = lsid.get("id") {
+        owned.append(bson::raw::cstr!("id"), id);
+    }
+    owned.append(
+        bson::raw::cstr!("uid"),
+        Binary {
+            subtype: BinarySubtype::Generic,
+            bytes: UNAUTHENTICATED_UID.to_vec(),
+        },
+    );
+    owned
+}
+
 /// Commands mongod runs without authentication (`requiresAuth() == false`): they may
 /// carry an `lsid` but never transaction fields.
 const NO_AUTH_COMMANDS: &[&str] = &[
@@ -112,15 +130,28 @@ const NO_AUTH_COMMANDS: &[&str] = &[
     "connectionStatus",
 ];
 
+/// The commands a retryable write may be (`txnNumber` without `autocommit`).
+const RETRYABLE_WRITE_COMMANDS: &[&str] = &[
+    "insert",
+    "update",
+    "delete",
+    "findAndModify",
+    "findandmodify",
+];
+
 /// The operation session fields of a command, checked as mongod's
-/// `initializeOperationSessionInfo` checks them on a standalone server.
+/// `initializeOperationSessionInfo` checks them.
 ///
-/// This server is a standalone: it has no transactions and no retryable writes, so a
-/// command carrying `txnNumber` is refused (IllegalOperation, as mongod refuses it) and
-/// never applied as if the field were absent. `autocommit` and `startTransaction` cannot
-/// be valid without a `txnNumber`, so they are refused with mongod's own messages.
+/// On a standalone (`member` false) there are no transactions and no retryable writes,
+/// so a command carrying `txnNumber` is refused (IllegalOperation, as mongod refuses it)
+/// and never applied as if the field were absent. On a replica-set member, `txnNumber`
+/// makes a write command retryable; with `autocommit: false` it would be a multi-document
+/// transaction, which is not built yet (238, never run as if it were not one).
+/// `autocommit` and `startTransaction` cannot be valid without a `txnNumber`, so they are
+/// refused with mongod's own messages.
 pub(crate) fn check_operation_session_info(
     command: &str,
+    member: bool,
     lsid: bool,
     txn_number: Option<RawBsonRef<'_>>,
     autocommit: Option<RawBsonRef<'_>>,
@@ -148,10 +179,40 @@ pub(crate) fn check_operation_session_info(
                 "Transaction number requires a session ID to also be specified",
             ));
         }
-        return Err(Error::new(
-            ErrorCode::IllegalOperation,
-            "Transaction numbers are only allowed on a replica set member or mongos",
-        ));
+        if !member {
+            return Err(Error::new(
+                ErrorCode::IllegalOperation,
+                "Transaction numbers are only allowed on a replica set member or mongos",
+            ));
+        }
+        match autocommit {
+            None if RETRYABLE_WRITE_COMMANDS.contains(&command) => {}
+            None => {
+                let message = format!(
+                    "txnNumber may only be provided for multi-document transactions and \
+                     retryable write commands. autocommit:false was not provided, and {command} \
+                     is not a retryable write command."
+                );
+                return Err(Error::new(
+                    ErrorCode::Other(50768, "NotARetryableWriteCommand"),
+                    message,
+                ));
+            }
+            Some(RawBsonRef::Boolean(false)) => {
+                return Err(Error::new(
+                    ErrorCode::NotImplemented,
+                    "multi-document transactions are not supported yet (the replica set \
+                     runs retryable writes; transactions are PLAN.md #44)",
+                ));
+            }
+            Some(_) => {
+                return Err(Error::new(
+                    ErrorCode::InvalidOptions,
+                    "Specifying autocommit=true is not allowed.",
+                ));
+            }
+        }
+        return Ok(());
     }
     if autocommit.is_some() {
         return Err(Error::new(

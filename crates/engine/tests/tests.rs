@@ -14,6 +14,7 @@ mod index_model;
 mod indexes;
 mod model;
 mod planner;
+mod replica_set;
 mod restart;
 mod sessions;
 mod support;

@@ -178,6 +178,26 @@ pub struct Config {
     /// it enables `configureFailPoint`, for the drivers' specification tests.
     #[arg(long = "setParameter", value_name = "NAME=VALUE", value_parser = parse_set_parameter)]
     pub set_parameter: Vec<(String, String)>,
+    /// Runs as the primary of a one-member replica set named NAME (mongod's `--replSet`):
+    /// initiated on the file's first such start, so retryable writes, sessions and the
+    /// oplog work, and drivers that need a replica set connect. Without it the server is
+    /// a standalone, as mongod is.
+    #[arg(long = "replSet", value_name = "NAME")]
+    pub repl_set: Option<String>,
+    /// The address (`host` or `host:port`) the replica set advertises to clients in
+    /// hello's `hosts`, `primary` and `me`; drivers reconnect to it. Default: the bind
+    /// address and port, or this machine's host name when bound to all addresses.
+    #[arg(
+        long = "replSetHost",
+        value_name = "HOST[:PORT]",
+        requires = "repl_set"
+    )]
+    pub repl_set_host: Option<String>,
+    /// The oplog's size in megabytes when `--replSet` creates it (default 990, mongod's
+    /// lower bound; an existing oplog keeps its size).
+    #[arg(long = "oplogSizeMB", value_name = "MB", requires = "repl_set",
+          value_parser = clap::value_parser!(u64).range(1..=1_073_741_824))]
+    pub oplog_size_mb: Option<u64>,
     /// Where commands run (for benchmarking the worker hand-off).
     #[arg(long, value_enum, default_value_t = Dispatch::Auto, hide = true)]
     pub dispatch: Dispatch,
@@ -226,6 +246,13 @@ impl Config {
                 parameters.insert(name.clone(), value.clone());
             }
             parsed.insert("setParameter", parameters);
+        }
+        if let Some(name) = &self.repl_set {
+            let mut replication = doc! { "replSet": name.clone() };
+            if let Some(mb) = self.oplog_size_mb {
+                replication.insert("oplogSizeMB", i64::try_from(mb).unwrap_or(i64::MAX));
+            }
+            parsed.insert("replication", replication);
         }
         if self.auth {
             // As mongod reports `--auth`.
@@ -284,6 +311,32 @@ impl Config {
         Ok(engine)
     }
 
+    /// The replica set to start once the server knows the port it listens on
+    /// (`addresses`), if `--replSet` names one.
+    #[must_use]
+    pub fn replica_set(&self, addresses: &[std::net::SocketAddr]) -> Option<engine::repl::Options> {
+        let name = self.repl_set.as_ref()?;
+        let port = addresses
+            .first()
+            .map_or(self.port, std::net::SocketAddr::port);
+        let host = match &self.repl_set_host {
+            Some(host) if has_port(host) => host.clone(),
+            Some(host) => format!("{host}:{port}"),
+            None => match addresses.first() {
+                Some(address) if address.ip().is_unspecified() => {
+                    format!("{}:{port}", host_name())
+                }
+                Some(address) => address.to_string(),
+                None => format!("127.0.0.1:{port}"),
+            },
+        };
+        let mut options = engine::repl::Options::new(name, &host);
+        if let Some(mb) = self.oplog_size_mb {
+            options.oplog_size_bytes = mb.saturating_mul(1024 * 1024);
+        }
+        Some(options)
+    }
+
     /// The storage options: the defaults, with the hidden checkpoint flags applied.
     #[must_use]
     pub fn store_options(&self) -> StoreOptions {
@@ -314,6 +367,29 @@ impl Config {
     pub fn defaults() -> Config {
         Config::parse_from(["multiforadb"])
     }
+}
+
+/// Whether `host` ends in a port (`name:27017`, `[::1]:27017`; a bare IPv6 address
+/// has none).
+fn has_port(host: &str) -> bool {
+    match host.rsplit_once(':') {
+        Some((before, port)) => {
+            port.parse::<u16>().is_ok() && (!before.contains(':') || before.ends_with(']'))
+        }
+        None => false,
+    }
+}
+
+/// This machine's host name (what mongod advertises when bound to every address).
+fn host_name() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|path| {
+            let name = std::fs::read_to_string(path).ok()?;
+            let name = name.trim();
+            (!name.is_empty()).then(|| name.to_owned())
+        })
+        .unwrap_or_else(|| "localhost".to_owned())
 }
 
 /// `--setParameter NAME=VALUE`: the startup parameters this server knows.

@@ -173,6 +173,7 @@ impl Server {
             listeners.push(listener);
             addresses.push(local);
         }
+        start_replica_set(config, &engine, &addresses)?;
         let seconds = |s: u64| (s > 0).then(|| Duration::from_secs(s));
         let workers = if config.workers > 0 {
             config.workers
@@ -264,6 +265,41 @@ impl Server {
         log_info!("shutdown complete");
         result
     }
+}
+
+/// With `--replSet`, makes the engine the primary of its set, now that the address
+/// clients reach it at is known; without it, says so when the file was a member's, as
+/// mongod does.
+fn start_replica_set(
+    config: &Config,
+    engine: &Engine,
+    addresses: &[SocketAddr],
+) -> Result<(), Error> {
+    match config.replica_set(addresses) {
+        Some(options) if engine.replica_set().is_none() => {
+            engine
+                .start_replica_set(&options)
+                .map_err(|error| Error::Database(format!("--replSet {}: {error}", options.name)))?;
+            let member = engine.replica_set();
+            log_info!(
+                "replica set {}: this server is its primary at {} (term {})",
+                options.name,
+                options.host,
+                member.map_or(0, engine::repl::Member::term)
+            );
+        }
+        Some(_) => {}
+        None => {
+            if let Ok(Some(name)) = engine.stored_replica_set_name() {
+                log_warn!(
+                    "this database was a member of replica set '{name}', but the server \
+                     started without --replSet: it runs as a standalone (no oplog entries, \
+                     no retryable writes); restart with --replSet {name} to serve the set"
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 fn listen(address: SocketAddr) -> std::io::Result<TcpListener> {

@@ -23,6 +23,7 @@ fn doc(id: i64) -> RawDocumentBuf {
 fn open(dir: &std::path::Path, name: &str, with_oplog: bool) -> Arc<Store> {
     let store = Store::open_path(&dir.join(name), StoreOptions::default()).expect("open");
     if with_oplog {
+        store.set_oplog_writes(true);
         let mut writer = store.write().expect("write");
         // Large enough that no entry is trimmed during the run.
         let size = 64_i64 << 30;

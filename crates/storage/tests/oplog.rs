@@ -24,7 +24,9 @@ const DB_FILE: &str = "oplog.mfdb";
 
 fn open<S: wal::Storage + 'static>(dir: &Arc<MemDir<S>>) -> Arc<Store> {
     let options = crate::memory_options();
-    Store::open(Arc::clone(dir) as Arc<dyn Dir>, DB_FILE, options).expect("open")
+    let store = Store::open(Arc::clone(dir) as Arc<dyn Dir>, DB_FILE, options).expect("open");
+    store.set_oplog_writes(true);
+    store
 }
 
 /// Creates the oplog, bounded to `cap` bytes when given.
@@ -503,5 +505,73 @@ fn an_entry_carries_its_statements_session_and_wall_time() {
             .get_str("create")
             .expect("create"),
         "c0"
+    );
+}
+
+#[test]
+fn notes_are_entries_of_their_own_and_come_back_from_the_log() {
+    let dir = Arc::new(MemDir::<wal::MemStorage>::new());
+    let store = open(&dir);
+    create_oplog(&store, None);
+    let mut w = store.write().expect("write");
+    w.oplog_note(rawdoc! { "msg": "initiating set" })
+        .expect("note");
+    w.commit().expect("commit");
+    drop(store);
+    let store = open(&dir);
+    let entries = oplog_entries(&store);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let note = &entries[0];
+    assert_eq!(note.get_str("op").expect("op"), "n");
+    assert_eq!(note.get_str("ns").expect("ns"), "");
+    assert!(note.get("ui").is_none(), "a no-op names no collection");
+    assert_eq!(
+        note.get_document("o").expect("o"),
+        &doc! { "msg": "initiating set" }
+    );
+}
+
+#[test]
+fn with_oplog_writes_off_nothing_is_recorded() {
+    let dir = Arc::new(MemDir::<wal::MemStorage>::new());
+    let store = open(&dir);
+    create_oplog(&store, None);
+    store.set_oplog_writes(false);
+    let mut w = store.write().expect("write");
+    w.insert(&ns(0), &rawdoc! { "_id": 1i64 }).expect("insert");
+    w.oplog_note(rawdoc! { "msg": "x" }).expect("note");
+    w.commit().expect("commit");
+    assert!(oplog_entries(&store).is_empty());
+    store.set_oplog_writes(true);
+    let mut w = store.write().expect("write");
+    w.insert(&ns(0), &rawdoc! { "_id": 2i64 }).expect("insert");
+    w.commit().expect("commit");
+    assert_eq!(oplog_entries(&store).len(), 1);
+}
+
+#[test]
+fn retryable_write_records_are_not_recorded() {
+    let dir = Arc::new(MemDir::<wal::MemStorage>::new());
+    let store = open(&dir);
+    create_oplog(&store, None);
+    let mut w = store.write().expect("write");
+    for coll in ["transactions", "image_collection"] {
+        w.insert(&Namespace::new("config", coll), &rawdoc! { "_id": 1 })
+            .expect("insert");
+    }
+    w.insert(
+        &Namespace::new("config", "system.sessions"),
+        &rawdoc! { "_id": 1 },
+    )
+    .expect("insert");
+    w.commit().expect("commit");
+    let namespaces: Vec<String> = oplog_entries(&store)
+        .iter()
+        .map(|e| e.get_str("ns").expect("ns").to_owned())
+        .collect();
+    assert_eq!(
+        namespaces,
+        ["config.$cmd", "config.system.sessions"],
+        "only system.sessions is replicated"
     );
 }

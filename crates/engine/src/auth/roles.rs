@@ -196,6 +196,7 @@ const CLUSTER_MONITOR: &[&str] = &[
     "inprog",
     "listDatabases",
     "listSessions",
+    "replSetGetConfig",
     "replSetGetStatus",
     "serverStatus",
     "top",
@@ -214,6 +215,13 @@ const HOST_MANAGER: &[&str] = &[
 ];
 const HOST_MANAGER_ANY: &[&str] = &["killCursors", "repairDatabase"];
 const LIST_DATABASES: &[&str] = &["listDatabases"];
+const CLUSTER_MANAGER: &[&str] = &[
+    "listDatabases",
+    "replSetConfigure",
+    "replSetGetConfig",
+    "replSetGetStatus",
+    "replSetStateChange",
+];
 const SYSTEM_READ: &[&str] = &["collStats", "dbHash", "dbStats", "find", "killCursors"];
 const BACKUP_ANY: &[&str] = &[
     "collStats",
@@ -321,7 +329,7 @@ const BUILT_IN: &[BuiltIn] = &[
     built_in(
         "clusterManager",
         true,
-        &[(Scope::Cluster, LIST_DATABASES)],
+        &[(Scope::Cluster, CLUSTER_MANAGER)],
         &[],
     ),
     built_in(

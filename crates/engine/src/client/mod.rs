@@ -141,6 +141,22 @@ pub(crate) fn embedded_options() -> EngineOptions {
     }
 }
 
+/// How [`Client::open_with_options`] opens a database: the driver's `ClientOptions`,
+/// for what applies in-process.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientOptions {
+    /// Opens the database as the primary of a one-member replica set of this name (the
+    /// driver's `repl_set_name`, a URI's `replicaSet=`): initiated on the file's first
+    /// such open, as a `multiforadb --replSet NAME` server initiates it, so the oplog
+    /// and retryable writes work in-process. The member's address is
+    /// [`EMBEDDED_MEMBER_HOST`]. A file opened either way opens the other way too.
+    pub repl_set_name: Option<String>,
+}
+
+/// The address an embedded replica-set member reports (hello's `me`): it listens on no
+/// port; a server started on the file later advertises its own.
+pub const EMBEDDED_MEMBER_HOST: &str = "localhost:27017";
+
 /// A database file opened in this process (the driver's `Client`). Cheap to clone: clones
 /// share the open file.
 #[derive(Clone)]
@@ -175,6 +191,20 @@ impl Client {
     pub fn open(path: impl AsRef<Path>) -> Result<Client> {
         let engine =
             Engine::open(path.as_ref(), embedded_options()).map_err(|e| error::from_engine(&e))?;
+        Ok(Client::with_engine(engine))
+    }
+
+    /// [`Client::open`] with `options`: as a replica-set member when
+    /// [`ClientOptions::repl_set_name`] names a set.
+    pub fn open_with_options(path: impl AsRef<Path>, options: &ClientOptions) -> Result<Client> {
+        let engine =
+            Engine::open(path.as_ref(), embedded_options()).map_err(|e| error::from_engine(&e))?;
+        if let Some(name) = &options.repl_set_name {
+            let member = crate::repl::Options::new(name, EMBEDDED_MEMBER_HOST);
+            engine
+                .start_replica_set(&member)
+                .map_err(|e| error::from_engine(&e))?;
+        }
         Ok(Client::with_engine(engine))
     }
 

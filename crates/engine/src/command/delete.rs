@@ -2,6 +2,7 @@
 
 use super::Request;
 use super::args;
+use super::retry::Retry;
 use super::write::{
     BatchErrors, Failure, Fields, check_collation, check_hint, command_variables, count, reply,
     select_ids, statements,
@@ -11,7 +12,7 @@ use crate::engine::Engine;
 use crate::error::{Error, ErrorCode};
 use crate::store::{Namespace, Writer};
 use bson::raw::RawBsonRef;
-use bson::{Document, RawDocument};
+use bson::{Document, RawDocument, doc};
 use query::{Filter, Variables};
 
 /// The arguments delete takes besides the generic ones.
@@ -50,24 +51,45 @@ pub(super) fn delete(engine: &Engine, request: &Request<'_>) -> Result<Document,
         .collect::<Result<Vec<_>, Error>>()?;
     let store = engine.store();
     let mut writer = store.write()?;
+    let mut retry = Retry::begin(engine, request, &mut writer)?;
+    if retry.is_some() && parsed.iter().any(|statement| !statement.first_only) {
+        return Err(super::retry::refuse_multi("limit=0"));
+    }
     let mut deleted = 0;
     let mut errors = BatchErrors::default();
     for (index, statement) in parsed.iter().enumerate() {
         // killOp / maxTimeMS end the command; its transaction is dropped whole.
         crate::operations::check_current()?;
+        if let Some(retry) = &mut retry
+            && let Some(previous) = retry.previous(index, &mut writer)
+        {
+            deleted += usize::try_from(previous.get_i32("n").unwrap_or(0)).unwrap_or(0);
+            continue;
+        }
         match errors.take(
             index,
             run_statement(&mut writer, engine, &ns, statement, &vars),
         )? {
-            Some(n) => deleted += n,
+            Some(n) => {
+                deleted += n;
+                if let Some(retry) = &mut retry {
+                    let n = i32::try_from(n).unwrap_or(i32::MAX);
+                    retry.ran(index, Some(doc! { "n": n }));
+                }
+            }
             None if ordered => break,
             None => {}
         }
     }
+    let retried = match retry {
+        Some(retry) => retry.save(engine, &mut writer)?,
+        None => None,
+    };
     concern.commit(writer)?;
     Ok(reply(vec![
         ("n", Some(count(deleted))),
         ("writeErrors", errors.field()),
+        ("retriedStmtIds", retried),
     ]))
 }
 

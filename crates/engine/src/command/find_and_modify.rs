@@ -6,6 +6,7 @@
 
 use super::Request;
 use super::args;
+use super::retry::Retry;
 use super::update::{UpdateSpec, apply_stored, id_of, upsert_document};
 use super::write::{Failure, check_collation, check_hint, command_variables, documents_of, select};
 use super::write_concern::WriteConcern;
@@ -58,9 +59,22 @@ pub(super) fn find_and_modify(engine: &Engine, request: &Request<'_>) -> Result<
     let plan = parse(request, now)?;
     let store = engine.store();
     let mut writer = store.write()?;
+    let mut retry = Retry::begin(engine, request, &mut writer)?;
+    if let Some(retry) = &mut retry
+        && let Some(mut previous) = retry.previous(0, &mut writer)
+    {
+        // Ran before: its first reply, and which statement that was.
+        let retried = retry.stmt_id(0);
+        previous.insert("retriedStmtId", retried);
+        return Ok(previous);
+    }
     let result = run(engine, &mut writer, &ns, &plan, now).map_err(|failure| match failure {
         Failure::Statement(error) | Failure::Fatal(error) => error,
     })?;
+    if let Some(mut retry) = retry {
+        retry.ran(0, Some(result.clone()));
+        retry.save(engine, &mut writer)?;
+    }
     concern.commit(writer)?;
     Ok(result)
 }

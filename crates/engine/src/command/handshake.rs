@@ -15,7 +15,8 @@ fn limit(value: usize) -> i32 {
     i32::try_from(value).expect("announced limits fit in i32")
 }
 
-/// hello / isMaster / ismaster: a standalone, writable primary.
+/// hello / isMaster / ismaster: a standalone, writable primary, or the primary of a
+/// one-member replica set ([`crate::repl`]).
 ///
 /// Its `topologyVersion` invites drivers to the awaitable (streaming) hello protocol: a
 /// hello naming it with `maxAwaitTimeMS` is held that long by the server before it runs
@@ -32,12 +33,41 @@ pub(super) fn hello(engine: &Engine, request: &Request<'_>) -> Result<Document, 
     if flag(request.body, "helloOk") {
         reply.insert("helloOk", true);
     }
-    if request.name == "hello" {
-        reply.insert("isWritablePrimary", true);
+    let primary = if request.name == "hello" {
+        "isWritablePrimary"
     } else {
-        reply.insert("ismaster", true);
+        "ismaster"
+    };
+    match engine.replica_set() {
+        Some(member) => {
+            // mongod's order for a replica-set primary.
+            let store = engine.store();
+            reply.insert("topologyVersion", engine.topology_version());
+            reply.insert("hosts", vec![member.host()]);
+            reply.insert("setName", member.name());
+            reply.insert("setVersion", member.version());
+            reply.insert(primary, true);
+            reply.insert("secondary", false);
+            reply.insert("primary", member.host());
+            reply.insert("me", member.host());
+            reply.insert("electionId", member.election_id());
+            let op_time = member.op_time(&store);
+            let date = crate::repl::Member::last_write_date(&store);
+            reply.insert(
+                "lastWrite",
+                doc! {
+                    "opTime": op_time.clone(),
+                    "lastWriteDate": date,
+                    "majorityOpTime": op_time,
+                    "majorityWriteDate": date,
+                },
+            );
+        }
+        None => {
+            reply.insert(primary, true);
+            reply.insert("topologyVersion", engine.topology_version());
+        }
     }
-    reply.insert("topologyVersion", engine.topology_version());
     reply.insert("maxBsonObjectSize", limit(BSON_OBJECT_SIZE_MAX));
     reply.insert("maxMessageSizeBytes", limit(MESSAGE_SIZE_MAX));
     reply.insert("maxWriteBatchSize", limit(WRITE_BATCH_SIZE_MAX));

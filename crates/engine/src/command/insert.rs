@@ -5,6 +5,7 @@
 
 use super::Request;
 use super::args;
+use super::retry::Retry;
 use super::write::{BatchErrors, Failure, count, reply, statements};
 use super::write_concern::WriteConcern;
 use crate::engine::Engine;
@@ -36,21 +37,38 @@ pub(super) fn insert(engine: &Engine, request: &Request<'_>) -> Result<Document,
     let now = engine.host.now_millis();
     let store = engine.store();
     let mut writer = store.write()?;
+    let mut retry = Retry::begin(engine, request, &mut writer)?;
     let mut inserted = 0;
     let mut errors = BatchErrors::default();
     for (index, doc) in documents.into_iter().enumerate() {
         // killOp / maxTimeMS end the command; its transaction is dropped whole.
         crate::operations::check_current()?;
+        if let Some(retry) = &mut retry
+            && retry.previous(index, &mut writer).is_some()
+        {
+            inserted += 1;
+            continue;
+        }
         match errors.take(index, insert_one(engine, &mut writer, &ns, doc, now))? {
-            Some(()) => inserted += 1,
+            Some(()) => {
+                inserted += 1;
+                if let Some(retry) = &mut retry {
+                    retry.ran(index, None);
+                }
+            }
             None if ordered => break,
             None => {}
         }
     }
+    let retried = match retry {
+        Some(retry) => retry.save(engine, &mut writer)?,
+        None => None,
+    };
     concern.commit(writer)?;
     Ok(reply(vec![
         ("n", Some(count(inserted))),
         ("writeErrors", errors.field()),
+        ("retriedStmtIds", retried),
     ]))
 }
 

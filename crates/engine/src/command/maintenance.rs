@@ -1,5 +1,5 @@
 //! mongosh's admin helpers: fsync / fsyncLock / fsyncUnlock, shutdown, logRotate, top,
-//! dbHash, compact, and the standalone's answer to replSetGetStatus.
+//! dbHash, compact.
 
 use super::{Request, flag};
 use crate::engine::Engine;
@@ -8,14 +8,6 @@ use bson::raw::RawBsonRef;
 use bson::spec::BinarySubtype;
 use bson::{Binary, Bson, Document, doc};
 use md5::{Digest, Md5};
-
-/// replSetGetStatus on a standalone, as mongod answers it.
-pub(super) fn repl_set_get_status(_: &Engine, _: &Request<'_>) -> Result<Document, Error> {
-    Err(Error::new(
-        ErrorCode::Other(76, "NoReplicationEnabled"),
-        "not running with --replSet",
-    ))
-}
 
 /// fsync: a checkpoint (the data file holds every committed write); with `lock: true`,
 /// also stop writes until fsyncUnlock (see [`crate::fsync_lock`]).

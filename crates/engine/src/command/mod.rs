@@ -31,6 +31,8 @@ mod plan_cache;
 pub(crate) mod point;
 pub(crate) mod read_args;
 pub(crate) mod registry;
+mod repl_commands;
+mod retry;
 mod session_commands;
 mod sort_merge;
 mod stats;
@@ -253,10 +255,35 @@ const COMMANDS: &[Spec] = &[
     spec("serverStatus", status::server_status, true, false),
     spec(
         "replSetGetStatus",
-        tree!(maintenance::repl_set_get_status),
+        tree!(repl_commands::get_status),
         true,
         true,
     ),
+    spec(
+        "replSetGetConfig",
+        tree!(repl_commands::get_config),
+        true,
+        true,
+    ),
+    spec(
+        "replSetInitiate",
+        tree!(repl_commands::initiate),
+        true,
+        true,
+    ),
+    spec(
+        "replSetReconfig",
+        tree!(repl_commands::reconfig),
+        false,
+        true,
+    ),
+    spec(
+        "replSetStepDown",
+        tree!(repl_commands::step_down),
+        true,
+        true,
+    ),
+    spec("replSetFreeze", tree!(repl_commands::freeze), true, true),
     spec(
         "listCommands",
         tree!(introspection::list_commands),
@@ -471,6 +498,7 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
     let fail_point = fail_point(engine, request)?;
     crate::sessions::check_operation_session_info(
         request.name,
+        engine.replica_set().is_some(),
         request.field("lsid")?.is_some(),
         request.field("txnNumber")?,
         request.field("autocommit")?,

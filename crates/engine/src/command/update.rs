@@ -9,6 +9,7 @@
 use super::Request;
 use super::args;
 use super::insert;
+use super::retry::Retry;
 use super::write::{
     BatchErrors, Failure, Fields, check_collation, check_hint, command_variables, count, reply,
     select_ids, statements,
@@ -107,6 +108,30 @@ struct Outcome {
     upserted: Option<Bson>,
 }
 
+impl Outcome {
+    /// What a retryable write records of the statement (`crate::repl::retryable`).
+    fn record(&self) -> Document {
+        let mut record = doc! {
+            "n": i64::try_from(self.matched).unwrap_or(i64::MAX),
+            "m": i64::try_from(self.modified).unwrap_or(i64::MAX),
+        };
+        if let Some(id) = &self.upserted {
+            record.insert("u", id.clone());
+        }
+        record
+    }
+
+    /// The outcome a statement recorded when it ran.
+    fn recorded(record: &Document) -> Outcome {
+        let number = |key| usize::try_from(record.get_i64(key).unwrap_or(0)).unwrap_or(0);
+        Outcome {
+            matched: number("n"),
+            modified: number("m"),
+            upserted: record.get("u").cloned(),
+        }
+    }
+}
+
 /// update: `{update, updates, ordered}` → `{n, writeErrors?, upserted?, nModified}`.
 pub(super) fn update(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
     args::check_fields(request, FIELDS)?;
@@ -123,16 +148,36 @@ pub(super) fn update(engine: &Engine, request: &Request<'_>) -> Result<Document,
         .collect::<Result<Vec<_>, Error>>()?;
     let store = engine.store();
     let mut writer = store.write()?;
+    let mut retry = Retry::begin(engine, request, &mut writer)?;
+    if retry.is_some() && parsed.iter().any(|statement| statement.multi) {
+        return Err(super::retry::refuse_multi("multi=true"));
+    }
     let (mut matched, mut modified) = (0, 0);
     let mut upserted = Vec::new();
     let mut errors = BatchErrors::default();
     for (index, statement) in parsed.iter().enumerate() {
         // killOp / maxTimeMS end the command; its transaction is dropped whole.
         crate::operations::check_current()?;
-        match errors.take(
-            index,
-            run_statement(engine, &mut writer, &ns, statement, &vars, now),
-        )? {
+        let outcome = match &mut retry {
+            Some(retry) => retry
+                .previous(index, &mut writer)
+                .map(|previous| Outcome::recorded(&previous)),
+            None => None,
+        };
+        let outcome = match outcome {
+            Some(outcome) => Some(outcome),
+            None => {
+                let ran = errors.take(
+                    index,
+                    run_statement(engine, &mut writer, &ns, statement, &vars, now),
+                )?;
+                if let (Some(retry), Some(outcome)) = (&mut retry, &ran) {
+                    retry.ran(index, Some(outcome.record()));
+                }
+                ran
+            }
+        };
+        match outcome {
             Some(outcome) => {
                 matched += outcome.matched;
                 modified += outcome.modified;
@@ -146,6 +191,10 @@ pub(super) fn update(engine: &Engine, request: &Request<'_>) -> Result<Document,
             None => {}
         }
     }
+    let retried = match retry {
+        Some(retry) => retry.save(engine, &mut writer)?,
+        None => None,
+    };
     concern.commit(writer)?;
     Ok(reply(vec![
         ("n", Some(count(matched))),
@@ -155,6 +204,7 @@ pub(super) fn update(engine: &Engine, request: &Request<'_>) -> Result<Document,
             (!upserted.is_empty()).then_some(Bson::Array(upserted)),
         ),
         ("nModified", Some(count(modified))),
+        ("retriedStmtIds", retried),
     ]))
 }
 

@@ -83,6 +83,11 @@ pub enum Op {
     /// time, term and session fields. The entry itself is never logged: applying the
     /// next change builds it, live and at replay alike.
     Stamp(super::oplog::Stamp),
+    /// A no-op oplog entry (`op: "n"`) with object `o`, after its stamp: the replica-set
+    /// layer's notes ("initiating set", "new primary"). Changes nothing else.
+    Note {
+        o: RawDocumentBuf,
+    },
 }
 
 /// An update as an edit of the old document's bytes: the new document is the old one's
@@ -329,6 +334,7 @@ impl Op {
                 "o": "t", "t": stamp.ts.timestamp(), "w": stamp.wall_millis, "e": stamp.term,
                 "x": stamp.extra.clone(),
             },
+            Op::Note { o } => rawdoc! { "o": "n", "x": o.clone() },
         }
     }
 
@@ -340,6 +346,7 @@ impl Op {
             Op::Patch { patch, .. } => patch.middle.len(),
             Op::CreateIndex { spec, .. } | Op::ModifyIndex { spec, .. } => spec.as_bytes().len(),
             Op::Stamp(stamp) => stamp.extra.as_bytes().len(),
+            Op::Note { o } => o.as_bytes().len(),
             _ => 0,
         }
     }
@@ -476,6 +483,12 @@ fn decode_op(doc: &RawDocument) -> Result<Op, StoreError> {
                 .map(ToOwned::to_owned)
                 .map_err(|_| bad("stamp fields"))?,
         }),
+        "n" => Op::Note {
+            o: doc
+                .get_document("x")
+                .map(ToOwned::to_owned)
+                .map_err(|_| bad("note"))?,
+        },
         "di" => Op::DropIndex {
             ns: ns("n")?,
             name: index_name()?,
@@ -602,6 +615,14 @@ mod tests {
                 replacement,
             };
             let op = Op::Stamp(Stamp::new(Ts::new(secs, inc), wall, term, &context));
+            let mut bytes = Vec::new();
+            op.encode_into(&mut bytes);
+            prop_assert_eq!(decode(&bytes).expect("decode"), (vec![op], false));
+        }
+
+        #[test]
+        fn notes_decode_to_themselves(msg in ".{0,40}") {
+            let op = Op::Note { o: rawdoc! { "msg": msg } };
             let mut bytes = Vec::new();
             op.encode_into(&mut bytes);
             prop_assert_eq!(decode(&bytes).expect("decode"), (vec![op], false));

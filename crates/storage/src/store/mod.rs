@@ -367,6 +367,8 @@ pub struct Store {
     oplog_clock: oplog::Clock,
     /// The replica-set term new oplog entries carry (`t`).
     term: std::sync::atomic::AtomicI64,
+    /// Whether writers add oplog entries when the oplog exists (`set_oplog_writes`).
+    oplog_writes: AtomicBool,
 }
 
 impl std::fmt::Debug for Store {
@@ -432,7 +434,11 @@ impl Store {
             .strip_suffix("-wal")
             .ok_or_else(|| StoreError::Io(format!("log name {} has no -wal", self.wal_name)))?;
         let file = Arc::clone(self.pager.storage());
-        Store::open_locked(Arc::clone(&self.dir), name, file, self.options.clone())
+        let recovered =
+            Store::open_locked(Arc::clone(&self.dir), name, file, self.options.clone())?;
+        recovered.set_term(self.term());
+        recovered.set_oplog_writes(self.oplog_writes());
+        Ok(recovered)
     }
 
     /// [`Store::open`] on a data file this process has locked.
@@ -512,6 +518,7 @@ impl Store {
             build_threads: std::sync::atomic::AtomicUsize::new(0),
             oplog_clock: oplog::Clock::default(),
             term: std::sync::atomic::AtomicI64::new(1),
+            oplog_writes: AtomicBool::new(false),
         });
         let (replayed, unfinished) = store.replay(&recovery.records, covered)?;
         // Safe to mutate through a fresh Arc only before anyone else holds it.
@@ -565,6 +572,18 @@ impl Store {
     /// Sets the term new oplog entries carry (the replica-set layer's, persisted there).
     pub fn set_term(&self, term: i64) {
         self.term.store(term, Ordering::Release);
+    }
+
+    /// Whether writers add an oplog entry for each change while `local.oplog.rs` exists.
+    pub fn oplog_writes(&self) -> bool {
+        self.oplog_writes.load(Ordering::Acquire)
+    }
+
+    /// Turns the oplog's writes on or off (off at open: the replica-set layer turns them
+    /// on; a store recovered after a failure keeps the setting and the term). Replay
+    /// rebuilds the logged entries either way.
+    pub fn set_oplog_writes(&self, on: bool) {
+        self.oplog_writes.store(on, Ordering::Release);
     }
 
     /// Replays the records after `covered`, one transaction at a time: a transaction

@@ -6,7 +6,10 @@
 //! and each entry's record id is its `ts` ([`Ts`]: `Timestamp(secs, inc)` as one
 //! big-endian `u64`, seconds high), so record order is `ts` order and a resume position
 //! is one descent of the records tree. It exists once the engine creates it (a
-//! replica-set member); until then nothing here runs.
+//! replica-set member), and entries are written only while the store's oplog writes are
+//! on ([`Store::set_oplog_writes`](super::Store::set_oplog_writes), which the replica-set
+//! layer turns on at each open): a standalone start of a replica-set file writes none, as
+//! mongod writes none when started without `--replSet`.
 //!
 //! How an entry is written, live and at replay alike: before each change to a namespace
 //! outside `local`, the writer allocates the next `ts` and applies [`Op::Stamp`]
@@ -44,9 +47,18 @@ pub fn namespace() -> Namespace {
     Namespace::new(OPLOG_DB, OPLOG_COLL)
 }
 
-/// Whether changes to `ns` are recorded in the oplog (everything outside `local`).
+/// The collections outside `local` whose changes are not recorded either: the
+/// executed-statement records of retryable writes and their images, which mongod derives
+/// on each member instead of replicating (and a change stream never shows).
+const UNRECORDED: &[(&str, &str)] = &[("config", "transactions"), ("config", "image_collection")];
+
+/// Whether changes to `ns` are recorded in the oplog (everything outside `local`, but
+/// for [`UNRECORDED`]).
 pub fn records(ns: &Namespace) -> bool {
     ns.db != OPLOG_DB
+        && !UNRECORDED
+            .iter()
+            .any(|(db, coll)| ns.db == *db && ns.coll == *coll)
 }
 
 /// What kind of collection a catalog entry is.
@@ -217,6 +229,11 @@ pub enum Entry<'a> {
         /// Its `o2` (a dropped collection's `numRecords`, a dropped index's spec).
         o2: Option<RawDocumentBuf>,
     },
+    /// A no-op (`op: "n"`, `ns: ""`, no `ui`): a note of the replica-set layer.
+    Noop {
+        /// The note (`{msg: ...}`).
+        o: RawDocumentBuf,
+    },
 }
 
 /// The oplog entry of `entry` on `ns` (collection UUID `uuid`) with `stamp`, in mongod's
@@ -235,16 +252,19 @@ pub fn entry(stamp: &Stamp, ns: &Namespace, uuid: [u8; 16], change: &Entry<'_>) 
         Entry::Update { .. } => ("u", ns.full()),
         Entry::Delete { .. } => ("d", ns.full()),
         Entry::Command { .. } => ("c", format!("{}.$cmd", ns.db)),
+        Entry::Noop { .. } => ("n", String::new()),
     };
     doc.append(cstr!("op"), op);
     doc.append(cstr!("ns"), entry_ns);
-    doc.append(
-        cstr!("ui"),
-        bson::Binary {
-            subtype: BinarySubtype::Uuid,
-            bytes: uuid.to_vec(),
-        },
-    );
+    if !matches!(change, Entry::Noop { .. }) {
+        doc.append(
+            cstr!("ui"),
+            bson::Binary {
+                subtype: BinarySubtype::Uuid,
+                bytes: uuid.to_vec(),
+            },
+        );
+    }
     match change {
         Entry::Insert { doc: new } => {
             doc.append(cstr!("o"), (*new).to_owned());
@@ -269,6 +289,7 @@ pub fn entry(stamp: &Stamp, ns: &Namespace, uuid: [u8; 16], change: &Entry<'_>) 
                 doc.append(cstr!("o2"), o2.clone());
             }
         }
+        Entry::Noop { o } => doc.append(cstr!("o"), o.clone()),
     }
     if let Ok(stmt_id) = stamp.extra.get_i32("stmtId") {
         doc.append(cstr!("stmtId"), stmt_id);

@@ -365,7 +365,7 @@ impl<'s> Writer<'s> {
     /// Before a change to `ns`: when the oplog exists and records `ns`, hands out the next
     /// `ts` and applies its stamp, which the change then consumes (`super::oplog`).
     fn stamp(&mut self, ns: &Namespace) -> Result<(), StoreError> {
-        if !self.logged || !oplog::records(ns) {
+        if !self.logged || !oplog::records(ns) || !self.store.oplog_writes() {
             return Ok(());
         }
         let exists = match self.oplog_exists {
@@ -380,6 +380,16 @@ impl<'s> Writer<'s> {
         let ts = self.store.oplog_clock().next(wall);
         let stamp = oplog::Stamp::new(ts, wall, self.store.term(), &self.oplog_context);
         self.apply(Op::Stamp(stamp))
+    }
+
+    /// Writes a no-op oplog entry (`op: "n"`) with object `o` (the replica-set layer's
+    /// notes), when the oplog exists and its writes are on; else does nothing.
+    pub fn oplog_note(&mut self, o: RawDocumentBuf) -> Result<(), StoreError> {
+        self.stamp(&Namespace::new("admin", "$cmd"))?;
+        if self.stamp.is_none() {
+            return Ok(());
+        }
+        self.apply(Op::Note { o })
     }
 
     /// Appends the oplog entry of `change` to `ns` (UUID `uuid`) when a stamp stands for
@@ -1008,6 +1018,10 @@ impl<'s> Writer<'s> {
                 let uuid = meta.uuid;
                 let o = rawdoc! { "collMod": ns.coll.as_str(), "index": changed };
                 self.oplog_append(ns, uuid, &Entry::Command { o, o2: None })?;
+            }
+            Op::Note { o } => {
+                let ns = Namespace::new("", "");
+                self.oplog_append(&ns, [0; 16], &Entry::Noop { o: o.clone() })?;
             }
             Op::Stamp(stamp) => {
                 self.store.oplog_clock().observe(stamp.ts);

@@ -16,6 +16,7 @@ mod lock;
 mod profile;
 mod protocol;
 mod reads;
+mod replica_set;
 mod streaming;
 mod surface;
 mod tls;
