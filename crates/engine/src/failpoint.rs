@@ -16,6 +16,11 @@
 //! commands on that namespace). Modes: `alwaysOn`, `off`, `{times: n}` (the next n
 //! matching commands), `{skip: n}` (all but the next n), `{activationProbability: p}`.
 //!
+//! `onPrimaryTransactionalWrite` (retryable writes): `data.closeConnection` (default
+//! true: the write commits, then the connection closes without its reply, as if the
+//! server died between apply and reply) and `data.failBeforeCommitExceptionCode` (the
+//! write fails with that code and nothing commits), in the same modes.
+//!
 //! Invariants:
 //! - A command the fail point does not name, or that `configureFailPoint` itself is,
 //!   runs as if it were off: the fail point is checked after the command is found and
@@ -34,6 +39,24 @@ use parking_lot::Mutex;
 #[derive(Debug, Default)]
 pub(crate) struct FailPoints {
     fail_command: Mutex<State>,
+    transactional_write: Mutex<TransactionalState>,
+}
+
+/// `onPrimaryTransactionalWrite`'s state.
+#[derive(Debug, Default)]
+struct TransactionalState {
+    mode: Mode,
+    action: TransactionalAction,
+    entered: u64,
+}
+
+/// What `onPrimaryTransactionalWrite` does to one retryable write.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TransactionalAction {
+    /// Commit, then close the connection without the reply.
+    pub(crate) close_connection: bool,
+    /// Fail with this code before anything commits.
+    pub(crate) fail_before_commit: Option<i32>,
 }
 
 #[derive(Debug, Default)]
@@ -75,8 +98,11 @@ pub(crate) struct Action {
     pub(crate) close_connection: bool,
     /// Fail with this error (code, labels).
     pub(crate) error: Option<(i32, Option<Vec<String>>)>,
-    /// Run, then add this `writeConcernError` to the reply.
+    /// Run, then add this `writeConcernError` to the reply (with `errorLabels`, the
+    /// reply's labels).
     pub(crate) write_concern_error: Option<Document>,
+    /// `errorLabels`, when given.
+    pub(crate) error_labels: Option<Vec<String>>,
 }
 
 /// The label of the reply a server does not send but closes the connection for
@@ -104,6 +130,9 @@ impl FailPoints {
         let name = body
             .get_str("configureFailPoint")
             .map_err(|_| bad_value("configureFailPoint must be a string naming a fail point"))?;
+        if name == "onPrimaryTransactionalWrite" {
+            return self.configure_transactional(body);
+        }
         if name != "failCommand" {
             let code = ErrorCode::Other(266, "FailPointSetFailed");
             return Err(Error::new(code, format!("{name} not found")));
@@ -127,6 +156,56 @@ impl FailPoints {
             entered: 0,
         };
         Ok(i64::try_from(count).unwrap_or(i64::MAX))
+    }
+
+    fn configure_transactional(&self, body: &RawDocument) -> Result<i64, Error> {
+        let mode = parse_mode(body.get("mode").ok().flatten())?;
+        let mut action = TransactionalAction {
+            close_connection: true,
+            fail_before_commit: None,
+        };
+        match body.get("data").ok().flatten() {
+            Some(RawBsonRef::Document(data)) => {
+                for field in data {
+                    let (key, value) =
+                        field.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+                    match (key.as_str(), value) {
+                        ("closeConnection", RawBsonRef::Boolean(close)) => {
+                            action.close_connection = close;
+                        }
+                        ("failBeforeCommitExceptionCode", RawBsonRef::Int32(code)) => {
+                            action.fail_before_commit = Some(code);
+                        }
+                        (other, _) => {
+                            return Err(bad_value(&format!(
+                                "onPrimaryTransactionalWrite: unknown or mistyped option '{other}'"
+                            )));
+                        }
+                    }
+                }
+            }
+            None => {}
+            Some(_) => return Err(bad_value("the 'data' option must be a document")),
+        }
+        let mut state = self.transactional_write.lock();
+        let count = state.entered;
+        *state = TransactionalState {
+            mode,
+            action,
+            entered: 0,
+        };
+        Ok(i64::try_from(count).unwrap_or(i64::MAX))
+    }
+
+    /// What `onPrimaryTransactionalWrite` does to the retryable write committing now;
+    /// `None`: nothing.
+    pub(crate) fn transactional_write(&self, random: f64) -> Option<TransactionalAction> {
+        let mut state = self.transactional_write.lock();
+        if !advance(&mut state.mode, random) {
+            return None;
+        }
+        state.entered += 1;
+        Some(state.action)
     }
 
     /// Whether the point is set at all (a cheap check before gathering what
@@ -162,24 +241,7 @@ impl FailPoints {
         if !matches {
             return None;
         }
-        let acts = match &mut state.mode {
-            Mode::Off => false,
-            Mode::AlwaysOn => true,
-            Mode::Times(n) => {
-                *n -= 1;
-                true
-            }
-            Mode::Skip(n) if *n > 0 => {
-                *n -= 1;
-                false
-            }
-            Mode::Skip(_) => true,
-            Mode::Probability(p) => random < *p,
-        };
-        if state.mode == Mode::Times(0) {
-            state.mode = Mode::Off;
-        }
-        if !acts {
+        if !advance(&mut state.mode, random) {
             return None;
         }
         state.entered += 1;
@@ -191,8 +253,31 @@ impl FailPoints {
                 .error_code
                 .map(|code| (code, data.error_labels.clone())),
             write_concern_error: data.write_concern_error.clone(),
+            error_labels: data.error_labels.clone(),
         })
     }
+}
+
+/// Whether a point in `mode` acts on the matching event now, counting it down.
+fn advance(mode: &mut Mode, random: f64) -> bool {
+    let acts = match mode {
+        Mode::Off => false,
+        Mode::AlwaysOn => true,
+        Mode::Times(n) => {
+            *n -= 1;
+            true
+        }
+        Mode::Skip(n) if *n > 0 => {
+            *n -= 1;
+            false
+        }
+        Mode::Skip(_) => true,
+        Mode::Probability(p) => random < *p,
+    };
+    if *mode == Mode::Times(0) {
+        *mode = Mode::Off;
+    }
+    acts
 }
 
 fn bad_value(message: &str) -> Error {

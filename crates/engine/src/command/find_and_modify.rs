@@ -71,11 +71,15 @@ pub(super) fn find_and_modify(engine: &Engine, request: &Request<'_>) -> Result<
     let result = run(engine, &mut writer, &ns, &plan, now).map_err(|failure| match failure {
         Failure::Statement(error) | Failure::Fatal(error) => error,
     })?;
-    if let Some(mut retry) = retry {
-        retry.ran(0, Some(result.clone()));
-        retry.save(engine, &mut writer)?;
-    }
+    let saved = match retry {
+        Some(mut retry) => {
+            retry.ran(0, Some(result.clone()));
+            Some(retry.save(engine, &mut writer)?)
+        }
+        None => None,
+    };
     concern.commit(writer)?;
+    super::retry::after_commit(saved.as_ref())?;
     Ok(result)
 }
 

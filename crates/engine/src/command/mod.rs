@@ -442,8 +442,8 @@ pub(crate) fn available(engine: &Engine, spec: &Spec) -> bool {
 }
 
 /// What the `failCommand` fail point does to `request` before it runs: waits, closes
-/// the connection, or fails it (the error), or lets it run and returns the
-/// `writeConcernError` its reply then carries.
+/// the connection, or fails it (the error), or lets it run and returns what its reply
+/// then carries (`writeConcernError`, and `errorLabels` when given).
 fn fail_point(engine: &Engine, request: &Request<'_>) -> Result<Option<Document>, Error> {
     if !engine.test_commands || !engine.fail_points.is_on() {
         return Ok(None);
@@ -474,7 +474,13 @@ fn fail_point(engine: &Engine, request: &Request<'_>) -> Result<Option<Document>
     if let Some((code, labels)) = action.error {
         return Err(crate::failpoint::error(code, labels));
     }
-    Ok(action.write_concern_error)
+    Ok(action.write_concern_error.map(|error| {
+        let mut added = bson::doc! { "writeConcernError": error };
+        if let Some(labels) = action.error_labels {
+            added.insert("errorLabels", labels);
+        }
+        added
+    }))
 }
 
 /// Runs `request` through the table and shapes the reply.
@@ -524,8 +530,8 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
         .running
         .set(std::sync::Arc::clone(operation.running()));
     let mut reply = (spec.handler)(engine, request);
-    if let (Some(error), Ok(Reply::Doc(reply))) = (fail_point, &mut reply) {
-        reply.insert("writeConcernError", error);
+    if let (Some(added), Ok(Reply::Doc(reply))) = (fail_point, &mut reply) {
+        reply.extend(added);
     }
     profile(engine, request, operation.running(), &reply);
     drop(operation);

@@ -110,21 +110,60 @@ impl Retry {
         self.statements.record(stmt_id, result);
     }
 
-    /// Writes the session's record in `writer`'s transaction (before the commit).
-    /// Returns the `retriedStmtIds` the reply carries, if any statement was skipped.
-    pub(super) fn save(
-        self,
-        engine: &Engine,
-        writer: &mut Writer<'_>,
-    ) -> Result<Option<Bson>, Error> {
+    /// Writes the session's record in `writer`'s transaction (before the commit), after
+    /// the `onPrimaryTransactionalWrite` fail point had its say (an error here commits
+    /// nothing).
+    pub(super) fn save(self, engine: &Engine, writer: &mut Writer<'_>) -> Result<Saved, Error> {
+        let mut close_after_commit = false;
+        if engine.test_commands
+            && let Some(action) = engine.fail_points.transactional_write(0.0)
+        {
+            if let Some(code) = action.fail_before_commit {
+                return Err(crate::failpoint::error(code, None));
+            }
+            close_after_commit = action.close_connection;
+        }
         if let Some(member) = engine.replica_set() {
             let store = engine.store();
             let op_time = member.op_time(&store);
             let wall = crate::repl::Member::last_write_date(&store);
             self.statements.save(writer, op_time, wall)?;
         }
-        Ok((!self.retried.is_empty())
-            .then(|| Bson::Array(self.retried.iter().map(|&id| Bson::Int32(id)).collect())))
+        let retried = (!self.retried.is_empty())
+            .then(|| Bson::Array(self.retried.iter().map(|&id| Bson::Int32(id)).collect()));
+        Ok(Saved {
+            retried,
+            close_after_commit,
+        })
+    }
+}
+
+/// What a saved retryable write tells its command.
+pub(super) struct Saved {
+    /// `retriedStmtIds`, when a statement was skipped.
+    pub(super) retried: Option<Bson>,
+    /// The fail point drops the connection once the write has committed.
+    close_after_commit: bool,
+}
+
+impl Saved {
+    /// After the commit: the fail point's dropped connection, if it asked for one.
+    pub(super) fn after_commit(&self) -> Result<(), Error> {
+        if self.close_after_commit {
+            return Err(crate::failpoint::close());
+        }
+        Ok(())
+    }
+}
+
+/// After the commit of a command that may be a retryable write.
+pub(super) fn after_commit(saved: Option<&Saved>) -> Result<Option<Bson>, Error> {
+    match saved {
+        Some(saved) => {
+            saved.after_commit()?;
+            Ok(saved.retried.clone())
+        }
+        None => Ok(None),
     }
 }
 

@@ -191,11 +191,12 @@ pub(super) fn update(engine: &Engine, request: &Request<'_>) -> Result<Document,
             None => {}
         }
     }
-    let retried = match retry {
-        Some(retry) => retry.save(engine, &mut writer)?,
+    let saved = match retry {
+        Some(retry) => Some(retry.save(engine, &mut writer)?),
         None => None,
     };
     concern.commit(writer)?;
+    let retried = super::retry::after_commit(saved.as_ref())?;
     Ok(reply(vec![
         ("n", Some(count(matched))),
         ("writeErrors", errors.field()),
