@@ -21,6 +21,7 @@ mod worker;
 pub use config::{Config, Dispatch, LogLevel, TlsMode, TlsProtocol};
 pub use error::Error;
 pub use event_loop::{Server, ShutdownHandle};
+pub use log::LogFormat;
 pub use tls::Tls;
 
 use clap::Parser;
@@ -30,6 +31,7 @@ use std::sync::Arc;
 pub fn run_cli() -> Result<(), Error> {
     let config = Config::parse();
     log::set_level(config.log_level);
+    log::set_format(config.log_format);
     // Certificates are checked before the database is opened: a bad file costs nothing.
     let tls = Tls::from_config(&config)?;
     let argv: Vec<String> = std::env::args().collect();
@@ -50,5 +52,26 @@ pub fn run_cli() -> Result<(), Error> {
     let closed = engine
         .close()
         .map_err(|error| Error::Database(format!("closing {}: {error}", config.db.display())));
-    result.and(closed)
+    let result = result.and(closed);
+    // mongod's last two lines.
+    let ctx = log::thread_context();
+    log::event(
+        config::LogLevel::Info,
+        "CONTROL",
+        20_565,
+        &ctx,
+        "Now exiting",
+        None,
+    );
+    let exit_code = i32::from(result.is_err());
+    let attr = bson::doc! { "exitCode": exit_code };
+    log::event(
+        config::LogLevel::Info,
+        "CONTROL",
+        23_138,
+        &ctx,
+        "Shutting down",
+        Some(&attr),
+    );
+    result
 }
