@@ -223,3 +223,32 @@ fn plain_format_prints_text_lines_and_is_reported_in_get_cmd_line_opts() {
         "{lines:#?}"
     );
 }
+
+/// A server that cannot start (the file is another's) says so in mongod's lines too:
+/// its failure (STORAGE 20557, severity E) and its exit code.
+#[test]
+fn a_refused_start_is_logged_in_mongod_s_lines() {
+    let db = TestServer::temp_db();
+    let first = TestServer::start_at(&db, &[]);
+    let (status, stderr) = TestServer::refused_at(&db);
+    drop(first);
+    for path in [db.clone(), db.with_extension("mfdb-wal")] {
+        let _ = std::fs::remove_file(path);
+    }
+    assert!(!status.success(), "{stderr}");
+    let lines: Vec<serde_json::Value> = stderr
+        .lines()
+        .map(|line| check_mongod_shape(line).unwrap_or_else(|error| panic!("{error}")))
+        .collect();
+    let failure = lines
+        .iter()
+        .find(|line| line["id"] == 20557)
+        .unwrap_or_else(|| panic!("no failure line: {stderr}"));
+    assert_eq!(failure["s"], "E");
+    assert_eq!(failure["c"], "STORAGE");
+    let error = failure["attr"]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("DBPathInUse"), "{stderr}");
+    let last = lines.last().expect("lines");
+    assert_eq!(last["msg"], "Shutting down");
+    assert_eq!(last["attr"]["exitCode"], 1);
+}
