@@ -524,11 +524,24 @@ impl LoopState {
 
     fn admit(&mut self, mut stream: TcpStream, peer: SocketAddr) {
         if self.open >= self.server.connections_max {
-            log_warn!(
-                "refusing connection from {peer}: {} connections open (limit {})",
-                self.open,
-                self.server.connections_max
-            );
+            if crate::log::enabled(LogLevel::Info) {
+                // mongod's line, at its level; `limit` is not mongod's attribute.
+                let attr = bson::doc! {
+                    "remote": peer.to_string(),
+                    "isLoadBalanced": false,
+                    "connectionCount": count(self.open),
+                    "limit": count(self.server.connections_max),
+                };
+                let message = "Connection refused because there are too many open connections";
+                crate::log::event(
+                    LogLevel::Info,
+                    "NETWORK",
+                    22_942,
+                    "listener",
+                    message,
+                    Some(&attr),
+                );
+            }
             drop(stream);
             return;
         }
