@@ -172,11 +172,14 @@ fn reply_len(outcome: &Outcome) -> u64 {
 }
 
 /// mongod's "client metadata" line (NETWORK 51800) for a handshake that carries the
-/// driver's `client` document (drivers send it once, in a connection's first `hello`).
+/// driver's `client` document (drivers send it once, in a connection's first `hello`, an
+/// OP_MSG or, from the Node.js driver and mongosh, a legacy OP_QUERY, maybe wrapped in
+/// `$query`).
 fn log_client_metadata(command: &bson::RawDocument, ctx: &ConnectionContext) {
     if !crate::log::enabled(crate::config::LogLevel::Info) {
         return;
     }
+    let command = command.get_document("$query").unwrap_or(command);
     let Some(Ok(first)) = command.iter_elements().next() else {
         return;
     };
@@ -250,6 +253,7 @@ fn answer(engine: &Engine, header: &Header, message: &Message, ctx: &ConnectionC
                 ctx.connection_id,
                 query.full_collection_name
             );
+            log_client_metadata(&query.query, ctx);
             reply_reply(engine, header, engine.run_legacy_query(query, ctx))
         }
         _ => {

@@ -252,3 +252,51 @@ fn a_refused_start_is_logged_in_mongod_s_lines() {
     assert_eq!(last["msg"], "Shutting down");
     assert_eq!(last["attr"]["exitCode"], 1);
 }
+
+/// The Node.js driver and mongosh say their first hello as a legacy OP_QUERY (plain or
+/// wrapped in `$query`): its client metadata is logged as an OP_MSG one is.
+#[test]
+fn a_legacy_handshake_s_client_metadata_is_logged() {
+    let server = TestServer::start(&[]);
+    for (id, query) in [
+        (
+            1,
+            bson::rawdoc! { "isMaster": 1, "client": { "driver": { "name": "legacy-plain" } } },
+        ),
+        (
+            2,
+            bson::rawdoc! {
+                "$query": { "isMaster": 1, "client": { "driver": { "name": "legacy-wrapped" } } },
+                "$readPreference": { "mode": "primaryPreferred" },
+            },
+        ),
+    ] {
+        let mut stream = server.raw();
+        let query = wire::OpQuery {
+            flags: 0,
+            full_collection_name: "admin.$cmd".into(),
+            number_to_skip: 0,
+            number_to_return: -1,
+            query,
+            return_fields_selector: None,
+        };
+        stream
+            .write_all(&query.encode(id).expect("encode"))
+            .expect("send");
+        read_frame(&mut stream).expect("a reply");
+    }
+    let text = r#""msg":"client metadata","attr":{"remote":"127.0.0.1:"#;
+    for name in ["legacy-plain", "legacy-wrapped"] {
+        let found = lines_after(&server, |lines| {
+            lines
+                .iter()
+                .any(|line| line.contains(text) && line.contains(name))
+        });
+        assert!(
+            found
+                .iter()
+                .any(|line| line.contains(text) && line.contains(name)),
+            "{name}: {found:#?}"
+        );
+    }
+}
