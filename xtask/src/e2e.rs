@@ -186,7 +186,7 @@ pub(crate) fn indent(text: &str) -> String {
 }
 
 /// Starts the dev build on a free port with its database file in the temp folder
-/// (`mfdb-<label>-<pid>.mfdb`) and waits for its "listening on" line.
+/// (`mfdb-<label>-<pid>.mfdb`) and waits for its "Waiting for connections" line.
 pub(crate) fn start(root: &Path, label: &str) -> Result<RunningServer> {
     start_with(root, label, &["--log-level", "debug"])
 }
@@ -469,8 +469,13 @@ pub(crate) fn spawn_server(
     let sink = Arc::clone(&log);
     let reader = std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split("listening on ").nth(1) {
-                let _ = found.send(rest.trim().to_owned());
+            // mongod's "Waiting for connections" line, `"attr":{"port":N,..}` (the
+            // server listens on 127.0.0.1 unless `--bind` says otherwise).
+            if line.contains("Waiting for connections")
+                && let Some(rest) = line.split("\"port\":").nth(1)
+            {
+                let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                let _ = found.send(format!("127.0.0.1:{port}"));
             }
             sink.lock().expect("log").push(line);
         }
@@ -500,7 +505,8 @@ pub(crate) fn spawn_server(
     }
 }
 
-/// SIGTERM, then checks for a clean exit: status 0, "shutdown complete", no ERROR lines.
+/// SIGTERM, then checks for a clean exit: status 0, mongod's "Shutting down" with exit
+/// code 0, no error lines.
 pub(crate) fn stop(server: &mut RunningServer) -> Result<()> {
     stop_within(server, std::time::Duration::from_secs(10))
 }
@@ -513,7 +519,8 @@ pub(crate) fn stop_within(server: &mut RunningServer, limit: std::time::Duration
 }
 
 /// Waits up to `limit` for the server to exit by itself; it must exit successfully, log
-/// "shutdown complete" and no error.
+/// mongod's last line (`"msg":"Shutting down","attr":{"exitCode":0}`) and no error
+/// (severity `E`).
 fn wait_exit(server: &mut RunningServer, limit: std::time::Duration) -> Result<()> {
     let deadline = std::time::Instant::now() + limit;
     loop {
@@ -531,10 +538,16 @@ fn wait_exit(server: &mut RunningServer, limit: std::time::Duration) -> Result<(
     }
     server.drain_log();
     let log = server.log.lock().expect("log");
-    if !log.iter().any(|line| line.contains("shutdown complete")) {
-        bail!("server log lacks 'shutdown complete'");
+    if !log
+        .iter()
+        .any(|line| line.contains(r#""msg":"Shutting down","attr":{"exitCode":0}"#))
+    {
+        bail!("server log lacks mongod's 'Shutting down' with exit code 0");
     }
-    if let Some(line) = log.iter().find(|line| line.contains(" ERROR ")) {
+    if let Some(line) = log
+        .iter()
+        .find(|line| line.contains(r#""s":"E""#) || line.contains(" ERROR "))
+    {
         bail!("server logged an error: {line}");
     }
     Ok(())

@@ -58,6 +58,8 @@ pub const ALLOWED_EDGES: &[(&str, &[&str])] = &[
         ],
     ),
     ("server", &["engine", "wire", "bson-canonical"]),
+    // The published face: the embedded client under the product's name.
+    ("multiforadb", &["engine"]),
 ];
 
 /// Folders of `crates/engine/src` and the module paths their non-test files never name.

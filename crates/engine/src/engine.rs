@@ -326,6 +326,7 @@ impl Engine {
             auth: &self.auth,
             host: &*self.host,
             parameters: &self.parameters,
+            log: &self.recent_log,
         }
     }
 

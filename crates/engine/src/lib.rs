@@ -49,7 +49,7 @@ pub use engine::{
 };
 pub use error::{Error, ErrorCode};
 pub use host::{FileSystemFacts, FixedHost, Host, HostFacts, MemoryFacts};
-pub use recent_log::{Echo, LogLine, RECENT_LOG_LINES, RecentLog};
+pub use recent_log::{Echo, LogLine, RECENT_LOG_LINES, RecentLog, log_date, plain_attr};
 pub use stats::{Stats, TlsVersion};
 pub use ttl::TtlPass;
 /// Named crash points (the `crash-points` feature; see `cargo xtask crash`).

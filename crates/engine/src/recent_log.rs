@@ -1,11 +1,14 @@
 //! The server's recent log lines, kept in memory for `getLog: 'global'` as mongod keeps its
-//! `global` RamLog: mongod's structured-log JSON (`{"t":{"$date":..},"s","c","id","ctx",
-//! "msg"}`), one string a line.
+//! `global` RamLog, and the one place a log line is written out: mongod's structured-log
+//! JSON (`{"t":{"$date":..},"s","c","id","ctx","msg","attr"}`), one string a line. The
+//! server prints the very string recorded here, so `getLog` returns what was printed.
 //!
 //! Invariants:
 //! - At most [`RECENT_LOG_LINES`] lines are held; the oldest go first.
 //! - `total` counts every line recorded since start (getLog's `totalLinesWritten`), so it
 //!   is never less than the lines held.
+//! - A line is formatted once ([`RecentLog::format`]); what is recorded and what is handed
+//!   to the echo are the same text.
 
 use parking_lot::Mutex;
 use std::collections::VecDeque;
@@ -30,9 +33,10 @@ pub struct LogLine<'a> {
     pub message: &'a str,
 }
 
-/// Prints a line the engine logs itself (a slow operation) where the server prints its
-/// own lines: the server installs it with [`RecentLog::echo_to`].
-pub type Echo = Box<dyn Fn(&str) + Send + Sync>;
+/// Prints a line the engine logs itself (a slow operation, a failed login, an index build)
+/// where the server prints its own lines: the server installs it with
+/// [`RecentLog::echo_to`]. It gets the line's parts, its `attr` and the JSON text recorded.
+pub type Echo = Box<dyn Fn(LogLine<'_>, Option<&bson::Document>, &str) + Send + Sync>;
 
 /// The bounded ring of recent lines; a server records into it through [`RecentLog::record`].
 #[derive(Default)]
@@ -60,38 +64,55 @@ impl RecentLog {
     }
 
     /// Records a line the engine itself logs, with mongod's `attr` object (fields in the
-    /// document's order), and hands it to the echo if one is installed.
+    /// document's order), and hands it to the echo if one is installed (embedded, nothing
+    /// is printed: a slow operation is for `getLog` and the profiler).
     pub(crate) fn record_attr(&self, line: LogLine<'_>, attr: &bson::Document) {
-        let mut text = Self::format(line);
-        text.pop();
-        text.push_str(",\"attr\":");
-        json_document(attr, &mut text);
-        text.push('}');
+        self.record_and_echo(line, attr, false);
+    }
+
+    /// As [`RecentLog::record_attr`], but without an echo (an embedded engine) the line is
+    /// still written on stderr, as plain text: failures and long index builds.
+    pub(crate) fn log(&self, line: LogLine<'_>, attr: &bson::Document) {
+        self.record_and_echo(line, attr, true);
+    }
+
+    fn record_and_echo(&self, line: LogLine<'_>, attr: &bson::Document, always: bool) {
+        let text = Self::format(line, Some(attr));
         if let Some(echo) = &*self.echo.lock() {
-            echo(&text);
+            echo(line, Some(attr), &text);
+        } else if always {
+            eprintln!("multiforadb: {} {}", line.message, plain_attr(attr));
         }
         self.push(text);
     }
 
-    /// Records `line` in mongod's JSON shape, dropping the oldest beyond the bound.
-    pub fn record(&self, line: LogLine<'_>) {
-        self.push(Self::format(line));
+    /// Records `line` (and its `attr`, if any) in mongod's JSON shape, dropping the oldest
+    /// beyond the bound, and returns the text recorded: the line to print.
+    pub fn record(&self, line: LogLine<'_>, attr: Option<&bson::Document>) -> String {
+        let text = Self::format(line, attr);
+        self.push(text.clone());
+        text
     }
 
-    fn format(line: LogLine<'_>) -> String {
+    /// `line` as mongod's structured log writes it, with `attr` when there is one.
+    #[must_use]
+    pub fn format(line: LogLine<'_>, attr: Option<&bson::Document>) -> String {
         // Written by hand: the fields in mongod's order (a JSON map would sort them).
-        let date = bson::DateTime::from_millis(line.millis)
-            .try_to_rfc3339_string()
-            .unwrap_or_default();
-        format!(
-            "{{\"t\":{{\"$date\":{}}},\"s\":{},\"c\":{},\"id\":{},\"ctx\":{},\"msg\":{}}}",
-            quoted(&date),
+        let mut text = format!(
+            "{{\"t\":{{\"$date\":\"{}\"}},\"s\":{},\"c\":{},\"id\":{},\"ctx\":{},\"msg\":{}",
+            log_date(line.millis),
             quoted(line.severity),
             quoted(line.component),
             line.id,
             quoted(line.ctx),
             quoted(line.message),
-        )
+        );
+        if let Some(attr) = attr {
+            text.push_str(",\"attr\":");
+            json_document(attr, &mut text);
+        }
+        text.push('}');
+        text
     }
 
     fn push(&self, text: String) {
@@ -109,6 +130,53 @@ impl RecentLog {
         let inner = self.inner.lock();
         (inner.lines.iter().cloned().collect(), inner.total)
     }
+}
+
+/// `attr` as one JSON object (for plain-text lines); empty when there is none.
+#[must_use]
+pub fn plain_attr(attr: &bson::Document) -> String {
+    let mut out = String::new();
+    if !attr.is_empty() {
+        json_document(attr, &mut out);
+    }
+    out
+}
+
+/// `millis` since the epoch as mongod's log dates it: `2026-12-07T19:00:00.123+00:00`
+/// (UTC, milliseconds always present; before 1970 is written as 1970).
+#[must_use]
+pub fn log_date(millis: i64) -> String {
+    let millis = u64::try_from(millis).unwrap_or(0);
+    let seconds = millis / 1000;
+    let (year, month, day) = civil_from_days(seconds / 86_400);
+    let of_day = seconds % 86_400;
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}+00:00",
+        of_day / 3600,
+        of_day / 60 % 60,
+        of_day % 60,
+        millis % 1000
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day), after Howard Hinnant's civil calendar
+/// algorithm.
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let day_of_era = z % 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    (year, month, day)
 }
 
 /// `doc` as mongod's log writes it: relaxed Extended JSON, fields in document order.
@@ -187,6 +255,28 @@ mod tests {
     }
 
     #[test]
+    fn dates_are_mongod_s_with_milliseconds_and_offset() {
+        assert_eq!(super::log_date(0), "1970-01-01T00:00:00.000+00:00");
+        // 2026-11-29 is day 20,786; 19:00:00.123 into it.
+        let millis = 20_786 * 86_400_000 + 19 * 3_600_000 + 123;
+        assert_eq!(super::log_date(millis), "2026-11-29T19:00:00.123+00:00");
+        assert_eq!(super::log_date(-5), "1970-01-01T00:00:00.000+00:00");
+        assert_eq!(super::civil_from_days(19_723), (2024, 1, 1));
+    }
+
+    #[test]
+    fn the_recorded_text_is_the_text_returned() {
+        let log = super::RecentLog::default();
+        let attr = bson::doc! { "remote": "1.2.3.4:5", "connectionId": 1i64 };
+        let text = log.record(line("Connection accepted"), Some(&attr));
+        assert!(
+            text.ends_with("\"msg\":\"Connection accepted\",\"attr\":{\"remote\":\"1.2.3.4:5\",\"connectionId\":1}}"),
+            "{text}"
+        );
+        assert_eq!(log.snapshot().0, vec![text]);
+    }
+
+    #[test]
     fn messages_are_escaped_as_json_strings() {
         assert_eq!(
             super::quoted("a\"b\\c\nd\u{1}"),
@@ -211,7 +301,7 @@ mod tests {
     fn the_ring_keeps_the_newest_lines_and_counts_all() {
         let log = RecentLog::default();
         for n in 0..RECENT_LOG_LINES + 5 {
-            log.record(line(&format!("m{n}")));
+            log.record(line(&format!("m{n}")), None);
         }
         let (lines, total) = log.snapshot();
         assert_eq!(lines.len(), RECENT_LOG_LINES);
@@ -220,7 +310,7 @@ mod tests {
         assert_eq!(
             lines[RECENT_LOG_LINES - 1],
             format!(
-                "{{\"t\":{{\"$date\":\"1970-01-01T00:00:00Z\"}},\"s\":\"I\",\"c\":\"NETWORK\",\
+                "{{\"t\":{{\"$date\":\"1970-01-01T00:00:00.000+00:00\"}},\"s\":\"I\",\"c\":\"NETWORK\",\
                  \"id\":22943,\"ctx\":\"conn1\",\"msg\":\"m{}\"}}",
                 RECENT_LOG_LINES + 4
             )

@@ -309,6 +309,55 @@ fn list_databases_reports_sizes_and_filters() {
     );
 }
 
+/// `show dbs` (mongosh's `listDatabases`) lists `admin`, `config` and `local` beside the
+/// user's databases once they hold a collection, in mongod's reply shape: `databases` of
+/// `{name, sizeOnDisk (long), empty}` sorted by name, then `totalSize` and `totalSizeMb`
+/// (longs) and `ok`.
+#[test]
+fn list_databases_lists_admin_config_and_local_in_mongod_s_shape() {
+    let engine = engine();
+    // TODO(#43): mongod always lists admin (its system.version) and local (startup_log);
+    // here admin's system.version is served, not stored, so nothing is listed until a
+    // collection is created. The replica set's local.oplog.rs and set config will list
+    // local always.
+    let empty = ok(&engine, "admin", rawdoc! { "listDatabases": 1 });
+    assert_eq!(empty.get_array("databases").map(Vec::len).ok(), Some(0));
+    for db in ["local", "app", "config", "admin"] {
+        insert(&engine, db, "t", 1);
+    }
+    let reply = ok(&engine, "admin", rawdoc! { "listDatabases": 1 });
+    let keys: Vec<&str> = reply.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["databases", "totalSize", "totalSizeMb", "ok"]);
+    let mut names = Vec::new();
+    let mut total = 0;
+    for entry in reply.get_array("databases").expect("databases") {
+        let Bson::Document(entry) = entry else {
+            panic!("{entry:?}")
+        };
+        let keys: Vec<&str> = entry.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["name", "sizeOnDisk", "empty"], "{entry:?}");
+        let size = entry.get_i64("sizeOnDisk").expect("sizeOnDisk is a long");
+        assert!(size > 0, "{entry:?}");
+        assert_eq!(entry.get_bool("empty").ok(), Some(false), "{entry:?}");
+        total += size;
+        names.push(entry.get_str("name").expect("name").to_owned());
+    }
+    assert_eq!(names, ["admin", "app", "config", "local"]);
+    assert_eq!(reply.get_i64("totalSize").ok(), Some(total));
+    assert_eq!(reply.get_i64("totalSizeMb").ok(), Some(total >> 20));
+    // Dropping a system database's last collection takes it off the list again.
+    ok(&engine, "local", rawdoc! { "drop": "t" });
+    let reply = ok(
+        &engine,
+        "admin",
+        rawdoc! { "listDatabases": 1, "nameOnly": true },
+    );
+    assert_eq!(
+        reply,
+        doc! { "databases": [{ "name": "admin" }, { "name": "app" }, { "name": "config" }], "ok": 1.0 }
+    );
+}
+
 #[test]
 fn coll_stats_and_db_stats_count_and_scale() {
     let engine = engine();

@@ -119,6 +119,10 @@ pub struct Config {
     /// Log verbosity.
     #[arg(long, value_enum, default_value_t = LogLevel::Info)]
     pub log_level: LogLevel,
+    /// How log lines are written on stderr: `json`, one object a line in mongod's shape
+    /// (what `getLog` returns), or `plain` text.
+    #[arg(long = "logFormat", value_enum, default_value_t = crate::log::LogFormat::Json)]
+    pub log_format: crate::log::LogFormat,
     /// Worker threads for commands (0: sixteen per CPU, between 16 and 128; a durable write
     /// holds its worker until its fdatasync returns).
     #[arg(long, default_value_t = 0)]
@@ -237,6 +241,7 @@ impl Config {
                     CompressorArg::None => "none",
                     CompressorArg::Lz4 => "lz4",
                 },
+                "logFormat": self.log_format.name(),
             },
         };
         if !self.set_parameter.is_empty() {

@@ -16,7 +16,7 @@
 //! wait up to `SHUTDOWN_GRACE` for in-flight commands, flush, close all. SIGHUP reloads
 //! the TLS certificate (`crate::tls`) for the handshakes after it.
 
-use crate::config::{Config, Dispatch};
+use crate::config::{Config, Dispatch, LogLevel};
 use crate::connection::{Connection, FrameState};
 use crate::error::Error;
 use crate::limits::{AWAIT_MAX, READ_CHUNK, SHUTDOWN_GRACE, TICK, WRITE_QUEUE_MAX};
@@ -33,6 +33,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 const WAKER: Token = Token(usize::MAX - 1);
+
+/// The close reason of a client that went away by itself (not logged as a reason).
+const CLIENT_DISCONNECTED: &str = "client disconnected";
+
+/// A count for a log attribute (mongod's are 64-bit).
+fn count<N: TryInto<i64>>(n: N) -> i64 {
+    n.try_into().unwrap_or(i64::MAX)
+}
 /// Connection tokens start here; tokens below are listeners.
 const CONNECTION_BASE: usize = 1 << 16;
 
@@ -80,12 +88,21 @@ impl ShutdownHandle {
                         this.reload();
                         continue;
                     }
-                    let name = if signal == SIGTERM {
-                        "SIGTERM"
+                    // mongod's line, with strsignal(3)'s text.
+                    let error = if signal == SIGTERM {
+                        "Terminated"
                     } else {
-                        "SIGINT"
+                        "Interrupt"
                     };
-                    log_info!("received {name}: shutting down");
+                    let attr = bson::doc! { "signal": signal, "error": error };
+                    crate::log::event(
+                        LogLevel::Info,
+                        "CONTROL",
+                        23_377,
+                        "SignalHandler",
+                        "Received signal",
+                        Some(&attr),
+                    );
                     this.shutdown();
                     return;
                 }
@@ -153,10 +170,9 @@ impl Server {
         tls: Option<Arc<Tls>>,
     ) -> Result<Server, Error> {
         crate::log::set_level(config.log_level);
+        crate::log::set_format(config.log_format);
         crate::log::record_into(engine.recent_log());
-        engine.recent_log().echo_to(Box::new(|line| {
-            crate::log::print_only(crate::config::LogLevel::Info, line);
-        }));
+        engine.recent_log().echo_to(Box::new(crate::log::echo));
         let poll = Poll::new().map_err(Error::Poll)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(Error::Poll)?);
         let mut listeners = Vec::new();
@@ -188,7 +204,9 @@ impl Server {
         // The `shutdown` command stops this server as SIGTERM does.
         let handle = shutdown.clone();
         engine.on_shutdown(Arc::new(move || {
-            log_info!("shutdown command received: shutting down");
+            let ctx = crate::log::thread_context();
+            let message = "Terminating via shutdown command";
+            crate::log::event(LogLevel::Info, "COMMAND", 4_695_400, &ctx, message, None);
             handle.shutdown();
         }));
         Ok(Server {
@@ -239,8 +257,31 @@ impl Server {
         )
         .map_err(Error::Workers)?;
         drop((done_sender, job_receiver));
+        // mongod's two lines: each address (without the port), then the port.
         for address in &self.addresses {
-            log_info!("listening on {address}");
+            let attr = bson::doc! { "address": address.ip().to_string() };
+            let message = "Listening on";
+            crate::log::event(
+                LogLevel::Info,
+                "NETWORK",
+                23_015,
+                "listener",
+                message,
+                Some(&attr),
+            );
+        }
+        if let Some(first) = self.addresses.first() {
+            let ssl = if self.tls.is_some() { "on" } else { "off" };
+            let attr = bson::doc! { "port": i32::from(first.port()), "ssl": ssl };
+            let message = "Waiting for connections";
+            crate::log::event(
+                LogLevel::Info,
+                "NETWORK",
+                23_016,
+                "listener",
+                message,
+                Some(&attr),
+            );
         }
         let mut state = LoopState {
             scratch: vec![0; READ_CHUNK],
@@ -262,7 +303,6 @@ impl Server {
                 log_error!("a worker thread panicked");
             }
         }
-        log_info!("shutdown complete");
         result
     }
 }
@@ -387,7 +427,7 @@ fn deliver(connection: &mut Connection, outcome: Outcome) -> Result<(), String> 
             connection.continuation = Some(next);
         }
         Outcome::Silent => {}
-        Outcome::Close => return Err("outcome unknown".into()),
+        Outcome::Close(reason) => return Err(reason),
     }
     Ok(())
 }
@@ -520,11 +560,24 @@ impl LoopState {
 
     fn admit(&mut self, mut stream: TcpStream, peer: SocketAddr) {
         if self.open >= self.server.connections_max {
-            log_warn!(
-                "refusing connection from {peer}: {} connections open (limit {})",
-                self.open,
-                self.server.connections_max
-            );
+            if crate::log::enabled(LogLevel::Info) {
+                // mongod's line, at its level; `limit` is not mongod's attribute.
+                let attr = bson::doc! {
+                    "remote": peer.to_string(),
+                    "isLoadBalanced": false,
+                    "connectionCount": count(self.open),
+                    "limit": count(self.server.connections_max),
+                };
+                let message = "Connection refused because there are too many open connections";
+                crate::log::event(
+                    LogLevel::Info,
+                    "NETWORK",
+                    22_942,
+                    "listener",
+                    message,
+                    Some(&attr),
+                );
+            }
             drop(stream);
             return;
         }
@@ -563,10 +616,23 @@ impl LoopState {
         }
         self.open += 1;
         self.server.engine.stats().connection_opened();
-        log_info!(
-            "conn{connection_id} accepted from {peer} ({} open)",
-            self.open
-        );
+        if crate::log::enabled(LogLevel::Info) {
+            let attr = bson::doc! {
+                "remote": peer.to_string(),
+                "isLoadBalanced": false,
+                "connectionId": count(connection_id),
+                "connectionCount": count(self.open),
+            };
+            let message = "Connection accepted";
+            crate::log::event(
+                LogLevel::Info,
+                "NETWORK",
+                22_943,
+                "listener",
+                message,
+                Some(&attr),
+            );
+        }
         self.drive(slot);
     }
 
@@ -589,11 +655,29 @@ impl LoopState {
         self.free.push(slot);
         self.open -= 1;
         self.server.engine.stats().connection_closed();
-        log_info!(
-            "conn{} closed: {reason} ({} open)",
-            connection.ctx.connection_id,
-            self.open
-        );
+        if crate::log::enabled(LogLevel::Info) {
+            let id = connection.ctx.connection_id;
+            let mut attr = bson::doc! {
+                "remote": &connection.ctx.client_address,
+                "isLoadBalanced": false,
+                "connectionId": count(id),
+                "connectionCount": count(self.open),
+            };
+            // Not mongod's: why the server ended it, when the client did not.
+            if reason != CLIENT_DISCONNECTED {
+                attr.insert("reason", reason);
+            }
+            let ctx = format!("conn{id}");
+            let message = "Connection ended";
+            crate::log::event(
+                LogLevel::Info,
+                "NETWORK",
+                22_944,
+                &ctx,
+                message,
+                Some(&attr),
+            );
+        }
     }
 
     /// Reads, answers and writes for one connection until it would block.
@@ -694,7 +778,7 @@ impl LoopState {
                 connection
                     .closed_reason
                     .take()
-                    .unwrap_or_else(|| "client disconnected".into()),
+                    .unwrap_or_else(|| CLIENT_DISCONNECTED.into()),
             );
         }
         if let Some(reason) = close_reason {

@@ -1,13 +1,52 @@
-//! Human-readable log lines on stderr: `2026-11-29T19:00:00.123Z INFO  message`, each also
-//! recorded (in mongod's JSON shape, with the component, id and context mongod would give
-//! it) in the engine's [`engine::RecentLog`] for `getLog: 'global'`.
+//! The server's log on stderr: by default one JSON object a line in mongod's structured
+//! shape (`{"t":{"$date":..},"s","c","id","ctx","msg","attr"}`), with mongod's component,
+//! message id and context where mongod has a counterpart of the line (`-` and id 0 where it
+//! has none); `--logFormat plain` prints `<date> <LEVEL> <COMPONENT> [<ctx>] <msg> <attr>`
+//! instead. Every printed line is also recorded, as JSON, in the engine's
+//! [`engine::RecentLog`] for `getLog: 'global'`.
+//!
+//! Invariants:
+//! - A line is formatted once, by [`engine::RecentLog::format`]: in JSON format the text
+//!   printed is the text `getLog` returns.
+//! - A line is printed with a single write (one `eprintln!`), so lines from several threads
+//!   never interleave within a line; the server's own lines are recorded and printed under
+//!   one lock, so they print in the order `getLog` holds them.
+//! - Nothing is printed below the level set by `--log-level` (and such lines are not
+//!   recorded either, as mongod's RamLog holds only what passes its verbosity).
 
 use crate::config::LogLevel;
+use clap::ValueEnum;
+use engine::LogLine;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// How log lines are written on stderr (`--logFormat`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[repr(u8)]
+pub enum LogFormat {
+    /// mongod's structured JSON, one object a line (the default, as mongod 4.4 and later).
+    Json = 0,
+    /// Human-readable text: date, level, component, context, message, attributes.
+    Plain = 1,
+}
+
+impl LogFormat {
+    /// The flag's spelling (what getCmdLineOpts reports).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            LogFormat::Json => "json",
+            LogFormat::Plain => "plain",
+        }
+    }
+}
+
+/// Held while a line is recorded and printed, so lines print in the order `getLog` holds.
+static WRITING: Mutex<()> = Mutex::new(());
+
 static LEVEL: AtomicU8 = AtomicU8::new(LogLevel::Info as u8);
+static FORMAT: AtomicU8 = AtomicU8::new(LogFormat::Json as u8);
 
 /// Where printed lines are also recorded (the last server bound in this process).
 static RECENT: RwLock<Option<Arc<engine::RecentLog>>> = RwLock::new(None);
@@ -24,6 +63,19 @@ pub(crate) fn set_level(level: LogLevel) {
     LEVEL.store(level as u8, Ordering::Relaxed);
 }
 
+/// Sets how lines are printed.
+pub(crate) fn set_format(format: LogFormat) {
+    FORMAT.store(format as u8, Ordering::Relaxed);
+}
+
+fn format() -> LogFormat {
+    if FORMAT.load(Ordering::Relaxed) == LogFormat::Plain as u8 {
+        LogFormat::Plain
+    } else {
+        LogFormat::Json
+    }
+}
+
 pub(crate) fn enabled(level: LogLevel) -> bool {
     level as u8 <= LEVEL.load(Ordering::Relaxed)
 }
@@ -33,52 +85,101 @@ pub(crate) fn debug_enabled() -> bool {
     enabled(LogLevel::Debug)
 }
 
-/// Prints a line on stderr only: for lines the engine has recorded itself (its slow
-/// operations, in mongod's JSON shape), handed over through [`engine::RecentLog::echo_to`].
-pub(crate) fn print_only(level: LogLevel, message: &str) {
-    if enabled(level) {
-        print_at(level, SystemTime::now(), format_args!("{message}"));
+/// mongod's severity letter for a level (its debug levels are `D1`..`D5`).
+fn severity(level: LogLevel) -> &'static str {
+    match level {
+        LogLevel::Error => "E",
+        LogLevel::Warn => "W",
+        LogLevel::Info => "I",
+        LogLevel::Debug => "D1",
     }
 }
 
-fn print_at(level: LogLevel, at: SystemTime, message: std::fmt::Arguments<'_>) {
+/// Prints a line the engine has recorded itself (a slow operation, a login, an index
+/// build), handed over through [`engine::RecentLog::echo_to`] with its JSON text.
+pub(crate) fn echo(line: LogLine<'_>, attr: Option<&bson::Document>, json: &str) {
+    let level = match line.severity {
+        "E" | "F" => LogLevel::Error,
+        "W" => LogLevel::Warn,
+        "I" => LogLevel::Info,
+        _ => LogLevel::Debug,
+    };
+    if enabled(level) {
+        print(level, line, attr, json);
+    }
+}
+
+fn print(level: LogLevel, line: LogLine<'_>, attr: Option<&bson::Document>, json: &str) {
+    match format() {
+        LogFormat::Json => eprintln!("{json}"),
+        LogFormat::Plain => eprintln!("{}", plain(level, line, attr)),
+    }
+}
+
+/// `line` as `--logFormat plain` prints it.
+fn plain(level: LogLevel, line: LogLine<'_>, attr: Option<&bson::Document>) -> String {
     let label = match level {
         LogLevel::Error => "ERROR",
         LogLevel::Warn => "WARN ",
         LogLevel::Info => "INFO ",
         LogLevel::Debug => "DEBUG",
     };
-    let now = at.duration_since(UNIX_EPOCH).unwrap_or_default();
-    eprintln!("{} {label} {message}", timestamp(now));
+    let mut text = format!(
+        "{} {label} {:<8} [{}] {}",
+        engine::log_date(line.millis),
+        line.component,
+        line.ctx,
+        line.message
+    );
+    if let Some(attr) = attr.filter(|attr| !attr.is_empty()) {
+        text.push(' ');
+        text.push_str(&engine::plain_attr(attr));
+    }
+    text
 }
 
+/// Logs one line of mongod's: its component, message id, context (`listener`, `connN`,
+/// `SignalHandler`), message and attributes. Callers check [`enabled`] first when the
+/// attributes cost something to build.
+pub(crate) fn event(
+    level: LogLevel,
+    component: &'static str,
+    id: i32,
+    ctx: &str,
+    message: &str,
+    attr: Option<&bson::Document>,
+) {
+    if !enabled(level) {
+        return;
+    }
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let line = LogLine {
+        millis: i64::try_from(now.as_millis()).unwrap_or(i64::MAX),
+        severity: severity(level),
+        component,
+        id,
+        ctx,
+        message,
+    };
+    let recent = RECENT.read().ok().and_then(|slot| slot.clone());
+    let _writing = WRITING.lock().unwrap_or_else(PoisonError::into_inner);
+    let json = match recent {
+        Some(recent) => recent.record(line, attr),
+        None => engine::RecentLog::format(line, attr),
+    };
+    print(level, line, attr, &json);
+}
+
+/// Logs a free-text line of this server's (the `log_*!` macros): its context is the
+/// connection it names (a leading `connN `) or the thread, its component and id mongod's
+/// when [`component`] knows a counterpart.
 pub(crate) fn write(level: LogLevel, message: std::fmt::Arguments<'_>) {
-    let at = SystemTime::now();
-    print_at(level, at, message);
-    let now = at.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let Ok(recent) = RECENT.read() else {
-        return;
-    };
-    let Some(recent) = recent.as_ref() else {
-        return;
-    };
     let text = message.to_string();
     let (ctx, rest) = context(&text);
     let (component, id) = component(rest);
-    let severity = match level {
-        LogLevel::Error => "E",
-        LogLevel::Warn => "W",
-        LogLevel::Info => "I",
-        LogLevel::Debug => "D1",
-    };
-    recent.record(engine::LogLine {
-        millis: i64::try_from(now.as_millis()).unwrap_or(i64::MAX),
-        severity,
-        component,
-        id,
-        ctx: &ctx,
-        message: rest,
-    });
+    event(level, component, id, &ctx, rest, None);
 }
 
 /// A line's context as mongod names it: `connN` for a line about a connection (its
@@ -91,29 +192,36 @@ fn context(text: &str) -> (String, &str) {
     {
         return (first.to_owned(), rest);
     }
-    let thread = std::thread::current();
-    let name = match thread.name() {
-        Some("main") | None => "listener",
-        Some(name) => name,
-    };
-    (name.to_owned(), text)
+    (thread_context(), text)
 }
 
-/// mongod's component and log id for a message of this server's (`-` and 0 for those
-/// mongod has no counterpart of).
+/// The calling thread's context: `listener` for the main thread (the event loop).
+pub(crate) fn thread_context() -> String {
+    let thread = std::thread::current();
+    match thread.name() {
+        Some("main") | None => "listener".to_owned(),
+        Some(name) => name.to_owned(),
+    }
+}
+
+/// mongod's component for a free-text line of this server's, and its id (0: mongod has
+/// no such line; the lines it has are logged through [`event`] with their own ids).
 fn component(message: &str) -> (&'static str, i32) {
-    if message.starts_with("accepted from") {
-        ("NETWORK", 22943)
-    } else if message.starts_with("closed") {
-        ("NETWORK", 22944)
-    } else if message.starts_with("listening on") {
-        ("NETWORK", 23016)
-    } else if message.starts_with("command ") {
-        ("COMMAND", 51803)
-    } else if message.contains("shutting down") || message.starts_with("shutdown") {
-        ("CONTROL", 20565)
-    } else if message.contains("read error") || message.contains("refused message") {
-        ("NETWORK", 22988)
+    const CONTROL: [&str; 4] = ["worker", "shut", "SIGHUP", "event loop"];
+    const NETWORK: [&str; 6] = [
+        "TLS",
+        "connection",
+        "read side",
+        "refus",
+        "accept",
+        "set_nodelay",
+    ];
+    if CONTROL.iter().any(|word| message.contains(word)) {
+        ("CONTROL", 0)
+    } else if NETWORK.iter().any(|word| message.contains(word)) {
+        ("NETWORK", 0)
+    } else if message.starts_with("command") || message.starts_with("legacy") {
+        ("COMMAND", 0)
     } else {
         ("-", 0)
     }
@@ -131,57 +239,42 @@ macro_rules! log_warn { ($($arg:tt)*) => { log_at!($crate::config::LogLevel::War
 macro_rules! log_info { ($($arg:tt)*) => { log_at!($crate::config::LogLevel::Info, $($arg)*) }; }
 macro_rules! log_debug { ($($arg:tt)*) => { log_at!($crate::config::LogLevel::Debug, $($arg)*) }; }
 
-/// `now` (since the epoch) as an ISO 8601 UTC timestamp with milliseconds.
-fn timestamp(now: std::time::Duration) -> String {
-    let seconds = now.as_secs();
-    let (year, month, day) = civil_from_days(seconds / 86_400);
-    let of_day = seconds % 86_400;
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        of_day / 3600,
-        of_day / 60 % 60,
-        of_day % 60,
-        now.subsec_millis()
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day), after Howard Hinnant's civil calendar algorithm.
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let day_of_era = z % 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    };
-    let year = year_of_era + era * 400 + u64::from(month <= 2);
-    (year, month, day)
-}
-
 #[cfg(test)]
 mod tests {
+    use crate::config::LogLevel;
+    use engine::LogLine;
+
     #[test]
     fn lines_get_mongod_s_context_and_component() {
         assert_eq!(
-            super::context("conn12 accepted from 1.2.3.4:5 (1 open)"),
-            ("conn12".to_owned(), "accepted from 1.2.3.4:5 (1 open)")
+            super::context("conn12 refused message: x"),
+            ("conn12".to_owned(), "refused message: x")
         );
         assert_eq!(super::context("connection x").1, "connection x");
-        assert_eq!(super::component("accepted from x"), ("NETWORK", 22943));
-        assert_eq!(super::component("command find"), ("COMMAND", 51803));
+        assert_eq!(super::component("TLS: reloaded x"), ("NETWORK", 0));
+        assert_eq!(super::component("a worker thread panicked"), ("CONTROL", 0));
         assert_eq!(super::component("something else"), ("-", 0));
     }
 
     #[test]
-    fn civil_from_days_known_dates() {
-        assert_eq!(super::civil_from_days(0), (1970, 1, 1));
-        assert_eq!(super::civil_from_days(19_723), (2024, 1, 1));
-        assert_eq!(super::civil_from_days(20_786), (2026, 11, 29));
+    fn plain_lines_carry_level_component_context_message_and_attributes() {
+        let line = LogLine {
+            millis: 0,
+            severity: "I",
+            component: "NETWORK",
+            id: 22943,
+            ctx: "listener",
+            message: "Connection accepted",
+        };
+        let attr = bson::doc! { "remote": "1.2.3.4:5", "connectionCount": 1i64 };
+        assert_eq!(
+            super::plain(LogLevel::Info, line, Some(&attr)),
+            "1970-01-01T00:00:00.000+00:00 INFO  NETWORK  [listener] Connection accepted \
+             {\"remote\":\"1.2.3.4:5\",\"connectionCount\":1}"
+        );
+        assert_eq!(
+            super::plain(LogLevel::Warn, line, None),
+            "1970-01-01T00:00:00.000+00:00 WARN  NETWORK  [listener] Connection accepted"
+        );
     }
 }

@@ -311,7 +311,7 @@ impl Transport {
         } else if *plain_allowed {
             *self = Transport::Plain;
         } else {
-            log_warn!("a plain (non-TLS) client refused: --tlsMode requireTLS");
+            // Logged once, as the reason its Connection ended line gives.
             return Some(Received::Closed(
                 "plain connection refused: --tlsMode requireTLS".into(),
             ));

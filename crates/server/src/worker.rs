@@ -21,9 +21,10 @@ pub(crate) enum Outcome {
     Stream(Vec<u8>, Box<Continuation>),
     /// Send nothing (the client set moreToCome).
     Silent,
-    /// Send nothing and close the connection: the command's outcome is unknown (the
-    /// log failed mid-commit), and a closed connection is how drivers learn that.
-    Close,
+    /// Send nothing and close the connection, for this reason: the command's outcome is
+    /// unknown (the log failed mid-commit), and a closed connection is how drivers learn
+    /// that; or a fail point asked for it (test commands).
+    Close(String),
 }
 
 /// A request handed to a worker.
@@ -166,8 +167,42 @@ fn count(engine: &Engine, header: &Header, bytes_out: u64, outcome: &Outcome) {
 fn reply_len(outcome: &Outcome) -> u64 {
     match outcome {
         Outcome::Reply(bytes) | Outcome::Stream(bytes, _) => bytes.len() as u64,
-        Outcome::Silent | Outcome::Close => 0,
+        Outcome::Silent | Outcome::Close(_) => 0,
     }
+}
+
+/// mongod's "client metadata" line (NETWORK 51800) for a handshake that carries the
+/// driver's `client` document (drivers send it once, in a connection's first `hello`, an
+/// OP_MSG or, from the Node.js driver and mongosh, a legacy OP_QUERY, maybe wrapped in
+/// `$query`).
+fn log_client_metadata(command: &bson::RawDocument, ctx: &ConnectionContext) {
+    if !crate::log::enabled(crate::config::LogLevel::Info) {
+        return;
+    }
+    let command = command.get_document("$query").unwrap_or(command);
+    let Some(Ok(first)) = command.iter_elements().next() else {
+        return;
+    };
+    if !matches!(first.key().as_str(), "hello" | "isMaster" | "ismaster") {
+        return;
+    }
+    let Ok(client) = command.get_document("client") else {
+        return;
+    };
+    let Ok(client) = bson::Document::try_from(client) else {
+        return;
+    };
+    let name = format!("conn{}", ctx.connection_id);
+    let attr = bson::doc! { "remote": &ctx.client_address, "client": &name, "doc": client };
+    let level = crate::config::LogLevel::Info;
+    crate::log::event(
+        level,
+        "NETWORK",
+        51_800,
+        &name,
+        "client metadata",
+        Some(&attr),
+    );
 }
 
 fn answer(engine: &Engine, header: &Header, message: &Message, ctx: &ConnectionContext) -> Outcome {
@@ -182,19 +217,19 @@ fn answer(engine: &Engine, header: &Header, message: &Message, ctx: &ConnectionC
                             .unwrap_or_default();
                         log_debug!("conn{} command {name}", ctx.connection_id);
                     }
+                    log_client_metadata(&command, ctx);
                     engine.run_message(&command, ctx)
                 }
                 Err(error) => engine.protocol_error_reply(&error),
             };
             if let Some(reason) = Engine::closes_connection(&reply) {
-                // A fail point's close is asked for (test commands); an unknown outcome
-                // is the server failing.
+                // A fail point's close is asked for (test commands) and only the
+                // connection's end is logged, with the reason; an unknown outcome is the
+                // server failing, an error of its own.
                 if Engine::is_outcome_unknown(&reply) {
                     log_error!("conn{} closed without a reply: {reason}", ctx.connection_id);
-                } else {
-                    log_info!("conn{} closed without a reply: {reason}", ctx.connection_id);
                 }
-                Outcome::Close
+                Outcome::Close(format!("closed without a reply: {reason}"))
             } else if msg.flags.more_to_come() {
                 Outcome::Silent
             } else if let Some(next) = msg
@@ -218,6 +253,7 @@ fn answer(engine: &Engine, header: &Header, message: &Message, ctx: &ConnectionC
                 ctx.connection_id,
                 query.full_collection_name
             );
+            log_client_metadata(&query.query, ctx);
             reply_reply(engine, header, engine.run_legacy_query(query, ctx))
         }
         _ => {

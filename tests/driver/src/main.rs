@@ -7,9 +7,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     match server::run_cli() {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("multiforadb: {error}");
-            ExitCode::FAILURE
-        }
+        // Logged by `run_cli` itself, in the log's format.
+        Err(_) => ExitCode::FAILURE,
     }
 }

@@ -74,6 +74,8 @@ pub(crate) struct Directory<'a> {
     /// Runtime parameters (`scramIterationCount`, `scramSHA256IterationCount`).
     pub(crate) parameters:
         &'a parking_lot::Mutex<std::collections::BTreeMap<&'static str, bson::Bson>>,
+    /// Where logins are logged (mongod's ACCESS lines).
+    pub(crate) log: &'a crate::RecentLog,
 }
 
 impl Directory<'_> {

@@ -79,13 +79,42 @@ pub(crate) fn failed(
     db: &str,
     reason: &str,
 ) -> Error {
-    let _ = directory;
     session.note_failure();
-    eprintln!("multiforadb: authentication failed for {user}@{db} ({session_label}): {reason}");
+    // mongod's line (ACCESS 20249), at its level: a failed login is the client's error.
+    let (ctx, remote) = session_label
+        .split_once(" from ")
+        .unwrap_or((session_label, ""));
+    let attr = bson::doc! {
+        "principalName": user,
+        "authenticationDatabase": db,
+        "remote": remote,
+        "error": format!("AuthenticationFailed: {reason}"),
+    };
+    directory.log.log(
+        access_line(directory, ctx, 20_249, "Authentication failed"),
+        &attr,
+    );
     Error::new(
         ErrorCode::Other(18, "AuthenticationFailed"),
         "Authentication failed.",
     )
+}
+
+/// A log line of mongod's ACCESS component on the connection `ctx`.
+fn access_line<'a>(
+    directory: &Directory<'_>,
+    ctx: &'a str,
+    id: i32,
+    message: &'a str,
+) -> crate::LogLine<'a> {
+    crate::LogLine {
+        millis: directory.host.now_millis(),
+        severity: "I",
+        component: "ACCESS",
+        id,
+        ctx,
+        message,
+    }
 }
 
 /// saslStart: parses the client-first message and answers the server-first.
@@ -194,10 +223,16 @@ pub(crate) fn step(
         .map_err(|failure| failed(directory, session, label, &user, &pending.db, failure.0))?;
     if pending.skip_empty_exchange {
         session.login(&pending.db, &user);
-        eprintln!(
-            "multiforadb: {label} authenticated as {user}@{} ({})",
-            pending.db,
-            pending.conversation.mechanism.name()
+        let (ctx, remote) = label.split_once(" from ").unwrap_or((label, ""));
+        let attr = bson::doc! {
+            "mechanism": pending.conversation.mechanism.name(),
+            "principalName": &user,
+            "authenticationDatabase": &pending.db,
+            "remote": remote,
+        };
+        directory.log.log(
+            access_line(directory, ctx, 20_250, "Authentication succeeded"),
+            &attr,
         );
         return Ok(Step {
             done: true,

@@ -56,7 +56,8 @@ pub(super) fn get_cmd_line_opts(
 }
 
 /// getLog: the in-memory logs mongod keeps: `global`, the server's recent lines (what a
-/// server recorded in [`crate::RecentLog`]; empty when embedded), and `startupWarnings`
+/// server recorded in [`crate::RecentLog`], with the engine's own lines: logins, long index
+/// builds, slow operations), and `startupWarnings`
 /// (mongosh reads it on connect and prints nothing for an empty log).
 pub(super) fn get_log(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
     match request.body.get("getLog") {

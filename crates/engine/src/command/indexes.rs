@@ -120,19 +120,38 @@ pub(super) fn create_indexes(engine: &Engine, request: &Request<'_>) -> Result<D
     // Long builds are logged as mongod logs them (start, and done with the time taken).
     let logged = documents >= BUILD_LOG_DOCUMENTS_MIN;
     let started = Instant::now();
+    let ctx = format!("conn{}", request.ctx.connection_id);
+    let index_line = |id: i32, message: &'static str| crate::LogLine {
+        millis: engine.host.now_millis(),
+        severity: "I",
+        component: "INDEX",
+        id,
+        ctx: &ctx,
+        message,
+    };
     for candidate in &to_build {
         if logged {
-            eprintln!(
-                "multiforadb: index build: starting: {ns} index {} over {documents} documents",
-                candidate.name
-            );
+            let attr = doc! {
+                "collectionUUID": uuid_text(uuid),
+                "namespace": ns.full(),
+                "properties": { "name": &candidate.name },
+                "documents": i64::try_from(documents).unwrap_or(i64::MAX),
+            };
+            engine
+                .recent_log
+                .log(index_line(20_384, "Index build: starting"), &attr);
         }
         if let Err(error) = writer.create_index(&ns, candidate) {
             if logged {
-                eprintln!(
-                    "multiforadb: index build: failed: {ns} index {}: {error}",
-                    candidate.name
-                );
+                let attr = doc! {
+                    "collectionUUID": uuid_text(uuid),
+                    "namespace": ns.full(),
+                    "index": &candidate.name,
+                    "error": error.to_string(),
+                };
+                engine
+                    .recent_log
+                    .log(index_line(20_649, "Index build: failed"), &attr);
             }
             return Err(build_failed(store.new_uuid(), &ns, uuid, error.into()));
         }
@@ -145,9 +164,15 @@ pub(super) fn create_indexes(engine: &Engine, request: &Request<'_>) -> Result<D
     }
     if logged {
         let names: Vec<&str> = to_build.iter().map(|c| c.name.as_str()).collect();
-        eprintln!(
-            "multiforadb: index build: done: {ns} indexes {names:?} in {} ms",
-            started.elapsed().as_millis()
+        let attr = doc! {
+            "collectionUUID": uuid_text(uuid),
+            "namespace": ns.full(),
+            "indexesBuilt": names,
+            "durationMillis": i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
+        };
+        engine.recent_log.log(
+            index_line(20_663, "Index build: completed successfully"),
+            &attr,
         );
     }
     let mut reply = doc! {

@@ -125,7 +125,7 @@ fn a_wrong_password_or_unknown_user_is_authentication_failed() {
         );
         assert!(text.contains("Authentication failed"), "{text}");
     }
-    assert!(server.log_contains("authentication failed for admin@admin"));
+    assert!(server.log_contains(r#""msg":"Authentication failed","attr":{"principalName":"admin","authenticationDatabase":"admin""#));
     // The server keeps serving the others.
     admin_command(&login(&server, "admin", "adminpw", ""), doc! { "ping": 1 }).expect("ping");
 }

@@ -161,7 +161,10 @@ fn connections_over_the_limit_are_closed_and_others_unaffected() {
     }
     let mut extra = server.raw();
     assert!(closed_within(&mut extra, CLOSE_WAIT));
-    assert!(server.log_contains("limit 3"));
+    assert!(server.log_contains(
+        r#""id":22942,"ctx":"listener","msg":"Connection refused because there are too many open connections""#
+    ));
+    assert!(server.log_contains(r#""connectionCount":3,"limit":3}"#));
     for stream in &mut kept {
         roundtrip(stream, &ping_frame(2));
     }

@@ -137,5 +137,5 @@ fn driver_sessions_end_cleanly_on_shutdown() {
     client.shutdown().run();
     let status = server.terminate();
     assert!(status.success(), "{status:?}");
-    assert!(server.log_contains("shutdown complete"));
+    assert!(server.log_contains(r#""msg":"Shutting down","attr":{"exitCode":0}"#));
 }

@@ -55,8 +55,8 @@ impl TestServer {
         for line in lines.by_ref() {
             let line = line.expect("log line");
             log.lock().expect("log").push(line.clone());
-            if let Some(rest) = line.split("listening on ").nth(1) {
-                address = Some(rest.trim().parse().expect("address in log"));
+            if let Some(port) = listening_port(&line) {
+                address = Some(SocketAddr::from(([127, 0, 0, 1], port)));
                 break;
             }
         }
@@ -216,6 +216,17 @@ impl Drop for TestServer {
             let _ = std::fs::remove_file(wal);
         }
     }
+}
+
+/// The port of mongod's "Waiting for connections" line (`"attr":{"port":N,..}`, in the
+/// JSON and the plain log format alike), the server's last line before it serves.
+pub fn listening_port(line: &str) -> Option<u16> {
+    if !line.contains("Waiting for connections") {
+        return None;
+    }
+    let rest = line.split("\"port\":").nth(1)?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
 }
 
 /// An OP_MSG ping with request id `id`.

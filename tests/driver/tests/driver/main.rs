@@ -13,6 +13,7 @@ mod full_disk;
 mod harness;
 mod indexes;
 mod lock;
+mod log_format;
 mod profile;
 mod protocol;
 mod reads;

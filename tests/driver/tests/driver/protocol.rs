@@ -115,8 +115,10 @@ fn sigterm_shuts_down_gracefully() {
     roundtrip(&mut stream, &ping_frame(1));
     let status = server.terminate();
     assert!(status.success(), "{status:?}");
-    assert!(server.log_contains("received SIGTERM"));
-    assert!(server.log_contains("shutdown complete"));
+    assert!(
+        server.log_contains(r#""msg":"Received signal","attr":{"signal":15,"error":"Terminated"}"#)
+    );
+    assert!(server.log_contains(r#""msg":"Shutting down","attr":{"exitCode":0}"#));
     assert!(
         read_frame(&mut stream).is_none(),
         "connection closed at shutdown"

@@ -154,7 +154,7 @@ fn driver_fsync_lock_then_a_file_copy_opens_and_shutdown_exits_cleanly() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(server.log_contains("shutdown command received"));
+    assert!(server.log_contains(r#""msg":"Terminating via shutdown command""#));
     let reopened = TestServer::start_at(&db, &[]);
     let count = reopened
         .client()
@@ -274,9 +274,15 @@ fn get_log_global_returns_recent_lines_as_mongod_shapes_them() {
     }
     let accepted = lines
         .iter()
-        .find(|line| line.contains("accepted from"))
+        .find(|line| line.contains("Connection accepted"))
         .unwrap_or_else(|| panic!("no connection line: {lines:#?}"));
-    assert!(accepted.contains("\"s\":\"I\",\"c\":\"NETWORK\",\"id\":22943,\"ctx\":\"conn"));
+    assert!(
+        accepted.contains(
+            "\"s\":\"I\",\"c\":\"NETWORK\",\"id\":22943,\"ctx\":\"listener\",\
+             \"msg\":\"Connection accepted\",\"attr\":{\"remote\":\"127.0.0.1:"
+        ),
+        "{accepted}"
+    );
     // The harness runs the server at debug level: each command is a COMMAND line.
     assert!(
         lines

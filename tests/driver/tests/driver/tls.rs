@@ -738,5 +738,7 @@ fn x509_authenticates_the_certificate_subject_as_an_external_user() {
     );
     let unknown = ping(&unknown).expect_err("a subject without a user");
     assert!(auth_refused(&unknown), "{unknown:?}");
-    assert!(server.log_contains("authentication failed for CN=nobody@$external"));
+    assert!(
+        server.log_contains(r#""principalName":"CN=nobody","authenticationDatabase":"$external""#)
+    );
 }
