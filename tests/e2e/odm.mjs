@@ -77,7 +77,9 @@ const dropped = await Member.syncIndexes();
 assert.deepEqual(dropped, ['team_extra']);
 assert.deepEqual(await Member.diffIndexes(), { toDrop: [], toCreate: [] });
 
-// A transaction on a standalone: refused, and nothing it wrote is kept.
+// A transaction is refused, and nothing it wrote is kept: on a standalone with 20
+// IllegalOperation, as mongod; on a replica set with 238 until transactions land (#44).
+const member = (await mongoose.connection.db.admin().command({ hello: 1 })).setName !== undefined;
 const session = await mongoose.startSession();
 await assert.rejects(
   session.withTransaction(async () => {
@@ -86,7 +88,10 @@ await assert.rejects(
   (error) => {
     // The server answers 20 IllegalOperation ("Transaction numbers are only allowed on a
     // replica set member or mongos"), which the Node driver rewords, as for mongod.
-    assert.match(error.message, /does not support retryable writes|Transaction numbers/);
+    const expected = member
+      ? /transactions are not supported yet/
+      : /does not support retryable writes|Transaction numbers/;
+    assert.match(error.message, expected);
     return true;
   },
 );

@@ -126,6 +126,62 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
         ),
     ];
     let secured_stopped = stop(&mut secured);
+    // Issue 43: the clients with their default URIs against a one-member replica set
+    // (drivers turn retryable writes on; mongosh's rs helpers; the ODMs' rounds).
+    let mut member = start_with(
+        root,
+        "e2e-replset",
+        &["--log-level", "debug", "--replSet", "rs0"],
+    )?;
+    let member_uri = format!("mongodb://{}/?replicaSet=rs0", member.address);
+    let replica_set_results = [
+        (
+            "pymongo --replSet",
+            check(
+                Command::new(&python)
+                    .arg(e2e.join("smoke.py"))
+                    .arg(&member_uri),
+            ),
+        ),
+        (
+            "node --replSet",
+            check(
+                Command::new("node")
+                    .arg(e2e.join("smoke.mjs"))
+                    .arg(&member_uri),
+            ),
+        ),
+        (
+            "odm.py --replSet",
+            check(
+                Command::new(&python)
+                    .arg(e2e.join("odm.py"))
+                    .arg(&member_uri),
+            ),
+        ),
+        (
+            "odm.mjs --replSet",
+            check(
+                Command::new("node")
+                    .arg(e2e.join("odm.mjs"))
+                    .arg(&member_uri),
+            ),
+        ),
+        (
+            "mongosh --replSet",
+            check(&mut mongosh_eval(
+                &mongosh,
+                &member_uri,
+                "const s = rs.status(); const c = rs.conf(); \
+                 db.getSiblingDB('e2e_rs').c.insertOne({a: 1}); \
+                 const n = db.getSiblingDB('local').oplog.rs.countDocuments({ns: 'e2e_rs.c'}); \
+                 if (s.myState !== 1 || c._id !== 'rs0' || db.hello().setName !== 'rs0' || n < 1) \
+                 { throw new Error('replica set: ' + JSON.stringify([s.myState, c._id, n])); } \
+                 print('rs.status() PRIMARY, rs.conf() rs0, oplog entries', n)",
+            )),
+        ),
+    ];
+    let member_stopped = stop(&mut member);
     // The same round over TLS (requireTLS, a certificate made for this run).
     let (tls_results, tls_stopped, tls_log) = tls_round(root, &python, &mongosh, &e2e)?;
     let mut failed = false;
@@ -137,6 +193,7 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
         .iter()
         .chain(&admin)
         .chain(&auth_results)
+        .chain(&replica_set_results)
         .chain(&tls_results)
     {
         match result {
@@ -147,7 +204,7 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
             }
         }
     }
-    for stopped in [&stopped, &secured_stopped, &tls_stopped] {
+    for stopped in [&stopped, &secured_stopped, &member_stopped, &tls_stopped] {
         if let Err(error) = stopped {
             failed = true;
             println!("e2e shutdown: FAILED: {error:#}");
@@ -161,6 +218,10 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
         println!(
             "--auth server log:\n{}",
             indent(&secured.log.lock().expect("log").join("\n"))
+        );
+        println!(
+            "--replSet server log:\n{}",
+            indent(&member.log.lock().expect("log").join("\n"))
         );
         println!("TLS server log:\n{}", indent(&tls_log));
         bail!("e2e failed");
