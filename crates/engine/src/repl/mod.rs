@@ -223,22 +223,7 @@ impl Member {
         }
         let raw = RawDocumentBuf::try_from(&config)
             .map_err(|error| Error::new(ErrorCode::InternalError, error.to_string()))?;
-        let ns = config_namespace();
-        match writer
-            .find_id(
-                &ns,
-                raw.get("_id")
-                    .ok()
-                    .flatten()
-                    .unwrap_or(bson::RawBsonRef::Null),
-            )
-            .map_err(from_store)?
-        {
-            Some((rid, _)) => writer.update(&ns, rid, &raw).map_err(from_store)?,
-            None => {
-                writer.insert(&ns, &raw).map_err(from_store)?;
-            }
-        }
+        put_by_id(&mut writer, &config_namespace(), &raw)?;
         if initiating {
             writer
                 .oplog_note(bson::rawdoc! { "msg": "initiating set" })
@@ -327,25 +312,32 @@ impl Member {
         let mut current = self.config.lock();
         let raw = RawDocumentBuf::try_from(&config)
             .map_err(|error| Error::new(ErrorCode::InternalError, error.to_string()))?;
-        let ns = config_namespace();
         let mut writer = store.write().map_err(from_store)?;
-        let id = raw
-            .get("_id")
-            .ok()
-            .flatten()
-            .unwrap_or(bson::RawBsonRef::Null);
-        match writer.find_id(&ns, id).map_err(from_store)? {
-            Some((rid, _)) => writer.update(&ns, rid, &raw).map_err(from_store)?,
-            None => {
-                writer.insert(&ns, &raw).map_err(from_store)?;
-            }
-        }
+        put_by_id(&mut writer, &config_namespace(), &raw)?;
         writer
             .oplog_note(bson::rawdoc! { "msg": "Reconfig set", "version": version_of(&config) })
             .map_err(from_store)?;
         writer.commit().map_err(from_store)?;
         *current = config;
         Ok(())
+    }
+}
+
+/// Writes `doc` into `ns` in `writer`'s transaction, replacing the document with its
+/// `_id` if there is one (the set's config, a session's retryable-write record).
+pub(crate) fn put_by_id(
+    writer: &mut crate::store::Writer<'_>,
+    ns: &Namespace,
+    doc: &bson::RawDocument,
+) -> Result<(), Error> {
+    let id = doc
+        .get("_id")
+        .ok()
+        .flatten()
+        .unwrap_or(bson::RawBsonRef::Null);
+    match writer.find_id(ns, id).map_err(from_store)? {
+        Some((rid, _)) => writer.update(ns, rid, doc).map_err(from_store),
+        None => writer.insert(ns, doc).map(|_| ()).map_err(from_store),
     }
 }
 

@@ -162,17 +162,7 @@ impl Statements {
             "results": results,
         };
         let record = RawDocumentBuf::try_from(&record).map_err(internal)?;
-        let ns = namespace();
-        let found = writer
-            .find_id(&ns, RawBsonRef::Document(&self.session))
-            .map_err(from_store)?;
-        match found {
-            Some((rid, _)) => writer.update(&ns, rid, &record).map_err(from_store)?,
-            None => {
-                writer.insert(&ns, &record).map_err(from_store)?;
-            }
-        }
-        Ok(())
+        super::put_by_id(writer, &namespace(), &record)
     }
 }
 
