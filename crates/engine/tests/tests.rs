@@ -5,6 +5,7 @@ mod aggregate_output;
 mod bulk_write;
 mod command_walk;
 mod compressed_scans;
+mod concerns_and_tailing;
 mod ddl;
 mod disk_failures;
 mod embedded;

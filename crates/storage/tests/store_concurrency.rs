@@ -85,3 +85,45 @@ fn writers_readers_and_checkpoints_run_together() {
     store.close().expect("close");
     let _ = std::fs::remove_dir_all(path.parent().expect("dir"));
 }
+
+/// A waiter for the next commit wakes when another thread commits (not before), and a
+/// wait with no commit ends at its timeout with the count unchanged; a transaction that
+/// logged nothing is not a commit.
+#[test]
+fn a_commit_wakes_its_waiters() {
+    let path = temp_path("commit-signal");
+    let store = Store::open_path(&path, StoreOptions::default()).expect("open");
+    let ns = Namespace::new("db", "c");
+    let seen = store.commit_count();
+    assert_eq!(
+        store.wait_for_commit(seen, Duration::from_millis(30)),
+        seen,
+        "no commit: the wait times out"
+    );
+    store
+        .write()
+        .expect("write")
+        .commit()
+        .expect("empty commit");
+    assert_eq!(
+        store.commit_count(),
+        seen,
+        "an empty transaction is no commit"
+    );
+    let waiter = {
+        let store = Arc::clone(&store);
+        std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let count = store.wait_for_commit(seen, Duration::from_secs(30));
+            (count, started.elapsed())
+        })
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    let mut writer = store.write().expect("write");
+    writer.insert(&ns, &rawdoc! {"_id": 1}).expect("insert");
+    writer.commit().expect("commit");
+    let (count, waited) = waiter.join().expect("waiter");
+    assert_eq!(count, seen + 1);
+    assert!(waited < Duration::from_secs(30), "woken by the commit");
+    store.close().expect("close");
+}

@@ -7,6 +7,14 @@
 //! grow, and updates keep them). Anything else (sorted results, pipelines, listings) is
 //! computed whole when the cursor opens and handed out batch by batch. The cursor lifecycle
 //! is drawn in the `registry` module.
+//!
+//! A tailable cursor (`tailable`, on a capped collection: the oplog) is a forward scan
+//! that stays open when it reaches the end, unless the collection was empty (nothing to
+//! resume after: mongod's dead cursor) or its limit is spent. Each getMore continues after
+//! the last record examined; if that record was removed meanwhile (the capped collection
+//! rolled over it) the cursor fails with 136 CappedPositionLost rather than skip what it
+//! never saw. With `awaitData`, a getMore that finds nothing waits for the next commit,
+//! up to its `maxTimeMS` (one second when not given), then answers an empty batch.
 
 use super::args;
 use super::read_args::{self, to_usize};
@@ -44,7 +52,22 @@ pub(crate) struct Cursor {
     /// Who opened it, `(user, db)`, under `--auth`: only that user may continue or kill
     /// it (from any connection), as mongod checks.
     pub(crate) owner: Option<(String, String)>,
+    /// Set for a tailable cursor (its source is a forward [`Scan`]).
+    pub(crate) tail: Option<Tail>,
 }
+
+/// What a tailable cursor keeps beyond its scan.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tail {
+    /// `awaitData`: an empty getMore waits for a commit.
+    pub(crate) await_data: bool,
+    /// The position the scan started after (a `ts` bound, not a record it examined):
+    /// not checked for removal.
+    pub(crate) start: Option<u64>,
+}
+
+/// How long an `awaitData` getMore without `maxTimeMS` waits (mongod's default).
+pub(crate) const AWAIT_DATA_DEFAULT_MS: i64 = 1000;
 
 /// Where a cursor's remaining results come from.
 pub(crate) enum Source {
@@ -108,21 +131,57 @@ impl Cursor {
             plan_summary: None,
             pending: None,
             owner: None,
+            tail: None,
         }
     }
 
+    /// Whether a cursor that has read all there is now is finished: always, except a
+    /// tailable one that has a position to resume from and no spent limit.
+    fn ends_when_exhausted(&self) -> bool {
+        match (&self.tail, &self.source) {
+            (Some(_), Source::Scan(scan)) => scan.after.is_none() || scan.limit == Some(0),
+            _ => true,
+        }
+    }
+
+    /// For a tailable cursor, 136 CappedPositionLost when the record it last examined is
+    /// gone (removed by the capped collection's rollover).
+    fn check_tail_position(&self, engine: &Engine) -> Result<(), Error> {
+        let (Some(tail), Source::Scan(scan)) = (&self.tail, &self.source) else {
+            return Ok(());
+        };
+        let Some(rid) = scan.after.filter(|&rid| Some(rid) != tail.start) else {
+            return Ok(());
+        };
+        let store = engine.store();
+        let reader = store.read()?;
+        let meta = same_collection(&reader, &self.ns, scan.uuid)?;
+        if reader.get(&meta, rid)?.is_none() {
+            return Err(Error::new(
+                ErrorCode::Other(136, "CappedPositionLost"),
+                format!(
+                    "CollectionScan died due to position in capped collection being deleted. \
+                     Last seen record id: RecordId({rid})"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The next batch of at most `count_max` documents (any number when `None`) and at most
-    /// `BATCH_BYTES_MAX` bytes (but at least one document), and whether nothing is left.
+    /// `BATCH_BYTES_MAX` bytes (but at least one document), and whether the cursor is
+    /// finished (nothing is left; a tailable cursor: see [`Tail`]).
     pub(crate) fn next_batch(
         &mut self,
         engine: &Engine,
         count_max: Option<usize>,
     ) -> Result<(Vec<RawDocumentBuf>, bool), Error> {
+        self.check_tail_position(engine)?;
         let deadline = Deadline::start(engine.host.as_ref(), self.time_left_ms);
         let mut batch = Batch::new(count_max);
         let exhausted = self.fill(engine, &mut batch, &deadline)?;
         self.time_left_ms = deadline.remaining();
-        Ok((batch.docs, exhausted))
+        Ok((batch.docs, exhausted && self.ends_when_exhausted()))
     }
 
     fn fill(
@@ -679,15 +738,25 @@ pub(crate) fn get_more(engine: &Engine, request: &Request<'_>) -> Result<Reply, 
         let message = format!("cursor id {id} was not created by the authenticated user");
         return Err(Error::new(ErrorCode::Unauthorized, message));
     }
-    if read_args::field(request, "maxTimeMS")?.is_some() {
-        engine.cursors.checkin(id, cursor, engine.host.now_millis());
-        let message = "cannot set maxTimeMS on getMore command for a non-awaitData cursor";
-        return Err(Error::new(ErrorCode::BadValue, message));
-    }
+    let awaits = cursor.tail.is_some_and(|tail| tail.await_data);
+    let await_ms = match read_args::max_time_ms(request)? {
+        Some(_) if !awaits => {
+            engine.cursors.checkin(id, cursor, engine.host.now_millis());
+            let message = "cannot set maxTimeMS on getMore command for a non-awaitData cursor";
+            return Err(Error::new(ErrorCode::BadValue, message));
+        }
+        Some(ms) => ms,
+        None => AWAIT_DATA_DEFAULT_MS,
+    };
     if let Some(summary) = &cursor.plan_summary {
         crate::operations::set_current_plan_summary(summary.clone());
     }
-    let (docs, exhausted) = match cursor.next_batch(engine, batch_size.map(to_usize)) {
+    let batch = if awaits {
+        next_batch_awaiting(engine, &mut cursor, batch_size.map(to_usize), await_ms)
+    } else {
+        cursor.next_batch(engine, batch_size.map(to_usize))
+    };
+    let (docs, exhausted) = match batch {
         Ok(batch) => batch,
         Err(error) => {
             // A failed getMore kills the cursor, as in mongod.
@@ -703,6 +772,34 @@ pub(crate) fn get_more(engine: &Engine, request: &Request<'_>) -> Result<Reply, 
         id
     };
     Ok(reply(&ns, id, &docs, cstr!("nextBatch")))
+}
+
+/// An `awaitData` cursor's next batch: when there is nothing new, waits for commits (up
+/// to `await_ms` in all) until one brings something, then answers what there is.
+fn next_batch_awaiting(
+    engine: &Engine,
+    cursor: &mut Cursor,
+    count_max: Option<usize>,
+    await_ms: i64,
+) -> Result<(Vec<RawDocumentBuf>, bool), Error> {
+    // Real time, not the host's clock: the wait is on a condition variable.
+    let now = std::time::Instant::now();
+    let until = now
+        .checked_add(std::time::Duration::from_millis(
+            u64::try_from(await_ms).unwrap_or(0),
+        ))
+        .unwrap_or(now);
+    loop {
+        // Counted before the read: a commit after it is one this read may have missed.
+        let seen = engine.store().commit_count();
+        let (docs, finished) = cursor.next_batch(engine, count_max)?;
+        let wait = until.saturating_duration_since(std::time::Instant::now());
+        if !docs.is_empty() || finished || wait.is_zero() {
+            return Ok((docs, finished));
+        }
+        crate::operations::check_current()?;
+        engine.store().wait_for_commit(seen, wait);
+    }
 }
 
 /// Whether the request's user may use a cursor opened by `owner`: always with

@@ -109,22 +109,23 @@ pub(crate) fn find(engine: &Engine, request: &Request<'_>) -> Result<Reply, Erro
     args::check_fields(request, FIND_FIELDS)?;
     let ns = args::collection(request)?;
     let query = parse_find(request, engine.host.now_millis())?;
-    let tailable = check_tailable(request)?;
+    let tail = check_tailable(request)?;
     let deadline = Deadline::start(engine.host.as_ref(), query.time_ms);
     let store = engine.store();
     let reader = store.read()?;
     let Some(meta) = reader.collection(&ns)? else {
         drop(reader);
         if let Some(docs) = crate::system_collections::documents(engine, &ns) {
-            if tailable {
+            if tail.is_some() {
                 return Err(refuse_tailable(&ns, &query));
             }
             return find_in(engine, request, ns, query, docs, &deadline);
         }
         return Ok(cursor::reply(&ns, 0, &[], bson::raw::cstr!("firstBatch")));
     };
-    if tailable {
-        return Err(refuse_tailable(&ns, &query));
+    if let Some(await_data) = tail {
+        drop(reader);
+        return find_tailing(engine, request, ns, &meta, query, await_data);
     }
     let source = plan(engine, &reader, &meta, &ns, &query, &deadline)?;
     drop(reader);
@@ -246,9 +247,92 @@ fn refuse_unsupported(request: &Request<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// Whether the find asks for a tailable cursor; `awaitData` without `tailable` is mongod's
-/// FailedToParse.
-fn check_tailable(request: &Request<'_>) -> Result<bool, Error> {
+/// A tailable find on capped collection `meta`: a forward scan from the start (or from
+/// the filter's lower bound on the oplog's `ts`) whose cursor stays open at the end
+/// (`cursor::Tail`). Another order is mongod's BadValue.
+fn find_tailing(
+    engine: &Engine,
+    request: &Request<'_>,
+    ns: Namespace,
+    meta: &CollectionMeta,
+    query: FindQuery<'_>,
+    await_data: bool,
+) -> Result<Reply, Error> {
+    if !meta.options.get_bool("capped").unwrap_or(false) {
+        return Err(refuse_tailable(&ns, &query));
+    }
+    if !matches!(query.order, Order::Natural(true)) || query.min_max.is_set() {
+        return Err(Error::new(
+            ErrorCode::BadValue,
+            "cannot use tailable option with a sort other than {$natural: 1}",
+        ));
+    }
+    let start = match meta.kind {
+        crate::store::oplog::Kind::Oplog => oplog_start(query.filter_spec),
+        crate::store::oplog::Kind::Documents => None,
+    };
+    crate::operations::set_current_plan_summary("COLLSCAN".to_owned());
+    let mut cursor = Cursor::new(
+        ns,
+        Source::Scan(Scan {
+            uuid: meta.uuid,
+            after: start,
+            reverse: false,
+            skip: query.skip,
+            limit: query.limit,
+        }),
+    );
+    cursor.filter = query.filter;
+    cursor.projection = query.projection;
+    cursor.no_timeout = query.no_timeout;
+    cursor.tail = Some(cursor::Tail { await_data, start });
+    cursor::open(engine, request, cursor, query.first)
+}
+
+/// Where a scan of the oplog may start for `filter`: just before the least `ts` its
+/// top-level (or `$and`-ed) `ts` condition admits (`$gt`, `$gte`, equality). Record ids
+/// are `ts` values, so the records before it cannot match; the filter is still applied
+/// to every record read.
+fn oplog_start(filter: Option<&RawDocument>) -> Option<u64> {
+    use bson::raw::RawBsonRef;
+    fn rid(ts: bson::Timestamp) -> u64 {
+        (u64::from(ts.time) << 32) | u64::from(ts.increment)
+    }
+    fn bound(filter: &RawDocument) -> Option<u64> {
+        let mut best: Option<u64> = None;
+        let mut raise = |after: u64| best = Some(best.map_or(after, |b| b.max(after)));
+        for element in filter.iter_elements().flatten() {
+            match (element.key().as_str(), element.value().ok()?) {
+                ("ts", RawBsonRef::Timestamp(ts)) => raise(rid(ts).saturating_sub(1)),
+                ("ts", RawBsonRef::Document(ops)) => {
+                    for op in ops.iter_elements().flatten() {
+                        match (op.key().as_str(), op.value().ok()?) {
+                            ("$gt", RawBsonRef::Timestamp(ts)) => raise(rid(ts)),
+                            ("$gte" | "$eq", RawBsonRef::Timestamp(ts)) => {
+                                raise(rid(ts).saturating_sub(1));
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                ("$and", RawBsonRef::Array(items)) => {
+                    for item in items.into_iter().flatten() {
+                        if let Some(after) = item.as_document().and_then(bound) {
+                            raise(after);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        best.filter(|&after| after > 0)
+    }
+    bound(filter?)
+}
+
+/// Whether the find asks for a tailable cursor (`Some(awaitData)`); `awaitData` without
+/// `tailable` is mongod's FailedToParse.
+fn check_tailable(request: &Request<'_>) -> Result<Option<bool>, Error> {
     let tailable = args::opt_bool(request, "tailable")?.unwrap_or(false);
     let await_data = args::opt_bool(request, "awaitData")?.unwrap_or(false);
     if await_data && !tailable {
@@ -257,19 +341,19 @@ fn check_tailable(request: &Request<'_>) -> Result<bool, Error> {
             "Cannot set 'awaitData' without also setting 'tailable'",
         ));
     }
-    Ok(tailable)
+    Ok(tailable.then_some(await_data))
 }
 
 /// A tailable find on an existing collection. As on mongod, a collection that does not
 /// exist answers an empty, closed cursor (the caller's), and one that is not capped is
 /// BadValue with the canonical query in the message (mongod's `toStringForErrorMsg`:
-/// `ns=<ns>Tree: <filter tree>Sort: <sort>\nProj: <projection>\n`). The only capped
-/// collections here are internal (`system.profile`): tailing them is not built (238).
+/// `ns=<ns>Tree: <filter tree>Sort: <sort>\nProj: <projection>\n`). `system.profile`
+/// is capped on mongod but not stored as one here: tailing it is 238.
 fn refuse_tailable(ns: &Namespace, query: &FindQuery<'_>) -> Error {
     if ns.coll == "system.profile" {
         return Error::new(
             ErrorCode::NotImplemented,
-            "tailable cursors on capped collections are not supported",
+            "tailable cursors on system.profile are not supported",
         );
     }
     let shown = |spec: Option<&RawDocument>| match spec {

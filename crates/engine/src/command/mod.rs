@@ -30,6 +30,7 @@ mod parameters;
 mod plan_cache;
 pub(crate) mod point;
 pub(crate) mod read_args;
+mod read_concern;
 pub(crate) mod registry;
 mod repl_commands;
 mod retry;
@@ -62,6 +63,10 @@ pub(crate) struct Request<'a> {
     fields: std::cell::OnceCell<Vec<(&'a str, bson::raw::RawBsonRef<'a>)>>,
     /// Its `currentOp` entry while dispatch runs it (long work reports progress there).
     running: std::cell::OnceCell<std::sync::Arc<crate::operations::Running>>,
+    /// Whether it runs on a replica-set member (dispatch sets it).
+    replicated: std::cell::Cell<bool>,
+    /// The `writeConcernError` its reply carries: a concern the set cannot satisfy.
+    unsatisfied: std::cell::RefCell<Option<Document>>,
 }
 
 impl<'a> Request<'a> {
@@ -89,7 +94,24 @@ impl<'a> Request<'a> {
             ctx,
             fields: std::cell::OnceCell::new(),
             running: std::cell::OnceCell::new(),
+            replicated: std::cell::Cell::new(false),
+            unsatisfied: std::cell::RefCell::new(None),
         }
+    }
+
+    /// Whether it runs on a replica-set member.
+    pub(crate) fn replicated(&self) -> bool {
+        self.replicated.get()
+    }
+
+    /// Notes the `writeConcernError` its reply is to carry (the write itself is applied).
+    pub(crate) fn note_unsatisfied_write_concern(&self, error: Document) {
+        *self.unsatisfied.borrow_mut() = Some(error);
+    }
+
+    /// The `writeConcernError` noted for its reply.
+    pub(crate) fn unsatisfied_write_concern(&self) -> Option<Document> {
+        self.unsatisfied.borrow().clone()
     }
 
     /// Its `currentOp` entry, when dispatch runs it.
@@ -499,6 +521,7 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
         let message = format!("{} may only be run against the admin database.", spec.name);
         return Err(Error::new(ErrorCode::Unauthorized, message));
     }
+    request.replicated.set(engine.replica_set().is_some());
     // Authorization before anything else looks at the request (see `auth::authorize`).
     crate::auth::authorize::check(&engine.directory(), &request.asked())?;
     let fail_point = fail_point(engine, request)?;
@@ -510,9 +533,15 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
         request.field("autocommit")?,
         request.field("startTransaction")?,
     )?;
+    read_concern::check(engine, request)?;
     count_operation(engine, request);
     // maxTimeMS bounds every command: its loops stop with 50 once it is spent.
-    let deadline = read_args::max_time_ms(request)?.map(|ms| {
+    // A getMore's maxTimeMS is how long an awaitData cursor waits, not a deadline.
+    let time_limit = match request.name {
+        "getMore" => None,
+        _ => read_args::max_time_ms(request)?,
+    };
+    let deadline = time_limit.map(|ms| {
         (
             std::sync::Arc::clone(&engine.host),
             engine.host.now_millis() + ms,
@@ -533,6 +562,9 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
     if let (Some(added), Ok(Reply::Doc(reply))) = (fail_point, &mut reply) {
         reply.extend(added);
     }
+    if let (Some(error), Ok(reply)) = (request.unsatisfied_write_concern(), &mut reply) {
+        add_write_concern_error(reply, error);
+    }
     profile(engine, request, operation.running(), &reply);
     drop(operation);
     count_outcome(engine, request, &reply);
@@ -545,6 +577,24 @@ pub(crate) fn dispatch(engine: &Engine, request: &Request<'_>) -> Result<RawDocu
         Reply::Raw(mut reply) => {
             reply.append(bson::raw::cstr!("ok"), 1.0);
             Ok(reply)
+        }
+    }
+}
+
+/// Adds `writeConcernError` to a reply that has none (a fail point's comes first).
+fn add_write_concern_error(reply: &mut Reply, error: Document) {
+    match reply {
+        Reply::Doc(reply) => {
+            if !reply.contains_key("writeConcernError") {
+                reply.insert("writeConcernError", error);
+            }
+        }
+        Reply::Raw(reply) => {
+            if !matches!(reply.get("writeConcernError"), Ok(Some(_)))
+                && let Ok(error) = RawDocumentBuf::try_from(&error)
+            {
+                reply.append(bson::raw::cstr!("writeConcernError"), error);
+            }
         }
     }
 }

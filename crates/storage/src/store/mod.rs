@@ -369,6 +369,9 @@ pub struct Store {
     term: std::sync::atomic::AtomicI64,
     /// Whether writers add oplog entries when the oplog exists (`set_oplog_writes`).
     oplog_writes: AtomicBool,
+    /// Logged commits so far, and the condition waiters for the next one wait on
+    /// (`wait_for_commit`: tailable cursors).
+    commits: (Mutex<u64>, Condvar),
 }
 
 impl std::fmt::Debug for Store {
@@ -519,6 +522,7 @@ impl Store {
             oplog_clock: oplog::Clock::default(),
             term: std::sync::atomic::AtomicI64::new(1),
             oplog_writes: AtomicBool::new(false),
+            commits: (Mutex::new(0), Condvar::new()),
         });
         let (replayed, unfinished) = store.replay(&recovery.records, covered)?;
         // Safe to mutate through a fresh Arc only before anyone else holds it.
@@ -584,6 +588,32 @@ impl Store {
     /// rebuilds the logged entries either way.
     pub fn set_oplog_writes(&self, on: bool) {
         self.oplog_writes.store(on, Ordering::Release);
+    }
+
+    /// How many logged commits this store has published (a value to pass to
+    /// [`Store::wait_for_commit`]).
+    pub fn commit_count(&self) -> u64 {
+        *self.commits.0.lock()
+    }
+
+    /// Waits until a commit after `seen` (a [`Store::commit_count`]) has been published,
+    /// or `timeout` has passed; returns the count then. A commit is visible to readers
+    /// started after it is counted, though it may not be durable yet.
+    pub fn wait_for_commit(&self, seen: u64, timeout: Duration) -> u64 {
+        let deadline = Instant::now() + timeout;
+        let mut count = self.commits.0.lock();
+        while *count <= seen && !self.is_closed() {
+            if self.commits.1.wait_until(&mut count, deadline).timed_out() {
+                break;
+            }
+        }
+        *count
+    }
+
+    /// Counts a published commit and wakes its waiters.
+    fn count_commit(&self) {
+        *self.commits.0.lock() += 1;
+        self.commits.1.notify_all();
     }
 
     /// Replays the records after `covered`, one transaction at a time: a transaction
@@ -788,6 +818,7 @@ impl Store {
     }
 
     fn after_commit(&self) {
+        self.count_commit();
         let due = self.log_bytes.load(Ordering::Relaxed) >= self.options.checkpoint_log_bytes;
         if due || self.space_due() {
             self.wakeup.signal.lock().wake = true;
@@ -913,6 +944,7 @@ impl Store {
         self.checkpoint_data()?;
         let _gate = self.gate.lock();
         self.closed.store(true, Ordering::Release);
+        self.commits.1.notify_all();
         crashpoint::hit("close.before_remove_log");
         self.dir
             .remove(&self.wal_name)

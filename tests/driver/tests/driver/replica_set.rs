@@ -162,3 +162,62 @@ fn a_retry_after_kill_9_and_a_restart_is_not_applied_again() {
         let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
     }
 }
+
+/// The oplog tailed as Meteor and Rocket.Chat tail it, through the driver's own
+/// `TailableAwait` cursor: it waits for the next write and yields its entry; `w: 2` on
+/// one member is applied and answered with the driver's write concern error (100).
+#[test]
+fn the_oplog_is_tailed_through_the_driver_and_w_2_is_unsatisfiable() {
+    use mongodb::options::{CursorType, WriteConcern};
+    let server = TestServer::start(&["--replSet", "rs0"]);
+    let uri = format!(
+        "mongodb://{}/?replicaSet=rs0&serverSelectionTimeoutMS=5000",
+        server.address
+    );
+    let client = client(&uri);
+    let coll = client.database("db").collection::<Document>("c");
+    coll.insert_one(doc! { "_id": 0 }).run().expect("insert");
+    let oplog = client.database("local").collection::<Document>("oplog.rs");
+    let last = oplog
+        .find_one(doc! {})
+        .sort(doc! { "$natural": -1 })
+        .run()
+        .expect("last entry")
+        .expect("an entry");
+    let after = last.get_timestamp("ts").expect("ts");
+    let mut cursor = oplog
+        .find(doc! { "ts": { "$gt": after }, "ns": "db.c" })
+        .cursor_type(CursorType::TailableAwait)
+        .max_await_time(std::time::Duration::from_millis(200))
+        .run()
+        .expect("tail");
+    let writer = {
+        let coll = coll.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            coll.insert_one(doc! { "_id": 1 }).run().expect("insert");
+        })
+    };
+    let entry = cursor.next().expect("an entry").expect("no error");
+    writer.join().expect("writer");
+    assert_eq!(entry.get_str("op").ok(), Some("i"), "{entry}");
+    assert_eq!(
+        entry.get_document("o").and_then(|o| o.get_i32("_id")).ok(),
+        Some(1)
+    );
+    let two = WriteConcern::builder()
+        .w(mongodb::options::Acknowledgment::Nodes(2))
+        .build();
+    let error = coll
+        .insert_one(doc! { "_id": 2 })
+        .write_concern(two)
+        .run()
+        .expect_err("w: 2 cannot be satisfied");
+    match *error.kind {
+        mongodb::error::ErrorKind::Write(mongodb::error::WriteFailure::WriteConcernError(
+            ref concern,
+        )) => assert_eq!(concern.code, 100, "{error}"),
+        _ => panic!("expected a write concern error: {error}"),
+    }
+    assert_eq!(count(&client), 3, "the w: 2 insert was applied");
+}
