@@ -109,3 +109,69 @@ fn kill_all_sessions_by_pattern_ends_one_session_or_every_owners() {
     ok(&engine, "admin", rawdoc! { "killAllSessionsByPattern": [] });
     assert!(listed(&engine).is_empty());
 }
+
+/// `$listSessions` reads `config.system.sessions` (which lists the same sessions as
+/// the cache here) and only it, as mongod; a plain aggregate of that collection reads
+/// its documents too.
+#[test]
+fn list_sessions_reads_config_system_sessions() {
+    let engine = engine();
+    ok(&engine, "db", rawdoc! { "ping": 1, "lsid": lsid(4) });
+    let ids = |reply: &Document| -> Vec<Bson> {
+        reply
+            .get_document("cursor")
+            .and_then(|c| c.get_array("firstBatch"))
+            .expect("batch")
+            .iter()
+            .filter_map(|e| {
+                e.as_document()?
+                    .get_document("_id")
+                    .ok()?
+                    .get("id")
+                    .cloned()
+            })
+            .collect()
+    };
+    let expected = vec![Bson::Binary(Binary {
+        subtype: BinarySubtype::Uuid,
+        bytes: vec![4; 16],
+    })];
+    for stage in [
+        rawdoc! { "$listSessions": {} },
+        rawdoc! { "$listSessions": { "allUsers": true } },
+    ] {
+        let reply = ok(
+            &engine,
+            "config",
+            rawdoc! { "aggregate": "system.sessions", "pipeline": [stage], "cursor": {} },
+        );
+        assert_eq!(ids(&reply), expected, "{reply}");
+    }
+    let plain = ok(
+        &engine,
+        "config",
+        rawdoc! { "aggregate": "system.sessions", "pipeline": [{ "$match": {} }], "cursor": {} },
+    );
+    assert_eq!(ids(&plain), expected, "{plain}");
+    let elsewhere = fails(
+        &engine,
+        "db",
+        rawdoc! { "aggregate": "c", "pipeline": [{ "$listSessions": {} }], "cursor": {} },
+        73,
+    );
+    assert!(
+        elsewhere
+            .get_str("errmsg")
+            .is_ok_and(|m| m.contains("config.system.sessions"))
+    );
+    fails(
+        &engine,
+        "config",
+        rawdoc! {
+            "aggregate": "system.sessions",
+            "pipeline": [{ "$match": {} }, { "$listSessions": {} }],
+            "cursor": {},
+        },
+        40602,
+    );
+}

@@ -234,6 +234,15 @@ fn check_input(input: &Input, pipeline: &Pipeline) -> Result<(), Error> {
         Input::Database(ns) if pipeline.current_op().is_some() && ns.db != "admin" => {
             Err(current_op_misplaced())
         }
+        Input::Collection(ns) if pipeline.lists_stored_sessions() => {
+            if ns.db == "config" && ns.coll == "system.sessions" {
+                return Ok(());
+            }
+            Err(Error::new(
+                ErrorCode::InvalidNamespace,
+                "$listSessions may only be run against config.system.sessions",
+            ))
+        }
         Input::Collection(_) if pipeline.local_sessions().is_some() => Err(Error::new(
             ErrorCode::InvalidNamespace,
             "$listLocalSessions must be run against the database with {aggregate: 1}, not a \
@@ -397,6 +406,21 @@ impl Run<'_> {
             }
             Input::Collection(ns) => ns,
         };
+        // Collections the engine holds itself (`config.system.sessions`, which
+        // `$listSessions` reads; `admin.system.version`).
+        if let Some(docs) = crate::system_collections::documents(self.engine, ns) {
+            let docs = match self.pipeline.local_sessions() {
+                Some(LocalSessions::Users(_)) => Vec::new(),
+                _ => docs,
+            };
+            for doc in self
+                .pipeline
+                .stream_with(docs.into_iter().map(Ok), &foreign)
+            {
+                sink(finish(doc, &failure)?)?;
+            }
+            return fail_on(&failure);
+        }
         if let Some(spec) = self.pipeline.coll_stats() {
             let meta = reader.collection(ns)?;
             let stats = super::stats::coll_stats_stage(self.engine, ns, meta.as_ref(), spec)?;

@@ -80,6 +80,9 @@ pub struct Pipeline {
     first: Option<String>,
     /// A leading `$listLocalSessions`, whose documents the engine supplies.
     local_sessions: Option<LocalSessions>,
+    /// The leading stage was `$listSessions` (the sessions of `config.system.sessions`),
+    /// not `$listLocalSessions`: it reads a collection.
+    stored_sessions: bool,
     /// A leading `$currentOp`, whose documents (the operations running) the engine supplies.
     current_op: Option<CurrentOp>,
     /// A leading `$planCacheStats`.
@@ -198,6 +201,7 @@ impl Pipeline {
             stages: Vec::new(),
             first: None,
             local_sessions: None,
+            stored_sessions: false,
             current_op: None,
             plan_cache_stats: false,
             index_stats: false,
@@ -235,7 +239,12 @@ impl Pipeline {
                 SOURCE_STAGES.contains(n)
                     || matches!(
                         *n,
-                        "$out" | "$merge" | "$planCacheStats" | "$collStats" | "$indexStats"
+                        "$out"
+                            | "$merge"
+                            | "$planCacheStats"
+                            | "$collStats"
+                            | "$indexStats"
+                            | "$listSessions"
                     )
             });
             let Some(name) = special else {
@@ -300,7 +309,8 @@ impl Pipeline {
                     } else if name == "$currentOp" {
                         pipeline.current_op = Some(output::parse_current_op(spec)?);
                     } else {
-                        pipeline.local_sessions = Some(output::parse_local_sessions(spec)?);
+                        pipeline.local_sessions = Some(output::parse_local_sessions(name, spec)?);
+                        pipeline.stored_sessions = name == "$listSessions";
                     }
                 }
             }
@@ -351,6 +361,13 @@ impl Pipeline {
     /// sessions it selects to [`Pipeline::run`] as the input.
     pub fn local_sessions(&self) -> Option<&LocalSessions> {
         self.local_sessions.as_ref()
+    }
+
+    /// Whether the leading sessions stage is `$listSessions` (run on
+    /// `config.system.sessions`) rather than `$listLocalSessions` (run with
+    /// `{aggregate: 1}`); [`Pipeline::local_sessions`] holds its options either way.
+    pub fn lists_stored_sessions(&self) -> bool {
+        self.stored_sessions
     }
 
     /// The final `$out` or `$merge`, when there is one: [`Pipeline::run`] produces the

@@ -511,14 +511,17 @@ fn parse_when_not_matched(value: RawBsonRef<'_>) -> Result<WhenNotMatched, Query
     }
 }
 
-/// `{$listLocalSessions: {}}`, `{allUsers: true}` or `{users: [{user, db}]}`.
-pub(crate) fn parse_local_sessions(spec: RawBsonRef<'_>) -> Result<LocalSessions, QueryError> {
-    const STAGE: &str = "$listLocalSessions";
+/// `{$listLocalSessions: {}}` (or `$listSessions`, `STAGE`), `{allUsers: true}` or
+/// `{users: [{user, db}]}`.
+pub(crate) fn parse_local_sessions(
+    stage: &str,
+    spec: RawBsonRef<'_>,
+) -> Result<LocalSessions, QueryError> {
     let RawBsonRef::Document(doc) = spec else {
         return Err(location(
             31102,
             format!(
-                "{STAGE} options must be specified in an object, but found: {}",
+                "{stage} options must be specified in an object, but found: {}",
                 kind(spec)
             ),
         ));
@@ -528,17 +531,17 @@ pub(crate) fn parse_local_sessions(spec: RawBsonRef<'_>) -> Result<LocalSessions
     for (key, value) in elements(doc) {
         match (key, value) {
             ("allUsers", RawBsonRef::Boolean(b)) => all_users = b,
-            ("allUsers", other) => return Err(wrong_type(STAGE, key, other, "bool")),
-            ("users", RawBsonRef::Array(items)) => users = Some(parse_users(items)?),
-            ("users", other) => return Err(wrong_type(STAGE, key, other, "array")),
+            ("allUsers", other) => return Err(wrong_type(stage, key, other, "bool")),
+            ("users", RawBsonRef::Array(items)) => users = Some(parse_users(stage, items)?),
+            ("users", other) => return Err(wrong_type(stage, key, other, "array")),
             ("$_internalPredicate", _) => {}
-            _ => return Err(unknown_field(STAGE, key)),
+            _ => return Err(unknown_field(stage, key)),
         }
     }
     match (all_users, users) {
         (true, Some(_)) => Err(location(
             31113,
-            format!("{STAGE} may not specify allUsers and users together"),
+            format!("{stage} may not specify allUsers and users together"),
         )),
         (true, None) => Ok(LocalSessions::AllUsers),
         (false, Some(users)) => Ok(LocalSessions::Users(users)),
@@ -546,11 +549,11 @@ pub(crate) fn parse_local_sessions(spec: RawBsonRef<'_>) -> Result<LocalSessions
     }
 }
 
-fn parse_users(items: &bson::RawArray) -> Result<Vec<(String, String)>, QueryError> {
+fn parse_users(stage: &str, items: &bson::RawArray) -> Result<Vec<(String, String)>, QueryError> {
     let mut users = Vec::new();
     for item in array_values(items) {
         let RawBsonRef::Document(user) = item else {
-            return Err(wrong_type("$listLocalSessions", "users", item, "object"));
+            return Err(wrong_type(stage, "users", item, "object"));
         };
         users.push((text_field(user, "user")?, text_field(user, "db")?));
     }
