@@ -4,10 +4,14 @@ rounds so machine noise falls on both.
 
 Rows (medians over rounds; ratios replSet / standalone):
 - sequential durable insertOne latency (on the replica set the driver makes it a
-  retryable write: `lsid` + `txnNumber`, so the oplog entry and the session's record);
+  retryable write: `lsid` + `txnNumber`, so the oplog entry and the session's record),
+  and the same with `retryWrites=false` (the oplog entry alone);
 - insertMany MB/s (1,000 documents of 1 KiB per call);
 - hello vs ping on the replica set (same connection);
 - a fresh `--replSet` server's first `ping` as primary, from process start.
+
+Prints a readable summary, and `name<TAB>value` rows that `cargo xtask gates --only
+replset` records.
 
 Usage: python bench_replset.py SERVER_BINARY [ROUNDS]
 """
@@ -47,8 +51,10 @@ def start(extra, directory, name):
     return process, port, started
 
 
-def client(port, replica_set):
+def client(port, replica_set, retry=True):
     options = "replicaSet=rs0" if replica_set else "directConnection=true"
+    if not retry:
+        options += "&retryWrites=false"
     return MongoClient(f"mongodb://127.0.0.1:{port}/?{options}")
 
 
@@ -64,9 +70,11 @@ def main():
     plain, plain_port, _ = start([], directory, "plain.mfdb")
     rs, rs_port, _ = start(["--replSet", "rs0"], directory, "rs.mfdb")
     a, b = client(plain_port, False), client(rs_port, True)
+    b_plain = client(rs_port, True, retry=False)
     a.admin.command("ping")
     b.admin.command("ping")
-    rows = {k: ([], []) for k in ("insertOne us", "insertMany MB/s")}
+    b_plain.admin.command("ping")
+    rows = {k: ([], []) for k in ("insertOne us", "insertMany MB/s", "insertOne noretry us")}
     hello, ping = [], []
     doc = {"pad": "x" * 1000}
     batch_bytes = 1000 * 1040
@@ -82,16 +90,26 @@ def main():
                 5,
             )
             rows["insertMany MB/s"][side].append(batch_bytes / seconds / 1e6)
+            plain_client = a if side == 0 else b_plain
+            noretry = plain_client.bench[f"noretry{r}"]
+            rows["insertOne noretry us"][side].append(
+                per_op(lambda i: noretry.insert_one({"_id": i, **doc}), 300) * 1e6
+            )
         db = b.admin
         hello.append(per_op(lambda i: db.command("hello"), 2000) * 1e6)
         ping.append(per_op(lambda i: db.command("ping"), 2000) * 1e6)
+    table = []
     for name, (x, y) in rows.items():
         mx, my = statistics.median(x), statistics.median(y)
         print(f"{name}: standalone {mx:.1f}, replSet {my:.1f}, ratio {my / mx:.3f}")
+        key = name.replace(" ", "_").replace("/", "_per_")
+        table += [(f"standalone_{key}", mx), (f"replset_{key}", my), (f"ratio_{key}", my / mx)]
     mh, mp = statistics.median(hello), statistics.median(ping)
     print(f"hello {mh:.1f} us, ping {mp:.1f} us, ratio {mh / mp:.3f}")
+    table += [("replset_hello_us", mh), ("replset_ping_us", mp), ("ratio_hello_ping", mh / mp)]
     a.close()
     b.close()
+    b_plain.close()
     for p in (plain, rs):
         p.terminate()
         p.wait()
@@ -109,6 +127,9 @@ def main():
     print(f"first ping as primary on an empty file: median {statistics.median(firsts):.1f} ms "
           f"(min {min(firsts):.1f}, max {max(firsts):.1f}; includes process start and the "
           f"client's connection)")
+    table.append(("replset_first_ping_ms", statistics.median(firsts)))
+    for name, value in table:
+        print(f"{name}\t{value:.3f}")
 
 
 if __name__ == "__main__":

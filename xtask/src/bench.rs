@@ -19,10 +19,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     if what == "surface" {
         return surface(root, rest);
     }
-    let mut command = Command::new(env!("CARGO"));
-    command
-        .current_dir(root)
-        .args(["run", "--release", "--quiet"]);
+    // Cargo's progress shows while it builds (a release build takes minutes).
+    eprintln!("xtask: building and running the {what} benchmark (release)");
+    let mut command = crate::cargo();
+    command.current_dir(root).args(["run", "--release"]);
     match what.as_str() {
         "ping" => command.args(["-p", "mfdb-netbench"]),
         // Issue 20's OP_COMPRESSED row (the same binary, `--compression`).

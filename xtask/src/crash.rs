@@ -408,7 +408,7 @@ fn matrix(root: &Path, options: &Options) -> Result<Vec<(String, String)>> {
 /// normal builds are not invalidated) and returns the binary.
 fn build(root: &Path) -> Result<PathBuf> {
     let target = root.join("target/crash");
-    let status = std::process::Command::new(env!("CARGO"))
+    let status = crate::cargo()
         .current_dir(root)
         .args(["build", "--quiet", "-p", "server", "--bin", "multiforadb"])
         .args(["--features", "crash-points", "--target-dir"])

@@ -232,9 +232,11 @@ pub fn run(root: &Path, _args: &[String]) -> Result<()> {
 
 /// Builds `<target dir>/debug/multiforadb` (dev profile: it shares artifacts with `cargo test`).
 pub(crate) fn build_server(root: &Path) -> Result<()> {
-    let status = Command::new(env!("CARGO"))
+    // Cargo's own progress (what it compiles) shows while it builds.
+    eprintln!("xtask: building the server (cargo build -p server)");
+    let status = crate::cargo()
         .current_dir(root)
-        .args(["build", "--quiet", "-p", "server", "--bin", "multiforadb"])
+        .args(["build", "-p", "server", "--bin", "multiforadb"])
         .status()?;
     if !status.success() {
         bail!("building the server failed");

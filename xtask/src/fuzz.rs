@@ -5,13 +5,12 @@
 
 use anyhow::{Result, bail};
 use std::path::Path;
-use std::process::Command;
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     if args.is_empty() {
         bail!("usage: cargo xtask fuzz <target|all|list> [--iterations N] [--seed S]");
     }
-    let status = Command::new(env!("CARGO"))
+    let status = crate::cargo()
         .current_dir(root)
         .args(["run", "--release", "--quiet", "-p", "mfdb-fuzz", "--"])
         .args(args)

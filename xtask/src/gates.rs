@@ -21,9 +21,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage: cargo xtask gates [--size small|default|large] [--docs N] \
-[--doc-size BYTES] [--large-gb G] [--only bench,large,churn,crash] [--compressor none|lz4]";
+[--doc-size BYTES] [--large-gb G] [--only bench,large,churn,crash,replset] \
+[--compressor none|lz4]";
 
-const SECTIONS: &[&str] = &["bench", "large", "churn", "crash"];
+const SECTIONS: &[&str] = &["bench", "large", "churn", "crash", "replset"];
 
 /// A clean stop checkpoints; on a large file that takes a while.
 const STOP_LIMIT: Duration = Duration::from_secs(300);
@@ -147,17 +148,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     if !e2e.join("node_modules/mongodb").exists() {
         bail!("the Node.js driver is not installed: run `bash tests/e2e/setup.sh` first");
     }
-    let status = Command::new(env!("CARGO"))
+    eprintln!("gates: building the release server");
+    let status = crate::cargo()
         .current_dir(root)
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "-p",
-            "server",
-            "--bin",
-            "multiforadb",
-        ])
+        .args(["build", "--release", "-p", "server", "--bin", "multiforadb"])
         .status()?;
     if !status.success() {
         bail!("building the release server failed");
@@ -232,7 +226,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
 
 fn run_sections(context: &Setup, plan: &Plan, report: &mut Report) -> Result<()> {
     type Section = fn(&Setup, &Plan) -> Result<Vec<Row>>;
-    let sections: [(&str, String, Section); 4] = [
+    let sections: [(&str, String, Section); 5] = [
         (
             "bench",
             format!("{} x {} B", plan.docs, plan.doc_size),
@@ -249,6 +243,11 @@ fn run_sections(context: &Setup, plan: &Plan, report: &mut Report) -> Result<()>
             churn,
         ),
         ("crash", String::new(), crash),
+        (
+            "replset",
+            format!("{} rounds, PyMongo", replset_rounds(plan)),
+            replset,
+        ),
     ];
     for (name, what, section) in sections {
         if !plan.runs(name) {
@@ -263,6 +262,44 @@ fn run_sections(context: &Setup, plan: &Plan, report: &mut Report) -> Result<()>
             .push((format!("loadavg_after_{name}"), load));
     }
     Ok(())
+}
+
+// ---- a replica set beside a standalone (issue 43) ------------------------------------------
+
+fn replset_rounds(plan: &Plan) -> u32 {
+    if plan.size == "small" { 3 } else { 5 }
+}
+
+/// `tests/e2e/bench_replset.py`: a `--replSet` server and a standalone side by side,
+/// alternating rounds (retryable and plain insertOne, insertMany, hello vs ping, the first
+/// ping as primary); its `name<TAB>value` lines are the rows.
+fn replset(context: &Setup, plan: &Plan) -> Result<Vec<Row>> {
+    let python = context.root.join("tests/e2e/.venv/bin/python");
+    if !python.exists() {
+        bail!("PyMongo is not installed: run `bash tests/e2e/setup.sh` first");
+    }
+    let mut child = Command::new(python)
+        .arg(context.root.join("tests/e2e/bench_replset.py"))
+        .arg(&context.server)
+        .arg(replset_rounds(plan).to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("starting bench_replset.py")?;
+    let stdout = child.stdout.take().context("bench_replset.py stdout")?;
+    let mut rows = Vec::new();
+    for line in BufReader::new(stdout).lines() {
+        let line = line?;
+        match line.split_once('\t') {
+            Some((name, value)) => rows.push((name.to_owned(), value.to_owned())),
+            None => println!("  {line}"),
+        }
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("bench_replset.py failed: {status}");
+    }
+    Ok(rows)
 }
 
 // ---- the benchmark table ----------------------------------------------------------------

@@ -71,6 +71,31 @@ fn main() -> Result<()> {
     }
 }
 
+/// A `cargo` command for the tasks' own builds, without the variables `cargo run` set for
+/// xtask itself (`CARGO_PKG_NAME=xtask`, `CARGO_MANIFEST_DIR`, ...): build scripts such as
+/// ring's name those in `rerun-if-env-changed`, so inheriting them made every build from
+/// a task rebuild ring, rustls and the server, and the next plain build rebuild them back
+/// (issue 50).
+pub(crate) fn cargo() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO"));
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        let set_by_cargo_run = [
+            "CARGO_PKG_",
+            "CARGO_MANIFEST_",
+            "CARGO_BIN_",
+            "CARGO_CRATE_",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+            || matches!(name, "CARGO_PRIMARY_PACKAGE" | "OUT_DIR");
+        if set_by_cargo_run {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
 /// Cargo's target directory for `root`: `CARGO_TARGET_DIR` when set (relative to `root`),
 /// else `root/target`, so the binaries run are the ones just built.
 fn target_dir(root: &std::path::Path) -> PathBuf {

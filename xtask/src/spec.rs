@@ -18,8 +18,9 @@
 use crate::e2e::{self, indent};
 use anyhow::{Context, Result, bail};
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// The folders of `../shared/spec-tests/` that the scorecard covers.
@@ -129,27 +130,35 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     } else {
         format!("mongodb://{}/?directConnection=true", server.address)
     };
-    let output = Command::new(&python)
+    eprintln!("spec: running {} against {uri}", folders.join(", "));
+    let mut child = Command::new(&python)
         .arg("-B") // no __pycache__ in the source tree
+        .arg("-u") // verdicts as they come: the progress lines follow them
         .arg(root.join("tests/spec/runner.py"))
         .args(["--uri", &uri, "--spec-root"])
         .arg(&spec_root)
         .args(["--filter", &options.filter])
         .args(&folders)
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .context("running tests/spec/runner.py")?;
+    let stderr = child.stderr.take().context("runner stderr")?;
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut text);
+        text
+    });
+    let stdout = follow(child.stdout.take().context("runner stdout")?)?;
+    let status = child.wait()?;
+    let stderr = errors.join().unwrap_or_default();
     let stopped = e2e::stop(&mut server);
     for path in [server.db.clone(), server.db.with_extension("mfdb-wal")] {
         let _ = std::fs::remove_file(path);
     }
-    let stdout = String::from_utf8_lossy(&output.stdout);
     let verdicts = parse_verdicts(&stdout)?;
-    if !output.status.success() {
-        bail!(
-            "the runner exited with {}:\n{}",
-            output.status,
-            indent(&String::from_utf8_lossy(&output.stderr))
-        );
+    if !status.success() {
+        bail!("the runner exited with {status}:\n{}", indent(&stderr));
     }
     print_scorecard(&verdicts, options.verbose);
     println!("spec: {:.1} s", started.elapsed().as_secs_f64());
@@ -196,6 +205,45 @@ fn spec_root(root: &Path) -> PathBuf {
         Some(path) => PathBuf::from(path),
         None => root.join("../shared/spec-tests"),
     }
+}
+
+/// Reads the runner's verdict lines as they come, printing one progress line per folder
+/// it finishes (with its counts so far) on stderr; returns them all.
+fn follow(stdout: impl std::io::Read) -> Result<String> {
+    let mut all = String::new();
+    let mut folder = String::new();
+    let mut tally = Tally::default();
+    let started = Instant::now();
+    let report = |folder: &str, tally: &Tally| {
+        eprintln!(
+            "spec: {folder}/ done at {:.0} s ({} pass, {} fail, {} skip)",
+            started.elapsed().as_secs_f64(),
+            tally.pass,
+            tally.fail,
+            tally.skip
+        );
+    };
+    for line in BufReader::new(stdout).lines() {
+        let line = line?;
+        let mut fields = line.splitn(3, '\t');
+        if let (Some(status), Some(file)) = (fields.next(), fields.next()) {
+            let this = file.split_once('/').map_or(file, |(f, _)| f);
+            if this != folder {
+                if !folder.is_empty() {
+                    report(&folder, &tally);
+                }
+                folder = this.to_owned();
+                tally = Tally::default();
+            }
+            tally.add(status);
+        }
+        all.push_str(&line);
+        all.push('\n');
+    }
+    if !folder.is_empty() {
+        report(&folder, &tally);
+    }
+    Ok(all)
 }
 
 fn parse_verdicts(stdout: &str) -> Result<Vec<Verdict>> {
