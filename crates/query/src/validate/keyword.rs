@@ -74,8 +74,8 @@ pub(crate) enum Keyword {
     AnyOf(Vec<Schema>),
     OneOf(Vec<Schema>),
     Not(Box<Schema>),
-    /// The allowed values, as the array given.
-    Enum(RawBson),
+    /// The allowed values, as the array given and one by one.
+    Enum(RawBson, Vec<RawBson>),
 }
 
 /// Equality as `enum` and `uniqueItems` use it: numbers by value, documents regardless of
@@ -102,8 +102,22 @@ pub(crate) fn eq_unordered(a: RawBsonRef<'_>, b: RawBsonRef<'_>) -> bool {
     }
 }
 
+/// A top-level field of `doc`, reading only the names of the fields before it.
 fn field<'a>(doc: &'a RawDocument, name: &str) -> Option<RawBsonRef<'a>> {
-    elements(doc).find(|(n, _)| *n == name).map(|(_, v)| v)
+    crate::raw::get_field(doc, name)
+}
+
+/// `properties` in one pass over the object: each field's value is read only when a
+/// property names it.
+fn properties_hold(properties: &[(String, Schema)], doc: &RawDocument) -> bool {
+    for (name, value) in elements(doc) {
+        if let Some((_, schema)) = properties.iter().find(|(n, _)| n == name)
+            && !schema.holds(value)
+        {
+            return false;
+        }
+    }
+    true
 }
 
 fn is_number(value: RawBsonRef<'_>) -> bool {
@@ -202,9 +216,9 @@ impl Keyword {
             (Keyword::Required(names), RawBsonRef::Document(d)) => {
                 names.iter().all(|n| field(d, n).is_some())
             }
-            (Keyword::Properties(properties), RawBsonRef::Document(d)) => properties
-                .iter()
-                .all(|(name, schema)| field(d, name).is_none_or(|v| schema.holds(v))),
+            (Keyword::Properties(properties), RawBsonRef::Document(d)) => {
+                properties_hold(properties, d)
+            }
             (Keyword::Allowed { .. }, RawBsonRef::Document(d)) => {
                 elements(d).all(|(name, v)| self.allows_property(name, v))
             }
@@ -223,10 +237,9 @@ impl Keyword {
             (Keyword::AnyOf(schemas), _) => schemas.iter().any(|s| s.holds(value)),
             (Keyword::OneOf(schemas), _) => schemas.iter().filter(|s| s.holds(value)).count() == 1,
             (Keyword::Not(schema), _) => !schema.holds(value),
-            (Keyword::Enum(allowed), _) => match allowed.as_raw_bson_ref() {
-                RawBsonRef::Array(items) => array_values(items).any(|a| eq_unordered(a, value)),
-                _ => false,
-            },
+            (Keyword::Enum(_, values), _) => values
+                .iter()
+                .any(|a| eq_unordered(a.as_raw_bson_ref(), value)),
             // A rule meets a value of another kind: it does not apply.
             _ => true,
         }
@@ -286,7 +299,7 @@ impl Keyword {
             Keyword::AnyOf(_) => "anyOf",
             Keyword::OneOf(_) => "oneOf",
             Keyword::Not(_) => "not",
-            Keyword::Enum(_) => "enum",
+            Keyword::Enum(..) => "enum",
         }
     }
 
@@ -355,7 +368,7 @@ impl Keyword {
                     out.insert("numberOfProperties", count_bson(elements(d).count() as u64));
                 }
             }
-            Keyword::Enum(allowed) => {
+            Keyword::Enum(allowed, _) => {
                 out.insert("specifiedAs", doc! { "enum": owned_bson(allowed) });
                 out.insert("reason", "value was not found in enum");
                 out.insert("consideredValue", considered);

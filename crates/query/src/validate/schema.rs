@@ -250,7 +250,7 @@ fn schema_list(key: &str, value: RawBsonRef<'_>, depth: usize) -> Result<Vec<Sch
     Ok(out)
 }
 
-fn enum_values(value: RawBsonRef<'_>) -> Result<RawBson, QueryError> {
+fn enum_values(value: RawBsonRef<'_>) -> Result<Keyword, QueryError> {
     let RawBsonRef::Array(items) = value else {
         return Err(mismatch(format!(
             "$jsonSchema keyword 'enum' must be an array, but found an element of type {}",
@@ -270,7 +270,8 @@ fn enum_values(value: RawBsonRef<'_>) -> Result<RawBson, QueryError> {
             ));
         }
     }
-    Ok(crate::value::owned(value))
+    let owned = values.iter().map(|v| crate::value::owned(*v)).collect();
+    Ok(Keyword::Enum(crate::value::owned(value), owned))
 }
 
 fn bound(
@@ -629,7 +630,7 @@ fn logical_keywords(
         out.push(Keyword::Not(Box::new(nested("not", value, depth)?)));
     }
     if let Some(value) = found.get("enum") {
-        out.push(Keyword::Enum(enum_values(value)?));
+        out.push(enum_values(value)?);
     }
     Ok(())
 }
