@@ -24,7 +24,10 @@ fn options() -> EngineOptions {
 fn run(engine: &Engine, cmd: &RawDocumentBuf) -> RawDocumentBuf {
     let reply = engine.run_command("db", cmd, &ConnectionContext::default());
     assert_eq!(reply.get_f64("ok").ok(), Some(1.0), "{cmd:?} -> {reply:?}");
-    assert!(reply.get("writeErrors").ok().flatten().is_none(), "{reply:?}");
+    assert!(
+        reply.get("writeErrors").ok().flatten().is_none(),
+        "{reply:?}"
+    );
     reply
 }
 
