@@ -352,6 +352,11 @@ fn coll_mod_and_list_collections_show_the_options() {
         72,
     );
     ok(&engine, "db", rawdoc! { "collMod": "c", "validator": {} });
+    assert_eq!(
+        list(&engine),
+        doc! { "validationAction": "warn" },
+        "an empty validator is none"
+    );
     ok(
         &engine,
         "db",

@@ -352,7 +352,8 @@ pub(super) fn drop_indexes(engine: &Engine, request: &Request<'_>) -> Result<Doc
     Ok(reply)
 }
 
-/// `options` with each of `fields` replaced where it is, or appended.
+/// `options` with each of `fields` replaced where it is, or appended; an empty `validator`
+/// removes the validator (mongod lists none then).
 fn with_fields(
     options: &RawDocument,
     fields: &[(CString, RawBsonRef<'_>)],
@@ -365,14 +366,21 @@ fn with_fields(
             .iter()
             .find(|(k, _)| k.as_str() == key.as_str())
             .map_or(value, |(_, v)| *v);
-        out.append(key, value);
+        if !empty_validator(key.as_str(), value) {
+            out.append(key, value);
+        }
     }
     for (key, value) in fields {
-        if options.get(key.as_str()).ok().flatten().is_none() {
+        let present = options.get(key.as_str()).ok().flatten().is_some();
+        if !present && !empty_validator(key.as_str(), *value) {
             out.append(key.clone(), *value);
         }
     }
     Ok(out)
+}
+
+fn empty_validator(key: &str, value: RawBsonRef<'_>) -> bool {
+    key == "validator" && matches!(value, RawBsonRef::Document(d) if d.is_empty())
 }
 
 /// collMod's `index` option: `{keyPattern | name, hidden, expireAfterSeconds}`. Returns

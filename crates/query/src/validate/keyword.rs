@@ -389,6 +389,7 @@ fn dependency_holds(dependency: &Dependency, doc: &RawDocument, value: RawBsonRe
     }
 }
 
+/// A count as mongod reports it: an int32 when it fits.
 pub(super) fn count_bson(n: u64) -> Bson {
     match i32::try_from(n) {
         Ok(small) => Bson::Int32(small),
@@ -396,10 +397,12 @@ pub(super) fn count_bson(n: u64) -> Bson {
     }
 }
 
+/// A top-level field of `doc` (for the details of composite rules).
 pub(super) fn field_of<'a>(doc: &'a RawDocument, name: &str) -> Option<RawBsonRef<'a>> {
     field(doc, name)
 }
 
+/// Whether `pattern` finds a match in `subject` (a regex over its budget does not).
 pub(super) fn pattern_hit(pattern: &Pattern, subject: &str) -> bool {
     pattern_matches(pattern, subject)
 }

@@ -56,7 +56,7 @@ const KEYWORDS: &[&str] = &[
     "description",
 ];
 
-pub(super) fn failed(message: impl Into<String>) -> QueryError {
+fn failed(message: impl Into<String>) -> QueryError {
     QueryError::FailedToParse(message.into())
 }
 
