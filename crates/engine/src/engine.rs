@@ -173,6 +173,27 @@ fn interruptible(options: StoreOptions) -> StoreOptions {
     }
 }
 
+/// Where the storage layer's validation warnings go: mongod's STORAGE 20294 line,
+/// "Document would fail validation", in the engine's log.
+fn validation_log(
+    log: &Arc<crate::recent_log::RecentLog>,
+    host: &Arc<dyn Host>,
+) -> crate::store::ValidationLog {
+    let log = Arc::clone(log);
+    let host = Arc::clone(host);
+    Arc::new(move |_ns, attr| {
+        let line = crate::LogLine {
+            millis: host.now_millis(),
+            severity: "W",
+            component: "STORAGE",
+            id: 20294,
+            ctx: "conn",
+            message: "Document would fail validation",
+        };
+        log.log(line, attr);
+    })
+}
+
 /// See [`Engine::on_shutdown`].
 pub type ShutdownHook = Arc<dyn Fn() + Send + Sync>;
 
@@ -236,10 +257,14 @@ impl Engine {
         );
         let ids = IdSource::new(options.host.as_ref());
         let started_ms = options.host.now_millis();
+        let recent_log: Arc<crate::recent_log::RecentLog> = Arc::default();
+        store
+            .read()
+            .set_validation_log(Some(validation_log(&recent_log, &options.host)));
         Engine {
             cursors: Registry::new(options.host.now_millis()),
             process_id: ids.object_id(options.host.now_millis()),
-            recent_log: Arc::default(),
+            recent_log,
             profiler: crate::profile::Profiler::default(),
             test_commands: test_commands_enabled(&options.startup.parsed),
             fail_points: crate::failpoint::FailPoints::default(),

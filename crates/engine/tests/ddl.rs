@@ -54,9 +54,10 @@ fn create_refuses_what_it_cannot_honour() {
     let cases: Vec<(RawDocumentBuf, i32)> = vec![
         (rawdoc! { "create": "c", "capped": true, "size": 4096 }, 238),
         (
-            rawdoc! { "create": "c", "validator": { "a": { "$gt": 1 } } },
-            238,
+            rawdoc! { "create": "c", "validator": { "$where": "true" } },
+            2,
         ),
+        (rawdoc! { "create": "c", "validator": 7 }, 14),
         (
             rawdoc! { "create": "c", "collation": { "locale": "fr" } },
             238,

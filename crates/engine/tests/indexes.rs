@@ -617,7 +617,7 @@ fn coll_mod_hides_and_unhides_an_index() {
     fails(
         &engine,
         "db",
-        rawdoc! { "collMod": "c", "validator": { "a": 1 } },
+        rawdoc! { "collMod": "c", "viewOn": "other", "pipeline": [] },
         238,
     );
 }

@@ -22,6 +22,7 @@ mod support;
 mod transactions;
 mod ttl;
 mod updates;
+mod validation;
 mod variables;
 mod wildcard;
 mod writes;

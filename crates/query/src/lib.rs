@@ -12,6 +12,8 @@
 //!   `$` and computed fields.
 //! - [`Pipeline`]: aggregation pipelines (`$match`, `$group`, `$sort`,
 //!   `$project`, `$unwind`, ...) over documents the engine supplies.
+//! - [`Validator`]: a collection's `validator` (query operators and `$jsonSchema`),
+//!   checked against each document a write stores, with mongod's failure details.
 //! - [`Variables`]: a command's `let` constants and `$$NOW`, bound when the
 //!   command's filter, projection or pipeline is parsed (`parse_with`).
 //!
@@ -32,8 +34,8 @@ pub mod limits;
 mod pipeline;
 mod projection;
 mod raw;
-mod schema;
 mod sort;
+mod validate;
 mod value;
 mod variables;
 
@@ -47,6 +49,7 @@ pub use pipeline::{
 pub use projection::Projection;
 pub use raw::{element_span, get_field_in, is_framed};
 pub use sort::{Direction, SortKey, SortSpec, top_k};
+pub use validate::Validator;
 pub use variables::Variables;
 
 // Compiled plans are shared between the threads that run queries.
@@ -58,4 +61,5 @@ const _: fn() = || {
     shareable::<Projection>();
     shareable::<Pipeline>();
     shareable::<Variables>();
+    shareable::<Validator>();
 };

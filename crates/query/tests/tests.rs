@@ -27,3 +27,5 @@ mod projection_cases;
 mod sort_cases;
 mod support;
 mod type_matrix;
+mod validator_cases;
+mod validator_differential;

@@ -523,6 +523,14 @@ mod query_targets {
         for doc in &docs {
             let _ = filter.try_matches(doc);
         }
+        // The same document as a collection validator, explained where it refuses one.
+        if let Ok(validator) = query::Validator::parse(filter_doc) {
+            for doc in &docs {
+                if !validator.matches(doc) {
+                    let _ = validator.explain(doc);
+                }
+            }
+        }
         if let Ok(expression) = query::Expression::parse(bson::RawBsonRef::Document(filter_doc)) {
             for doc in &docs {
                 let _ = expression.evaluate(doc);

@@ -652,7 +652,7 @@ impl<'a> BulkWrite<'a> {
         self
     }
 
-    /// Skips document validation (accepted; collections here have no validators).
+    /// Skips document validation (`bypassDocumentValidation`).
     pub fn bypass_document_validation(mut self, value: bool) -> Self {
         self.bypass_document_validation = Some(value);
         self

@@ -77,7 +77,7 @@ pub(crate) fn aggregate(engine: &Engine, request: &Request<'_>) -> Result<Reply,
         ));
     };
     let allow_disk_use = args::opt_bool(request, "allowDiskUse")?.unwrap_or(false);
-    args::opt_bool(request, "bypassDocumentValidation")?;
+    args::bypass_validation(request)?;
     read_args::check_collation(request)?;
     let time_ms = read_args::max_time_ms(request)?;
     let hint = read_args::hint(request)?;
@@ -99,6 +99,7 @@ pub(crate) fn aggregate(engine: &Engine, request: &Request<'_>) -> Result<Reply,
         let concern = WriteConcern::parse(request)?;
         let store = engine.store();
         let mut writer = store.write()?;
+        writer.bypass_document_validation(args::bypass_validation(request)?);
         let mut sink = Sink::begin(engine, &mut writer, request.db, output, &vars, now)?;
         run.each(|doc| sink.write(doc))?;
         sink.finish()?;

@@ -197,6 +197,12 @@ pub(crate) fn opt_doc<'a>(
     }
 }
 
+/// `bypassDocumentValidation` of a write command: whether its writer stores documents
+/// without checking the collection's validator (authorization asked for the privilege).
+pub(crate) fn bypass_validation(request: &Request<'_>) -> Result<bool, Error> {
+    Ok(opt_bool(request, "bypassDocumentValidation")?.unwrap_or(false))
+}
+
 /// An optional array option.
 pub(crate) fn opt_array<'a>(
     request: &Request<'a>,

@@ -2,9 +2,11 @@
 //! (the index commands are in `indexes.rs`).
 //!
 //! Each runs in one store transaction and honours `writeConcern` like the write commands.
-//! Features the storage cannot give yet (capped collections, validators, views,
-//! time-series and clustered collections, non-simple collations) are refused with
-//! `NotImplemented` (238) rather than accepted and ignored.
+//! Features the storage cannot give yet (capped collections, views, time-series and
+//! clustered collections, non-simple collations) are refused with `NotImplemented` (238)
+//! rather than accepted and ignored. Validators (`validator`, `validationLevel`,
+//! `validationAction`) are checked here ([`check_validation`], shared with collMod) and
+//! enforced by the storage layer's writer (`storage::store::validation`).
 
 use super::Request;
 use super::args::{self, GENERIC_ARGS};
@@ -90,15 +92,7 @@ fn check_create_options(request: &Request<'_>) -> Result<(), Error> {
     args::opt_i64(request, "size")?;
     args::opt_i64(request, "max")?;
     args::opt_bool(request, "autoIndexId")?;
-    if args::opt_doc(request, "validator")?.is_some_and(|v| !v.is_empty()) {
-        return Err(not_implemented("document validators"));
-    }
-    bad_enum(request, "validationLevel", &["off", "strict", "moderate"])?;
-    bad_enum(
-        request,
-        "validationAction",
-        &["error", "warn", "errorAndLog"],
-    )?;
+    check_validation(request)?;
     check_collation(args::opt_doc(request, "collation")?)?;
     let refused = [
         ("viewOn", "views"),
@@ -117,6 +111,41 @@ fn check_create_options(request: &Request<'_>) -> Result<(), Error> {
     if images.is_some_and(|d| super::flag(d, "enabled")) {
         return Err(not_implemented("change stream pre- and post-images"));
     }
+    Ok(())
+}
+
+/// Checks the validation options of create or collMod: `validator` compiles as mongod
+/// compiles it (refusing what a validator may not hold) and is not set on a collection of
+/// `admin`, `local` or `config`, or on a `system.` collection; `validationLevel` and
+/// `validationAction` are values mongod knows.
+pub(super) fn check_validation(request: &Request<'_>) -> Result<(), Error> {
+    if let Some(validator) = args::opt_doc(request, "validator")? {
+        let ns = args::collection(request)?;
+        if !validator.is_empty() {
+            if matches!(ns.db.as_str(), "admin" | "local" | "config") {
+                return Err(Error::new(
+                    ErrorCode::InvalidOptions,
+                    format!(
+                        "Document validators are not allowed on collections in the {} database",
+                        ns.db
+                    ),
+                ));
+            }
+            if ns.coll.starts_with("system.") {
+                return Err(Error::new(
+                    ErrorCode::InvalidOptions,
+                    format!("Document validators not allowed on system collection {ns}"),
+                ));
+            }
+        }
+        query::Validator::parse(validator)?;
+    }
+    bad_enum(request, "validationLevel", &["off", "strict", "moderate"])?;
+    bad_enum(
+        request,
+        "validationAction",
+        &["error", "warn", "errorAndLog"],
+    )?;
     Ok(())
 }
 

@@ -59,6 +59,7 @@ pub(super) fn find_and_modify(engine: &Engine, request: &Request<'_>) -> Result<
     let plan = parse(request, now)?;
     let store = engine.store();
     let mut writer = store.write()?;
+    writer.bypass_document_validation(args::bypass_validation(request)?);
     let mut retry = Retry::begin(engine, request, &mut writer)?;
     if let Some(retry) = &mut retry
         && let Some(mut previous) = retry.previous(0, &mut writer)
@@ -102,7 +103,7 @@ fn parse<'a>(request: &Request<'a>, now_ms: i64) -> Result<Plan<'a>, Error> {
     let return_new = args::opt_bool(request, "new")?.unwrap_or(false);
     let fields = args::opt_doc(request, "fields")?;
     let upsert = args::opt_bool(request, "upsert")?.unwrap_or(false);
-    args::opt_bool(request, "bypassDocumentValidation")?;
+    args::bypass_validation(request)?;
     let array_filters = args::opt_array(request, "arrayFilters")?
         .map(|array| documents_of(array, &format!("{}.arrayFilters", request.name)))
         .transpose()?;

@@ -18,8 +18,8 @@ use crate::error::{Error, ErrorCode};
 use crate::index::display;
 use crate::index::spec::{self, CreateOutcome, IndexSpec, ParseOptions};
 use crate::store::{BuildObserver, CollectionMeta, Namespace};
-use bson::raw::RawBsonRef;
-use bson::{Bson, Document, RawDocument, doc};
+use bson::raw::{CString, RawBsonRef};
+use bson::{Bson, Document, RawDocument, RawDocumentBuf, doc};
 use std::sync::Arc;
 use std::time::Instant;
 use wal::crashpoint;
@@ -352,6 +352,37 @@ pub(super) fn drop_indexes(engine: &Engine, request: &Request<'_>) -> Result<Doc
     Ok(reply)
 }
 
+/// `options` with each of `fields` replaced where it is, or appended; an empty `validator`
+/// removes the validator (mongod lists none then).
+fn with_fields(
+    options: &RawDocument,
+    fields: &[(CString, RawBsonRef<'_>)],
+) -> Result<RawDocumentBuf, Error> {
+    let mut out = RawDocumentBuf::new();
+    for element in options.iter() {
+        let (key, value) =
+            element.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+        let value = fields
+            .iter()
+            .find(|(k, _)| k.as_str() == key.as_str())
+            .map_or(value, |(_, v)| *v);
+        if !empty_validator(key.as_str(), value) {
+            out.append(key, value);
+        }
+    }
+    for (key, value) in fields {
+        let present = options.get(key.as_str()).ok().flatten().is_some();
+        if !present && !empty_validator(key.as_str(), *value) {
+            out.append(key.clone(), *value);
+        }
+    }
+    Ok(out)
+}
+
+fn empty_validator(key: &str, value: RawBsonRef<'_>) -> bool {
+    key == "validator" && matches!(value, RawBsonRef::Document(d) if d.is_empty())
+}
+
 /// collMod's `index` option: `{keyPattern | name, hidden, expireAfterSeconds}`. Returns
 /// the reply fields mongod adds (`hidden_old`/`hidden_new`,
 /// `expireAfterSeconds_old`/`_new`), or `None` when the request has no `index`.
@@ -569,13 +600,16 @@ fn cannot_convert(
     })
 }
 
-/// collMod: only the `index` option (hidden, expireAfterSeconds) is supported; validators,
-/// views and the rest are refused with 238 rather than accepted and ignored.
+/// collMod: the `index` option (hidden, expireAfterSeconds, prepareUnique, unique) and
+/// the validation options (`validator`, `validationLevel`, `validationAction`, checked as
+/// `create` checks them); views, time-series and the rest are refused with 238 rather than
+/// accepted and ignored, unknown options with 40415 as mongod refuses them.
 pub(super) fn coll_mod(engine: &Engine, request: &Request<'_>) -> Result<Document, Error> {
     let ns = args::collection(request)?;
     args::check_writable(&ns)?;
     let concern = WriteConcern::parse(request)?;
     let mut index = None;
+    let mut validation = Vec::new();
     for element in request.body.iter().skip(1) {
         let (key, value) =
             element.map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
@@ -585,14 +619,37 @@ pub(super) fn coll_mod(engine: &Engine, request: &Request<'_>) -> Result<Documen
         match (key.as_str(), value) {
             ("index", RawBsonRef::Document(doc)) => index = Some(doc),
             ("index", other) => return Err(wrong_type("collMod.index", other, "object")),
-            (other, _) => {
+            ("validator" | "validationLevel" | "validationAction", _) => {
+                let key = CString::try_from(key.as_str())
+                    .map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
+                validation.push((key, value));
+            }
+            (
+                "viewOn"
+                | "pipeline"
+                | "expireAfterSeconds"
+                | "changeStreamPreAndPostImages"
+                | "timeseries"
+                | "clusteredIndex"
+                | "cappedSize"
+                | "cappedMax"
+                | "dryRun",
+                _,
+            ) => {
                 return Err(Error::new(
                     ErrorCode::NotImplemented,
-                    format!("collMod option '{other}' is not supported yet"),
+                    format!("collMod option '{key}' is not supported yet"),
+                ));
+            }
+            (other, _) => {
+                return Err(Error::new(
+                    ErrorCode::Location(40415),
+                    format!("BSON field 'collMod.{other}' is an unknown field."),
                 ));
             }
         }
     }
+    super::ddl::check_validation(request)?;
     let store = engine.store();
     let mut writer = store.write()?;
     let Some(meta) = writer.collection(&ns)? else {
@@ -605,6 +662,10 @@ pub(super) fn coll_mod(engine: &Engine, request: &Request<'_>) -> Result<Documen
         Some(index) => coll_mod_index(&mut writer, &ns, &meta, index)?,
         None => Document::new(),
     };
+    if !validation.is_empty() {
+        let options = with_fields(&meta.options, &validation)?;
+        writer.modify_options(&ns, options)?;
+    }
     concern.commit(writer)?;
     Ok(reply)
 }

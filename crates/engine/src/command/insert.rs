@@ -32,11 +32,12 @@ pub(super) fn insert(engine: &Engine, request: &Request<'_>) -> Result<Document,
     args::check_writable(&ns)?;
     let concern = WriteConcern::parse(request)?;
     let ordered = args::opt_bool(request, "ordered")?.unwrap_or(true);
-    args::opt_bool(request, "bypassDocumentValidation")?;
+    args::bypass_validation(request)?;
     let documents = statements(request, "documents")?;
     let now = engine.host.now_millis();
     let store = engine.store();
     let mut writer = store.write()?;
+    writer.bypass_document_validation(args::bypass_validation(request)?);
     let mut retry = Retry::begin(engine, request, &mut writer)?;
     let mut inserted = 0;
     let mut errors = BatchErrors::default();

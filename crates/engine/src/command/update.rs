@@ -139,7 +139,7 @@ pub(super) fn update(engine: &Engine, request: &Request<'_>) -> Result<Document,
     args::check_writable(&ns)?;
     let concern = WriteConcern::parse(request)?;
     let ordered = args::opt_bool(request, "ordered")?.unwrap_or(true);
-    args::opt_bool(request, "bypassDocumentValidation")?;
+    args::bypass_validation(request)?;
     let now = engine.host.now_millis();
     let vars = command_variables(request, now)?;
     let parsed = statements(request, "updates")?
@@ -148,6 +148,7 @@ pub(super) fn update(engine: &Engine, request: &Request<'_>) -> Result<Document,
         .collect::<Result<Vec<_>, Error>>()?;
     let store = engine.store();
     let mut writer = store.write()?;
+    writer.bypass_document_validation(args::bypass_validation(request)?);
     let mut retry = Retry::begin(engine, request, &mut writer)?;
     if retry.is_some() && parsed.iter().any(|statement| statement.multi) {
         return Err(super::retry::refuse_multi("multi=true"));

@@ -37,9 +37,7 @@ use std::sync::Arc;
 pub(crate) use math::Deviation;
 pub(crate) use ops_more::slice_items;
 pub(crate) use total::Total;
-pub(crate) use value::{
-    compare_bson, to_raw as value_to_raw, truthy, type_name as value_type_name,
-};
+pub(crate) use value::{to_raw as value_to_raw, truthy, type_name as value_type_name};
 
 /// A value during evaluation: `None` is a missing field.
 pub type Value = Option<Bson>;

@@ -13,7 +13,7 @@ pub(crate) use eval::walk;
 
 use crate::error::QueryError;
 use crate::expr::Expr;
-use crate::schema::Schema;
+use crate::validate::schema::Schema;
 use crate::variables::Variables;
 use bson::{RawBson, RawDocument};
 use std::sync::Arc;

@@ -68,7 +68,7 @@ fn parse_top_operator(
                     "$jsonSchema must be an object".to_owned(),
                 ));
             };
-            Node::Schema(Arc::new(crate::schema::Schema::parse(schema)?))
+            Node::Schema(Arc::new(crate::validate::schema::Schema::parse(schema)?))
         }
         // mongod's answers when the feature is missing: no text index exists here.
         "text" => {

@@ -8,7 +8,8 @@
 //! `{o: "d", n, r}` delete, `{o: "p", n, r, a, b, d}` patch (an update logged as the bytes
 //! that changed, see [`Patch`]), `{o: "ci", n, s}` create index (built from the collection's
 //! records when applied), `{o: "di", n, x}` drop index and `{o: "mi", n, x, s}` replace an
-//! index's specification (collMod), where `n` is the namespace `db.coll`, `r` the record
+//! index's specification (collMod), `{o: "mo", n, opt}` replace a collection's options
+//! (collMod of its validation), where `n` is the namespace `db.coll`, `r` the record
 //! id, `d` the document, `s` an index specification in its stored form and `x` an index
 //! name. Index entries are never logged: applying an insert, update or delete derives
 //! them from the documents, live and at replay alike. A transaction too large for one record spans several: each but the
@@ -78,6 +79,12 @@ pub enum Op {
         ns: Namespace,
         name: String,
         spec: RawDocumentBuf,
+    },
+    /// Replaces the collection's options (collMod of `validator`, `validationLevel`,
+    /// `validationAction`; format 1.6).
+    ModifyOptions {
+        ns: Namespace,
+        options: RawDocumentBuf,
     },
     /// The oplog entry of the change that follows (`super::oplog`): its position, wall
     /// time, term and session fields. The entry itself is never logged: applying the
@@ -330,6 +337,9 @@ impl Op {
             Op::ModifyIndex { ns, name, spec } => {
                 rawdoc! { "o": "mi", "n": ns.full(), "x": name.as_str(), "s": spec.clone() }
             }
+            Op::ModifyOptions { ns, options } => {
+                rawdoc! { "o": "mo", "n": ns.full(), "opt": options.clone() }
+            }
             Op::Stamp(stamp) => rawdoc! {
                 "o": "t", "t": stamp.ts.timestamp(), "w": stamp.wall_millis, "e": stamp.term,
                 "x": stamp.extra.clone(),
@@ -341,7 +351,9 @@ impl Op {
     /// Bytes the encoded operation takes, roughly (for splitting records).
     pub fn size_hint(&self) -> usize {
         64 + match self {
-            Op::Create { options, .. } => options.as_bytes().len(),
+            Op::Create { options, .. } | Op::ModifyOptions { options, .. } => {
+                options.as_bytes().len()
+            }
             Op::Insert { doc, .. } | Op::Update { doc, .. } => doc.as_bytes().len(),
             Op::Patch { patch, .. } => patch.middle.len(),
             Op::CreateIndex { spec, .. } | Op::ModifyIndex { spec, .. } => spec.as_bytes().len(),
@@ -497,6 +509,13 @@ fn decode_op(doc: &RawDocument) -> Result<Op, StoreError> {
             ns: ns("n")?,
             name: index_name()?,
             spec: spec()?,
+        },
+        "mo" => Op::ModifyOptions {
+            ns: ns("n")?,
+            options: doc
+                .get_document("opt")
+                .map(ToOwned::to_owned)
+                .map_err(|_| bad("options"))?,
         },
         _ => return Err(bad("kind")),
     })
@@ -727,6 +746,10 @@ mod tests {
             Op::DropIndex {
                 ns: ns.clone(),
                 name: "a_1".into(),
+            },
+            Op::ModifyOptions {
+                ns: ns.clone(),
+                options: rawdoc! {"validator": {"a": {"$gt": 1}}, "validationLevel": "moderate"},
             },
             Op::Rename {
                 from: ns.clone(),

@@ -30,11 +30,13 @@ pub mod oplog;
 mod records;
 mod runs;
 mod txn;
+mod validation;
 
 pub use catalog::{CollectionMeta, IndexMeta, Namespace};
 pub use indexes::{BuildObserver, BuildPhase, IndexCheck, KeyRange, WalkPosition, WalkTarget};
 pub use records::{Compressor, Records};
 pub use txn::{Reader, Record, Writer};
+pub use validation::ValidationLog;
 
 use parking_lot::{Condvar, Mutex};
 use std::ops::Bound;
@@ -372,6 +374,8 @@ pub struct Store {
     /// Logged commits so far, and the condition waiters for the next one wait on
     /// (`wait_for_commit`: tailable cursors).
     commits: (Mutex<u64>, Condvar),
+    /// Compiled collection validators and where their warnings go (`validation`).
+    validators: validation::Validators,
 }
 
 impl std::fmt::Debug for Store {
@@ -441,6 +445,7 @@ impl Store {
             Store::open_locked(Arc::clone(&self.dir), name, file, self.options.clone())?;
         recovered.set_term(self.term());
         recovered.set_oplog_writes(self.oplog_writes());
+        recovered.set_validation_log(self.validators.log_sink());
         Ok(recovered)
     }
 
@@ -523,6 +528,7 @@ impl Store {
             term: std::sync::atomic::AtomicI64::new(1),
             oplog_writes: AtomicBool::new(false),
             commits: (Mutex::new(0), Condvar::new()),
+            validators: validation::Validators::default(),
         });
         let (replayed, unfinished) = store.replay(&recovery.records, covered)?;
         // Safe to mutate through a fresh Arc only before anyone else holds it.
@@ -571,6 +577,11 @@ impl Store {
     /// The term new oplog entries carry.
     pub fn term(&self) -> i64 {
         self.term.load(Ordering::Acquire)
+    }
+
+    /// Where the warnings of `validationAction: "warn"` collections go (`None`: stderr).
+    pub fn set_validation_log(&self, log: Option<ValidationLog>) {
+        self.validators.set_log(log);
     }
 
     /// Sets the term new oplog entries carry (the replica-set layer's, persisted there).

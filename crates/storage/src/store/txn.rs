@@ -332,6 +332,8 @@ pub struct Writer<'s> {
     /// Whether `local.oplog.rs` exists, once asked (a create, drop or rename of it
     /// forgets the answer).
     oplog_exists: Option<bool>,
+    /// Whether documents are stored without validation (`validation`).
+    pub(super) bypass_validation: bool,
 }
 
 impl<'s> Writer<'s> {
@@ -353,6 +355,7 @@ impl<'s> Writer<'s> {
             oplog_context: oplog::Context::default(),
             stamp: None,
             oplog_exists: None,
+            bypass_validation: false,
         }
     }
 
@@ -444,7 +447,7 @@ impl<'s> Writer<'s> {
         Ok(self.meta(ns)?.map(|meta| meta.uuid))
     }
 
-    fn meta(&mut self, ns: &Namespace) -> Result<Option<&CollectionMeta>, StoreError> {
+    pub(super) fn meta(&mut self, ns: &Namespace) -> Result<Option<&CollectionMeta>, StoreError> {
         if !self.metas.contains_key(ns) {
             // The readers' cache holds the entries of the newest snapshot, which is this
             // transaction's base (and `commit_nowait` fills it for the next one).
@@ -679,6 +682,7 @@ impl<'s> Writer<'s> {
     /// needed; `DuplicateKey` when a document with an equal `_id` exists.
     pub fn insert(&mut self, ns: &Namespace, doc: &RawDocument) -> Result<u64, StoreError> {
         self.ensure_collection(ns)?;
+        self.validate(ns, None, doc)?;
         let (meta, txn) = self.meta_and_txn(ns)?;
         refuse_oplog(ns, meta)?;
         if meta.ids.get(&*txn, &id_key(doc))?.is_some() {
@@ -705,6 +709,7 @@ impl<'s> Writer<'s> {
         // Refuses an `_id` another record has before it changes anything. The document
         // is copied into the log's operation only when no patch stands for it.
         refuse_oplog(ns, self.meta_mut(ns)?)?;
+        self.validate(ns, Some(rid), doc)?;
         self.stamp(ns)?;
         let patch = self.update_record(ns, rid, doc)?;
         if self.logged {
@@ -800,6 +805,23 @@ impl<'s> Writer<'s> {
             ns: ns.clone(),
             name: name.to_owned(),
             spec,
+        })
+    }
+
+    /// Replaces the options of `ns` (collMod of `validator`, `validationLevel`,
+    /// `validationAction`); the caller checked them.
+    pub fn modify_options(
+        &mut self,
+        ns: &Namespace,
+        options: RawDocumentBuf,
+    ) -> Result<(), StoreError> {
+        if self.meta(ns)?.is_none() {
+            return Err(StoreError::NamespaceNotFound(ns.clone()));
+        }
+        self.stamp(ns)?;
+        self.apply(Op::ModifyOptions {
+            ns: ns.clone(),
+            options,
         })
     }
 
@@ -991,6 +1013,21 @@ impl<'s> Writer<'s> {
                 let o = rawdoc! { "dropIndexes": ns.coll.as_str(), "index": name.as_str() };
                 let o2 = bson::RawDocumentBuf::try_from(&index.spec.stored).ok();
                 self.oplog_append(ns, uuid, &Entry::Command { o, o2 })?;
+            }
+            Op::ModifyOptions { ns, options } => {
+                let meta = self.meta_mut(ns)?;
+                meta.options = options.clone();
+                let uuid = meta.uuid;
+                let mut o = rawdoc! { "collMod": ns.coll.as_str() };
+                for key in ["validator", "validationLevel", "validationAction"] {
+                    if let Ok(Some(value)) = options.get(key) {
+                        o.append(
+                            bson::raw::CString::try_from(key).map_err(|_| bad_options(ns))?,
+                            value,
+                        );
+                    }
+                }
+                self.oplog_append(ns, uuid, &Entry::Command { o, o2: None })?;
             }
             Op::ModifyIndex { ns, name, spec } => {
                 let spec = IndexSpec::parse(spec, ParseOptions::default())

@@ -22,5 +22,6 @@ mod streaming;
 mod surface;
 mod tls;
 mod ttl;
+mod validation;
 mod wildcard;
 mod writes;
