@@ -123,6 +123,8 @@ pub struct Engine {
     pub(crate) process_id: bson::oid::ObjectId,
     /// The server's recent log lines (`getLog: 'global'`).
     pub(crate) recent_log: Arc<crate::recent_log::RecentLog>,
+    /// Whether [`Engine::log_open_warnings`] has run.
+    open_warnings_logged: std::sync::atomic::AtomicBool,
     /// The database profiler's settings (`profile`).
     pub(crate) profiler: crate::profile::Profiler,
     /// `--setParameter enableTestCommands=1`: `configureFailPoint` exists.
@@ -194,6 +196,27 @@ fn validation_log(
     })
 }
 
+/// Where the storage layer's own lines go (a storage failure, a background checkpoint
+/// that failed, the TTL monitor's): the engine's log, in mongod's shape.
+fn store_events(
+    log: &Arc<crate::recent_log::RecentLog>,
+    host: &Arc<dyn Host>,
+) -> crate::store::EventSink {
+    let log = Arc::clone(log);
+    let host = Arc::clone(host);
+    Arc::new(move |event| {
+        let line = crate::LogLine {
+            millis: host.now_millis(),
+            severity: event.severity.letter(),
+            component: event.component,
+            id: event.id,
+            ctx: "storage",
+            message: event.message,
+        };
+        log.log(line, &event.attr);
+    })
+}
+
 /// See [`Engine::on_shutdown`].
 pub type ShutdownHook = Arc<dyn Fn() + Send + Sync>;
 
@@ -261,10 +284,14 @@ impl Engine {
         store
             .read()
             .set_validation_log(Some(validation_log(&recent_log, &options.host)));
+        store
+            .read()
+            .set_event_sink(Some(store_events(&recent_log, &options.host)));
         Engine {
             cursors: Registry::new(options.host.now_millis()),
             process_id: ids.object_id(options.host.now_millis()),
             recent_log,
+            open_warnings_logged: std::sync::atomic::AtomicBool::new(false),
             profiler: crate::profile::Profiler::default(),
             test_commands: test_commands_enabled(&options.startup.parsed),
             fail_points: crate::failpoint::FailPoints::default(),
@@ -381,15 +408,53 @@ impl Engine {
         }
         match store.recover() {
             Ok(recovered) => {
-                eprintln!("multiforadb: recovered the durable state after the storage failure");
+                self.storage_line(
+                    "I",
+                    "Recovered the durable state after the storage failure",
+                    bson::doc! {},
+                );
                 *self.store.write() = Arc::clone(&recovered);
                 recovered
             }
             Err(error) => {
-                eprintln!("multiforadb: recovery after the storage failure failed: {error}");
+                let attr = bson::doc! { "error": error.to_string() };
+                self.storage_line("E", "Recovery after the storage failure failed", attr);
                 store
             }
         }
+    }
+
+    /// Logs what opening the store warned about (a damaged log tail cut off), once, as
+    /// STORAGE warnings: a server calls it once its log prints in its format, the
+    /// embedded client as it opens.
+    pub fn log_open_warnings(&self) {
+        if self
+            .open_warnings_logged
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            return;
+        }
+        let store = self.store();
+        for warning in &store.open_report().warnings {
+            self.storage_line(
+                "W",
+                "Opening the database found a problem",
+                bson::doc! { "warning": warning },
+            );
+        }
+    }
+
+    /// Logs a line of the storage component from the engine (recovery).
+    fn storage_line(&self, severity: &str, message: &str, attr: bson::Document) {
+        let line = crate::LogLine {
+            millis: self.host.now_millis(),
+            severity,
+            component: "STORAGE",
+            id: 0,
+            ctx: "storage",
+            message,
+        };
+        self.recent_log.log(line, &attr);
     }
 
     /// Installs what the `shutdown` command calls (a server stops itself there, and then

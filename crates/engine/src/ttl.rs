@@ -154,17 +154,26 @@ pub(crate) fn pass(
             break;
         }
         if hashed {
-            eprintln!(
-                "multiforadb: special index can't be used as a TTL index, skipping TTL job \
-                 (ns {ns}, index {name})"
-            );
+            store.report(&ttl_line(
+                crate::store::Severity::Error,
+                "Special index can't be used as a TTL index, skipping TTL job",
+                bson::doc! { "ns": ns.to_string(), "index": name.clone() },
+            ));
             continue;
         }
         report.indexes += 1;
         match sweep(store, &ns, &name, now_millis, stop, counters) {
             Ok(deleted) => report.deleted += deleted,
             Err(error) => {
-                eprintln!("multiforadb: TTL deletes in {ns} (index {name}) failed: {error}");
+                store.report(&ttl_line(
+                    crate::store::Severity::Error,
+                    "TTL deletes failed",
+                    bson::doc! {
+                        "ns": ns.to_string(),
+                        "index": name.clone(),
+                        "error": error.to_string(),
+                    },
+                ));
                 let fatal = store.is_failed() || store.is_closed();
                 first_error.get_or_insert(error);
                 if fatal {
@@ -176,6 +185,21 @@ pub(crate) fn pass(
     match first_error {
         Some(error) => Err(error),
         None => Ok(report),
+    }
+}
+
+/// A TTL monitor line (mongod's INDEX component), reported through the store's lines.
+fn ttl_line(
+    severity: crate::store::Severity,
+    message: &str,
+    attr: bson::Document,
+) -> crate::store::Event<'_> {
+    crate::store::Event {
+        severity,
+        component: "INDEX",
+        id: 0,
+        message,
+        attr,
     }
 }
 

@@ -304,6 +304,21 @@ fn a_failed_log_sync_is_an_unknown_outcome_and_no_reader_sees_it() {
         Some(1),
         "writes resume"
     );
+    // The failure and the recovery are in the engine's log, in mongod's shape.
+    let log = crate::support::ok(&engine, "admin", bson::rawdoc! { "getLog": "global" });
+    let lines: Vec<String> = log
+        .get_array("log")
+        .expect("lines")
+        .iter()
+        .filter_map(|line| line.as_str().map(str::to_owned))
+        .collect();
+    for wanted in ["Storage failure", "Recovered the durable state"] {
+        let line = lines
+            .iter()
+            .find(|line| line.contains(wanted))
+            .unwrap_or_else(|| panic!("no {wanted:?} line in {lines:?}"));
+        assert!(line.contains("\"c\":\"STORAGE\""), "{line}");
+    }
     engine.close().expect("close");
     drop(engine);
     let after = ids(&open(&dir)).expect("reopen");
@@ -584,4 +599,59 @@ fn a_full_disk_never_blocks_a_checkpoint_or_a_clean_close_with_a_large_free_list
         .collect();
     assert_eq!(after, expected, "every acknowledged write, nothing refused");
     engine.close().expect("close");
+}
+
+/// A damaged last log block found at open is cut off and said in the engine's log, once,
+/// as a STORAGE warning, when the opener asks for it (a server once its log prints in
+/// its own format, the embedded client as it opens).
+#[test]
+fn a_log_tail_cut_off_at_open_is_logged_once() {
+    let dir = Arc::new(MemDir::<MemStorage>::new());
+    let open_mem = || {
+        Engine::open_in(
+            Arc::clone(&dir) as Arc<dyn wal::Dir>,
+            "db.mfdb",
+            options(),
+            StoreOptions {
+                checkpoint_interval: None,
+                ..StoreOptions::default()
+            },
+        )
+        .expect("open")
+    };
+    let engine = open_mem();
+    for batch in 0..3 {
+        let docs: Vec<Document> = (0..20)
+            .map(|i| bson::doc! { "_id": batch * 100 + i, "pad": "p".repeat(200) })
+            .collect();
+        let cmd = bson::doc! { "insert": "c", "documents": docs };
+        crate::support::ok(&engine, "db", RawDocumentBuf::try_from(&cmd).expect("raw"));
+    }
+    drop(engine); // as after kill -9: the log holds the three batches
+    let log = dir.file("db.mfdb-wal").expect("log");
+    let len = log
+        .snapshot()
+        .iter()
+        .rposition(|&b| b != 0)
+        .expect("log bytes");
+    let mut byte = [0u8];
+    log.read_at(&mut byte, len as u64 - 8).expect("read");
+    byte[0] ^= 0xff;
+    log.write_at(&byte, len as u64 - 8).expect("write");
+    let engine = open_mem();
+    let lines = |engine: &Engine| -> Vec<String> {
+        crate::support::ok(engine, "admin", rawdoc! { "getLog": "global" })
+            .get_array("log")
+            .expect("lines")
+            .iter()
+            .filter_map(|line| line.as_str().map(str::to_owned))
+            .filter(|line| line.contains("damaged block"))
+            .collect()
+    };
+    assert!(lines(&engine).is_empty(), "not before it is asked for");
+    engine.log_open_warnings();
+    engine.log_open_warnings();
+    let found = lines(&engine);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("\"s\":\"W\"") && found[0].contains("\"c\":\"STORAGE\""));
 }

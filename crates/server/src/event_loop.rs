@@ -173,6 +173,7 @@ impl Server {
         crate::log::set_format(config.log_format);
         crate::log::record_into(engine.recent_log());
         engine.recent_log().echo_to(Box::new(crate::log::echo));
+        engine.log_open_warnings();
         let poll = Poll::new().map_err(Error::Poll)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(Error::Poll)?);
         let mut listeners = Vec::new();

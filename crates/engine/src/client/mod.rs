@@ -191,6 +191,7 @@ impl Client {
     pub fn open(path: impl AsRef<Path>) -> Result<Client> {
         let engine =
             Engine::open(path.as_ref(), embedded_options()).map_err(|e| error::from_engine(&e))?;
+        engine.log_open_warnings();
         Ok(Client::with_engine(engine))
     }
 
@@ -199,6 +200,7 @@ impl Client {
     pub fn open_with_options(path: impl AsRef<Path>, options: &ClientOptions) -> Result<Client> {
         let engine =
             Engine::open(path.as_ref(), embedded_options()).map_err(|e| error::from_engine(&e))?;
+        engine.log_open_warnings();
         if let Some(name) = &options.repl_set_name {
             let member = crate::repl::Options::new(name, EMBEDDED_MEMBER_HOST);
             engine

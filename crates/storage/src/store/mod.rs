@@ -23,6 +23,7 @@
 //! - After an I/O failure nothing is written again until the store is reopened.
 
 mod catalog;
+mod events;
 mod indexes;
 mod log;
 mod meta_cache;
@@ -33,6 +34,7 @@ mod txn;
 mod validation;
 
 pub use catalog::{CollectionMeta, IndexMeta, Namespace};
+pub use events::{Event, EventSink, Severity};
 pub use indexes::{BuildObserver, BuildPhase, IndexCheck, KeyRange, WalkPosition, WalkTarget};
 pub use records::{Compressor, Records};
 pub use txn::{Reader, Record, Writer};
@@ -376,6 +378,8 @@ pub struct Store {
     commits: (Mutex<u64>, Condvar),
     /// Compiled collection validators and where their warnings go (`validation`).
     validators: validation::Validators,
+    /// Where the lines it reports go (`events`).
+    events: events::Events,
 }
 
 impl std::fmt::Debug for Store {
@@ -446,6 +450,7 @@ impl Store {
         recovered.set_term(self.term());
         recovered.set_oplog_writes(self.oplog_writes());
         recovered.set_validation_log(self.validators.log_sink());
+        recovered.set_event_sink(self.events.sink());
         Ok(recovered)
     }
 
@@ -499,7 +504,8 @@ impl Store {
                 tail.lsn.0,
                 tail.lsn.0.saturating_sub(1),
             );
-            eprintln!("multiforadb: warning: {warning}");
+            // Reported by the layer above, in its log, once it has one
+            // (`OpenReport::warnings`).
             warnings.push(warning);
         }
         let report = OpenReport {
@@ -529,6 +535,7 @@ impl Store {
             oplog_writes: AtomicBool::new(false),
             commits: (Mutex::new(0), Condvar::new()),
             validators: validation::Validators::default(),
+            events: events::Events::default(),
         });
         let (replayed, unfinished) = store.replay(&recovery.records, covered)?;
         // Safe to mutate through a fresh Arc only before anyone else holds it.
@@ -577,6 +584,12 @@ impl Store {
     /// The term new oplog entries carry.
     pub fn term(&self) -> i64 {
         self.term.load(Ordering::Acquire)
+    }
+
+    /// Where the lines the store reports as it runs go (`None`: stderr, as plain text);
+    /// a store recovered from this one keeps it.
+    pub fn set_event_sink(&self, sink: Option<EventSink>) {
+        self.events.set(sink);
     }
 
     /// Where the warnings of `validationAction: "warn"` collections go (`None`: stderr).
@@ -759,13 +772,36 @@ impl Store {
                 | StoreError::OutcomeUnknown(_)
         );
         if stops && !self.failed.swap(true, Ordering::AcqRel) {
-            eprintln!(
-                "multiforadb: storage failure on {}: {error}; refusing commands until the \
-                 durable state is recovered",
-                self.dir.display(&self.wal_name)
-            );
+            self.events.emit(&Event {
+                severity: Severity::Error,
+                component: "STORAGE",
+                id: 0,
+                message: "Storage failure; refusing commands until the durable state is \
+                          recovered",
+                attr: bson::doc! {
+                    "log": self.dir.display(&self.wal_name),
+                    "error": error.to_string(),
+                },
+            });
         }
         error
+    }
+
+    /// Reports `event` as this store's lines go (the sink, else stderr): for the layers
+    /// above whose work on the store has something to say (the TTL monitor).
+    pub fn report(&self, event: &Event<'_>) {
+        self.events.emit(event);
+    }
+
+    /// Reports a background task's failure (`message`) as an error line.
+    fn report_failure(&self, message: &str, error: &StoreError) {
+        self.events.emit(&Event {
+            severity: Severity::Error,
+            component: "STORAGE",
+            id: 0,
+            message,
+            attr: bson::doc! { "error": error.to_string() },
+        });
     }
 
     fn check_io<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
@@ -895,11 +931,17 @@ impl Store {
             // later checkpoint finds room for the new generation (a full disk). Replay
             // skips what the data file covers, so the checkpoint stands.
             Err(wal::WalError::TruncationNotDone(cause)) => {
-                eprintln!(
-                    "multiforadb: warning: checkpoint done, but the log {} was not truncated \
-                     ({cause}); it is kept and truncated at a later checkpoint",
-                    self.dir.display(&self.wal_name)
-                );
+                self.events.emit(&Event {
+                    severity: Severity::Warning,
+                    component: "STORAGE",
+                    id: 0,
+                    message: "Checkpoint done, but the log was not truncated; it is kept and \
+                              truncated at a later checkpoint",
+                    attr: bson::doc! {
+                        "log": self.dir.display(&self.wal_name),
+                        "error": cause.to_string(),
+                    },
+                });
                 Ok(())
             }
             other => other.map_err(StoreError::from),
@@ -1094,11 +1136,14 @@ fn checkpoint_loop(wakeup: &Wakeup, weak: &Weak<Store>, interval: Duration) {
         // checkpoint puts them in the data file and its truncation a fresh log at the path.
         let replaced = !store.wal.is_current();
         if replaced && !log_missing {
-            eprintln!(
-                "multiforadb: error: the log {} was deleted or replaced while the database \
-                 is open; checkpointing now so no acknowledged write depends on it",
-                store.dir.display(&store.wal_name)
-            );
+            store.events.emit(&Event {
+                severity: Severity::Error,
+                component: "STORAGE",
+                id: 0,
+                message: "The log was deleted or replaced while the database is open; \
+                          checkpointing now so no acknowledged write depends on it",
+                attr: bson::doc! { "log": store.dir.display(&store.wal_name) },
+            });
         }
         log_missing = replaced;
         if wake || replaced || last_checkpoint.elapsed() >= interval {
@@ -1106,13 +1151,13 @@ fn checkpoint_loop(wakeup: &Wakeup, weak: &Weak<Store>, interval: Duration) {
             let dirty =
                 replaced || store.log_bytes.load(Ordering::Relaxed) > 0 || store.space_due();
             if dirty && let Err(error) = store.checkpoint() {
-                eprintln!("multiforadb: background checkpoint failed: {error}");
+                store.report_failure("Background checkpoint failed", &error);
             }
         } else if sync && let Err(error) = store.sync_ahead() {
-            eprintln!("multiforadb: background sync of the data file failed: {error}");
+            store.report_failure("Background sync of the data file failed", &error);
         }
         if grow && let Err(error) = store.grow_log_ahead() {
-            eprintln!("multiforadb: background growth of the log failed: {error}");
+            store.report_failure("Background growth of the log failed", &error);
         }
     }
 }
