@@ -448,29 +448,3 @@ fn validators_survive_a_reopen() {
     assert_eq!(write_errors(&reply), vec![(0, 121)]);
     assert_eq!(ids(&engine, "c"), vec![Bson::Int32(2)]);
 }
-
-/// An empty validator is no validator: not kept, not listed, as mongod.
-#[test]
-fn an_empty_validator_at_create_is_not_kept() {
-    let engine = engine();
-    ok(&engine, "db", rawdoc! { "create": "e", "validator": {} });
-    let listed = ok(
-        &engine,
-        "db",
-        rawdoc! { "listCollections": 1, "filter": { "name": "e" } },
-    );
-    let entry = listed
-        .get_document("cursor")
-        .and_then(|c| c.get_array("firstBatch"))
-        .expect("batch")[0]
-        .as_document()
-        .expect("entry")
-        .clone();
-    let options = entry.get_document("options").expect("options");
-    assert!(options.get("validator").is_none(), "{entry}");
-    ok(
-        &engine,
-        "db",
-        rawdoc! { "insert": "e", "documents": [{ "a": 1 }] },
-    );
-}

@@ -159,12 +159,6 @@ fn collection_options(request: &Request<'_>) -> Result<RawDocumentBuf, Error> {
         if GENERIC_ARGS.contains(&key.as_str()) {
             continue;
         }
-        // An empty validator is no validator: mongod neither keeps nor lists it.
-        if key.as_str() == "validator"
-            && matches!(value, bson::raw::RawBsonRef::Document(d) if d.is_empty())
-        {
-            continue;
-        }
         let key = CString::try_from(key.as_str())
             .map_err(|e| Error::new(ErrorCode::InvalidBson, e.to_string()))?;
         options.append(key, value);
