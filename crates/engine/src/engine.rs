@@ -175,29 +175,9 @@ fn interruptible(options: StoreOptions) -> StoreOptions {
     }
 }
 
-/// Where the storage layer's validation warnings go: mongod's STORAGE 20294 line,
-/// "Document would fail validation", in the engine's log.
-fn validation_log(
-    log: &Arc<crate::recent_log::RecentLog>,
-    host: &Arc<dyn Host>,
-) -> crate::store::ValidationLog {
-    let log = Arc::clone(log);
-    let host = Arc::clone(host);
-    Arc::new(move |_ns, attr| {
-        let line = crate::LogLine {
-            millis: host.now_millis(),
-            severity: "W",
-            component: "STORAGE",
-            id: 20294,
-            ctx: "conn",
-            message: "Document would fail validation",
-        };
-        log.log(line, attr);
-    })
-}
-
 /// Where the storage layer's own lines go (a storage failure, a background checkpoint
-/// that failed, the TTL monitor's): the engine's log, in mongod's shape.
+/// that failed, a validation warning, the TTL monitor's): the engine's log, in mongod's
+/// shape.
 fn store_events(
     log: &Arc<crate::recent_log::RecentLog>,
     host: &Arc<dyn Host>,
@@ -281,9 +261,6 @@ impl Engine {
         let ids = IdSource::new(options.host.as_ref());
         let started_ms = options.host.now_millis();
         let recent_log: Arc<crate::recent_log::RecentLog> = Arc::default();
-        store
-            .read()
-            .set_validation_log(Some(validation_log(&recent_log, &options.host)));
         store
             .read()
             .set_event_sink(Some(store_events(&recent_log, &options.host)));

@@ -1,19 +1,12 @@
 //! Issue 43's slice (d) at the engine: read and write concerns as a one-member set and a
 //! standalone answer them, and the oplog read through tailable (`awaitData`) cursors.
 
+use crate::replica_set::member;
 use crate::support::{self, fails, ok};
 use bson::{Bson, Document, Timestamp, rawdoc};
 use engine::Engine;
 use engine::repl::Options;
 use std::time::{Duration, Instant};
-
-fn member() -> Engine {
-    let engine = support::engine();
-    engine
-        .start_replica_set(&Options::new("rs0", "127.0.0.1:27017"))
-        .expect("start the member");
-    engine
-}
 
 fn operation_time(reply: &Document) -> Timestamp {
     reply.get_timestamp("operationTime").expect("operationTime")

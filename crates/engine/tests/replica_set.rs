@@ -29,7 +29,7 @@ fn member_at(path: &std::path::Path, name: &str) -> Engine {
     engine
 }
 
-fn member() -> Engine {
+pub(crate) fn member() -> Engine {
     let engine = support::engine();
     engine
         .start_replica_set(&Options::new("rs0", "127.0.0.1:27017"))

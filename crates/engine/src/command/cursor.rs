@@ -144,30 +144,6 @@ impl Cursor {
         }
     }
 
-    /// For a tailable cursor, 136 CappedPositionLost when the record it last examined is
-    /// gone (removed by the capped collection's rollover).
-    fn check_tail_position(&self, engine: &Engine) -> Result<(), Error> {
-        let (Some(tail), Source::Scan(scan)) = (&self.tail, &self.source) else {
-            return Ok(());
-        };
-        let Some(rid) = scan.after.filter(|&rid| Some(rid) != tail.start) else {
-            return Ok(());
-        };
-        let store = engine.store();
-        let reader = store.read()?;
-        let meta = same_collection(&reader, &self.ns, scan.uuid)?;
-        if reader.get(&meta, rid)?.is_none() {
-            return Err(Error::new(
-                ErrorCode::Other(136, "CappedPositionLost"),
-                format!(
-                    "CollectionScan died due to position in capped collection being deleted. \
-                     Last seen record id: RecordId({rid})"
-                ),
-            ));
-        }
-        Ok(())
-    }
-
     /// The next batch of at most `count_max` documents (any number when `None`) and at most
     /// `BATCH_BYTES_MAX` bytes (but at least one document), and whether the cursor is
     /// finished (nothing is left; a tailable cursor: see [`Tail`]).
@@ -176,7 +152,6 @@ impl Cursor {
         engine: &Engine,
         count_max: Option<usize>,
     ) -> Result<(Vec<RawDocumentBuf>, bool), Error> {
-        self.check_tail_position(engine)?;
         let deadline = Deadline::start(engine.host.as_ref(), self.time_left_ms);
         let mut batch = Batch::new(count_max);
         let exhausted = self.fill(engine, &mut batch, &deadline)?;
@@ -222,7 +197,12 @@ impl Cursor {
                 Ok(true)
             }
             Source::Scan(scan) => {
-                let pending = scan.fill(engine, &self.ns, shape, batch, deadline)?;
+                // A tailable scan's last examined record must still be there (not its
+                // starting `ts` bound, which names no record).
+                let check = self
+                    .tail
+                    .and_then(|tail| scan.after.filter(|&rid| Some(rid) != tail.start));
+                let pending = scan.fill(engine, &self.ns, shape, batch, deadline, check)?;
                 let exhausted = pending.is_none();
                 self.pending = pending;
                 Ok(exhausted)
@@ -271,7 +251,8 @@ impl Shape<'_> {
 
 impl Scan {
     /// Scans from `after` into `batch`; returns the shaped document that did not fit, or
-    /// `None` when the scan is exhausted.
+    /// `None` when the scan is exhausted. `must_exist`: a tailable scan's last examined
+    /// record, whose removal (a capped collection's rollover) is 136 CappedPositionLost.
     fn fill(
         &mut self,
         engine: &Engine,
@@ -279,6 +260,7 @@ impl Scan {
         shape: Shape<'_>,
         batch: &mut Batch,
         deadline: &Deadline<'_>,
+        must_exist: Option<u64>,
     ) -> Result<Option<RawDocumentBuf>, Error> {
         if self.limit == Some(0) {
             return Ok(None);
@@ -286,6 +268,17 @@ impl Scan {
         let store = engine.store();
         let reader = store.read()?;
         let meta = same_collection(&reader, ns, self.uuid)?;
+        if let Some(rid) = must_exist
+            && reader.get(&meta, rid)?.is_none()
+        {
+            return Err(Error::new(
+                ErrorCode::Other(136, "CappedPositionLost"),
+                format!(
+                    "CollectionScan died due to position in capped collection being deleted. \
+                     Last seen record id: RecordId({rid})"
+                ),
+            ));
+        }
         let records: Box<dyn Iterator<Item = _>> = if self.reverse {
             Box::new(reader.scan_back(&meta, self.after)?)
         } else {

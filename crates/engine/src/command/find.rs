@@ -295,8 +295,9 @@ fn find_tailing(
 /// to every record read.
 fn oplog_start(filter: Option<&RawDocument>) -> Option<u64> {
     use bson::raw::RawBsonRef;
+    // The record id of the entry at `ts` (the oplog's key).
     fn rid(ts: bson::Timestamp) -> u64 {
-        (u64::from(ts.time) << 32) | u64::from(ts.increment)
+        crate::store::oplog::Ts::from_timestamp(ts).0
     }
     fn bound(filter: &RawDocument) -> Option<u64> {
         let mut best: Option<u64> = None;

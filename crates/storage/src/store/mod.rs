@@ -38,7 +38,6 @@ pub use events::{Event, EventSink, Severity};
 pub use indexes::{BuildObserver, BuildPhase, IndexCheck, KeyRange, WalkPosition, WalkTarget};
 pub use records::{Compressor, Records};
 pub use txn::{Reader, Record, Writer};
-pub use validation::ValidationLog;
 
 use parking_lot::{Condvar, Mutex};
 use std::ops::Bound;
@@ -376,7 +375,7 @@ pub struct Store {
     /// Logged commits so far, and the condition waiters for the next one wait on
     /// (`wait_for_commit`: tailable cursors).
     commits: (Mutex<u64>, Condvar),
-    /// Compiled collection validators and where their warnings go (`validation`).
+    /// Compiled collection validators (`validation`).
     validators: validation::Validators,
     /// Where the lines it reports go (`events`).
     events: events::Events,
@@ -449,7 +448,6 @@ impl Store {
             Store::open_locked(Arc::clone(&self.dir), name, file, self.options.clone())?;
         recovered.set_term(self.term());
         recovered.set_oplog_writes(self.oplog_writes());
-        recovered.set_validation_log(self.validators.log_sink());
         recovered.set_event_sink(self.events.sink());
         Ok(recovered)
     }
@@ -590,11 +588,6 @@ impl Store {
     /// a store recovered from this one keeps it.
     pub fn set_event_sink(&self, sink: Option<EventSink>) {
         self.events.set(sink);
-    }
-
-    /// Where the warnings of `validationAction: "warn"` collections go (`None`: stderr).
-    pub fn set_validation_log(&self, log: Option<ValidationLog>) {
-        self.validators.set_log(log);
     }
 
     /// Sets the term new oplog entries carry (the replica-set layer's, persisted there).

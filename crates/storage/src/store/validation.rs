@@ -10,7 +10,7 @@
 //! it replaces already failed. Action `error` (the default) refuses the statement with 121
 //! DocumentValidationFailure and `errInfo: {failingDocumentId, details}`; `warn` lets it
 //! through and logs mongod's STORAGE 20294 "Document would fail validation" line through
-//! the store's [`ValidationLog`]; `errorAndLog` does both.
+//! the store's event sink (`super::events`); `errorAndLog` does both.
 //!
 //! Invariants:
 //! - Replay never validates: recovery applies logged operations (`Writer::apply`), which
@@ -29,19 +29,13 @@ use query::Validator;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Receives each warning of a `validationAction: "warn"` collection: the namespace and
-/// mongod's `attr` (`namespace`, `document`, `errInfo`). The engine writes it
-/// to its log; without one, the warning is printed on stderr.
-pub type ValidationLog = Arc<dyn Fn(&Namespace, &Document) + Send + Sync>;
-
 /// A collection's validator as stored (its bytes) and compiled.
 type Compiled = (Vec<u8>, Arc<Validator>);
 
-/// Compiled validators by collection, and where warnings go.
+/// Compiled validators by collection.
 #[derive(Default)]
 pub(crate) struct Validators {
     compiled: Mutex<HashMap<Namespace, Compiled>>,
-    log: Mutex<Option<ValidationLog>>,
 }
 
 /// Collections whose validators stay compiled (more start the cache over).
@@ -66,21 +60,6 @@ impl Validators {
             (spec.as_bytes().to_vec(), Arc::clone(&validator)),
         );
         Ok(validator)
-    }
-
-    pub(crate) fn set_log(&self, log: Option<ValidationLog>) {
-        *self.log.lock() = log;
-    }
-
-    pub(crate) fn log_sink(&self) -> Option<ValidationLog> {
-        self.log.lock().clone()
-    }
-
-    fn warn(&self, ns: &Namespace, attr: &Document) {
-        match self.log_sink() {
-            Some(log) => log(ns, attr),
-            None => eprintln!("multiforadb: Document would fail validation {attr}"),
-        }
     }
 }
 
@@ -161,7 +140,13 @@ impl Writer<'_> {
                 "document": document,
                 "errInfo": info.clone(),
             };
-            store.validators.warn(ns, &attr);
+            store.report(&super::Event {
+                severity: super::Severity::Warning,
+                component: "STORAGE",
+                id: 20294,
+                message: "Document would fail validation",
+                attr,
+            });
         }
         if action == "warn" {
             return Ok(());
